@@ -1,0 +1,34 @@
+# Two commands for a newcomer: `make start` and `make test`.
+SHELL := /bin/bash
+NODE_MODULES_STAMP := node_modules/.package-lock.json
+
+.PHONY: start test test-quick bench typecheck codegen migrate install
+
+$(NODE_MODULES_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $(NODE_MODULES_STAMP)
+
+install: $(NODE_MODULES_STAMP)
+
+## Serve on $$PORT (default 3000) with a seeded demo organization.
+start: install
+	npx tsx scripts/start.ts
+
+## The whole test suite: against $$DATABASE_URL when set, else an embedded PostgreSQL.
+test: install
+	npx tsc --noEmit
+	npx tsx scripts/test.ts
+
+## A quick subset (used for the embedded run in CI).
+test-quick: install
+	npx tsx scripts/test.ts test/http/auth.test.ts test/db/tenancy.test.ts
+
+bench: install
+	npx tsx bench/run.ts
+
+typecheck: install
+	npx tsc --noEmit
+
+## Regenerates src/db/schema.ts (Kysely types) from a freshly migrated database.
+codegen: install
+	npx tsx scripts/codegen.ts

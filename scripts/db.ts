@@ -1,0 +1,42 @@
+// Database bootstrap shared by `make start`, `make test` and the benchmarks: choose
+// DATABASE_URL or an embedded PostgreSQL, apply dbmate migrations, set the runtime role's password.
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import postgres from 'postgres';
+import { startEmbedded, type EmbeddedHandle } from './embedded-pg.ts';
+
+export const MIGRATIONS_DIR = 'db/migrations';
+
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = '/' + database;
+  return u.toString();
+}
+
+/** DATABASE_URL when set; otherwise an embedded server (its postgres database). */
+export async function serverUrl(embeddedName: string, embeddedPort: number): Promise<{ url: string; embedded?: EmbeddedHandle }> {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL };
+  const embedded = await startEmbedded(embeddedName, embeddedPort);
+  return { url: embedded.url, embedded };
+}
+
+function dbmateBin(): string {
+  const require = createRequire(import.meta.url);
+  return require.resolve(`@dbmate/${process.platform}-${process.arch === 'x64' ? 'x64' : process.arch}/bin/dbmate`);
+}
+
+/** Creates the database if needed and applies every pending migration. */
+export async function migrate(url: string): Promise<void> {
+  const u = new URL(url);
+  if (!u.searchParams.has('sslmode')) u.searchParams.set('sslmode', 'disable');
+  const out = spawnSync(dbmateBin(), ['--url', u.toString(), '--migrations-dir', MIGRATIONS_DIR, '--no-dump-schema', 'up'],
+    { encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`dbmate failed: ${out.stderr || out.stdout}`);
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const password = process.env.SVC_RUNTIME_DB_PASSWORD ?? 'svc_runtime';
+    await sql.unsafe(`alter role svc_runtime password '${password.replace(/'/g, "''")}'`);
+  } finally {
+    await sql.end();
+  }
+}

@@ -1,0 +1,34 @@
+// `make test`: one template database migrated per run (plus test-only fixtures); every test file
+// clones its own database from it, so files run in parallel without sharing state.
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import postgres from 'postgres';
+import { serverUrl, migrate, withDatabase } from './db.ts';
+
+const { url: server, embedded } = await serverUrl('pg-test', Number(process.env.EMBEDDED_PG_PORT ?? 54330));
+const template = `svc_tpl_${process.pid}`;
+const admin = postgres(server, { max: 1, onnotice: () => {} });
+let code = 1;
+try {
+  await admin.unsafe(`drop database if exists ${template} with (force)`);
+  await migrate(withDatabase(server, template));
+  const tpl = postgres(withDatabase(server, template), { max: 1, onnotice: () => {} });
+  for (const f of readdirSync('test/fixtures').filter((n) => n.endsWith('.sql')).sort()) {
+    await tpl.unsafe(readFileSync(`test/fixtures/${f}`, 'utf8'));
+  }
+  await tpl.end();
+  const args = ['tap', ...process.argv.slice(2)];
+  code = await new Promise<number>((done) => {
+    const child = spawn('npx', args, {
+      stdio: 'inherit',
+      env: { ...process.env, SVC_TEST_SERVER_URL: server, SVC_TEST_TEMPLATE: template, SVC_TEST_RUN: String(process.pid), LOG_LEVEL: 'silent' },
+    });
+    child.on('exit', (c) => done(c ?? 1));
+  });
+} finally {
+  const leftovers = await admin`select datname from pg_database where datname like ${`svc_t_${process.pid}_%`} or datname = ${template}`;
+  for (const { datname } of leftovers) await admin.unsafe(`drop database if exists ${datname} with (force)`);
+  await admin.end();
+  await embedded?.stop();
+}
+process.exit(code);

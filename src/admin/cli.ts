@@ -1,0 +1,152 @@
+// svc-admin: the control plane for administrators. Each command wraps one function of the
+// `control` schema and prints exactly one JSON object on stdout; errors print one JSON object
+// on stderr and exit non-zero. Reads DATABASE_URL (an owner connection, not svc_runtime).
+import postgres from 'postgres';
+import { newSigningKey } from '../auth/tokens.ts';
+import { loadConfig } from '../config.ts';
+
+type Flags = Record<string, string>;
+type Sql = postgres.Sql;
+
+class UsageError extends Error {}
+
+function parseArgs(argv: string[]): { words: string[]; flags: Flags } {
+  const words: string[] = [];
+  const flags: Flags = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a.startsWith('--')) {
+      const eq = a.indexOf('=');
+      if (eq > 0) flags[a.slice(2, eq)] = a.slice(eq + 1);
+      else {
+        const v = argv[i + 1];
+        if (v === undefined || v.startsWith('--')) throw new UsageError(`${a} needs a value`);
+        flags[a.slice(2)] = v;
+        i++;
+      }
+    } else words.push(a);
+  }
+  return { words, flags };
+}
+
+const need = (f: Flags, name: string) => {
+  const v = f[name];
+  if (v === undefined || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+};
+const list = (v: string | undefined) => (v === undefined ? null : v.split(',').map((s) => s.trim()).filter(Boolean));
+const opt = (f: Flags, name: string) => f[name] ?? null;
+
+type Command = (sql: Sql, f: Flags) => Promise<Record<string, unknown>>;
+
+export const COMMANDS: Record<string, Command> = {
+  'org create': async (sql, f) => {
+    const [r] = await sql`select control.org_create(${need(f, 'name')}, ${need(f, 'plan')}, ${need(f, 'timezone')},
+      ${need(f, 'currency')}, ${need(f, 'locale')}) as id`;
+    return { organization_id: r!.id };
+  },
+  'org set-status': async (sql, f) => {
+    await sql`select control.org_set_status(${need(f, 'org')}, ${need(f, 'status')})`;
+    return { organization_id: f.org, status: f.status };
+  },
+  'org set-plan': async (sql, f) => {
+    await sql`select control.org_set_plan(${need(f, 'org')}, ${need(f, 'plan')})`;
+    return { organization_id: f.org, plan: f.plan };
+  },
+  'member add': async (sql, f) => {
+    const [r] = await sql`select control.member_add(${need(f, 'org')}, ${need(f, 'email')}, ${need(f, 'name')},
+      ${list(f.roles)}::text[], ${opt(f, 'job-title')}, ${opt(f, 'timezone')}, ${opt(f, 'status')},
+      ${opt(f, 'employee-number')}, ${opt(f, 'hire-date')}::date, ${opt(f, 'employment-type')}) as id`;
+    return { member_id: r!.id };
+  },
+  'member set-status': async (sql, f) => {
+    await sql`select control.member_set_status(${need(f, 'org')}, ${need(f, 'email')}, ${need(f, 'status')})`;
+    return { member_id: f.email!.trim().toLowerCase(), status: f.status };
+  },
+  'client create': async (sql, f) => {
+    const [r] = await sql`select * from control.client_create(${need(f, 'org')}, ${need(f, 'name')}, ${need(f, 'license')},
+      ${list(need(f, 'roles'))}::text[], ${opt(f, 'description')})`;
+    return { client_id: r!.client_id, client_secret: r!.client_secret, secret_id: r!.secret_id };
+  },
+  'client set-roles': async (sql, f) => {
+    await sql`select control.client_set_roles(${need(f, 'client')}, ${list(need(f, 'roles'))}::text[])`;
+    return { client_id: f.client, svc_roles: list(f.roles) };
+  },
+  'client rotate-secret': async (sql, f) => {
+    const [r] = await sql`select * from control.client_rotate_secret(${need(f, 'client')})`;
+    return { client_secret: r!.client_secret, secret_id: r!.secret_id };
+  },
+  'client revoke-secret': async (sql, f) => {
+    await sql`select control.client_revoke_secret(${need(f, 'client')}, ${need(f, 'secret-id')})`;
+    return { client_id: f.client, secret_id: f['secret-id'], revoked: true };
+  },
+  'client disable': async (sql, f) => {
+    await sql`select control.client_disable(${need(f, 'client')})`;
+    return { client_id: f.client, status: 'disabled' };
+  },
+  'client enable': async (sql, f) => {
+    await sql`select control.client_enable(${need(f, 'client')})`;
+    return { client_id: f.client, status: 'active' };
+  },
+  'client release-license': async (sql, f) => {
+    await sql`select control.client_release_license(${need(f, 'client')})`;
+    return { client_id: f.client, license_status: 'released' };
+  },
+  'client delete': async (sql, f) => {
+    await sql`select control.client_delete(${need(f, 'client')})`;
+    return { client_id: f.client, status: 'deleted' };
+  },
+  'keys rotate': async (sql) => {
+    const k = await newSigningKey(loadConfig().secretKey);
+    await sql`select control.signing_key_add(${k.kid}, ${k.alg}, ${sql.json(k.publicJwk)}, ${k.sealed})`;
+    return { kid: k.kid };
+  },
+  'keys retire': async (sql, f) => {
+    await sql`select control.signing_key_retire(${need(f, 'kid')})`;
+    return { kid: f.kid, retired: true };
+  },
+};
+
+interface PgError { code?: string; message?: string; detail?: string; constraint_name?: string }
+
+function describeError(e: unknown): Record<string, unknown> {
+  if (e instanceof UsageError) return { error: 'USAGE', detail: e.message };
+  const pg = e as PgError;
+  if (pg && typeof pg.code === 'string') {
+    if (pg.code.startsWith('SV')) return { error: pg.message, detail: pg.detail || undefined };
+    if (pg.code === '23505') return { error: 'ALREADY_EXISTS', detail: pg.detail, constraint: pg.constraint_name };
+    if (pg.code === '23514' || pg.code === '23502' || pg.code === '22P02' || pg.code === '22007' || pg.code === '22008') {
+      return { error: 'INVALID_VALUE', detail: pg.message, constraint: pg.constraint_name };
+    }
+    if (pg.code === '23503') return { error: 'REFERENCE_NOT_FOUND', detail: pg.detail, constraint: pg.constraint_name };
+    return { error: 'DATABASE_ERROR', sqlstate: pg.code, detail: pg.message };
+  }
+  return { error: 'FAILED', detail: e instanceof Error ? e.message : String(e) };
+}
+
+export async function run(argv: string[], databaseUrl = process.env.DATABASE_URL): Promise<{ code: number; out?: object; err?: object }> {
+  try {
+    const { words, flags } = parseArgs(argv);
+    const name = words.slice(0, 2).join(' ');
+    const command = COMMANDS[name];
+    if (!command || words.length !== 2) {
+      throw new UsageError(`unknown command "${words.join(' ')}"; commands: ${Object.keys(COMMANDS).join('; ')}`);
+    }
+    if (!databaseUrl) throw new UsageError('DATABASE_URL is not set');
+    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      return { code: 0, out: await sql.begin((tx) => command(tx as unknown as Sql, flags)) };
+    } finally {
+      await sql.end();
+    }
+  } catch (e) {
+    return { code: e instanceof UsageError ? 2 : 1, err: describeError(e) };
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.env.SVC_ADMIN_MAIN === '1') {
+  const result = await run(process.argv.slice(2));
+  if (result.out) process.stdout.write(JSON.stringify(result.out) + '\n');
+  if (result.err) process.stderr.write(JSON.stringify(result.err) + '\n');
+  process.exitCode = result.code;
+}

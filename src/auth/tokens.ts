@@ -1,0 +1,121 @@
+// Access tokens: RFC 9068 JWTs signed with Ed25519 keys that live (sealed) in the database,
+// so every instance shares them and they survive restarts.
+import { SignJWT, jwtVerify, generateKeyPair, exportJWK, importJWK, decodeProtectedHeader, errors as joseErrors } from 'jose';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+import { seal, unseal, deriveKey } from './sealing.ts';
+
+const ALG = 'EdDSA';
+const KEY_REFRESH_MS = 60_000;
+
+export interface TokenClaims { clientId: string; secretId: string; jti: string }
+
+type Key = Awaited<ReturnType<typeof importJWK>>;
+interface LoadedKey { kid: string; publicKey: Key; privateKey: Key }
+
+export async function newSigningKey(master: Buffer) {
+  const { publicKey, privateKey } = await generateKeyPair(ALG, { crv: 'Ed25519', extractable: true });
+  const kid = `key_${new Date().toISOString().slice(0, 10).replace(/-/g, '')}_${randomUUID().slice(0, 8)}`;
+  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' };
+  const privateJwk = await exportJWK(privateKey);
+  return { kid, alg: ALG, publicJwk, sealed: seal(deriveKey(master, 'signing-keys'), JSON.stringify(privateJwk)) };
+}
+
+export class TokenService {
+  private keys = new Map<string, LoadedKey>();
+  private current: LoadedKey | undefined;
+  private loadedAt = 0;
+  private loading: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly opts: { issuer: string; audience: string; ttlSeconds: number; masterKey: Buffer },
+  ) {}
+
+  /** Loads the shared keys, creating the first one if the database has none. */
+  async init(): Promise<void> {
+    await this.reload();
+    if (!this.current) {
+      const k = await newSigningKey(this.opts.masterKey);
+      await sql`select api.signing_key_bootstrap(${k.kid}, ${k.alg}, ${k.publicJwk}::jsonb, ${k.sealed})`.execute(this.db);
+      await this.reload();
+    }
+    if (!this.current) throw new Error('no signing key available');
+  }
+
+  private async reload(): Promise<void> {
+    this.loading ??= (async () => {
+      const { rows } = await sql<{ kid: string; public_jwk: Record<string, unknown>; private_jwk_sealed: string }>`
+        select kid, public_jwk, private_jwk_sealed from api.signing_keys_current()`.execute(this.db);
+      const keys = new Map<string, LoadedKey>();
+      const sealKey = deriveKey(this.opts.masterKey, 'signing-keys');
+      for (const r of rows) {
+        const existing = this.keys.get(r.kid);
+        if (existing) { keys.set(r.kid, existing); continue; }
+        const privateJwk = JSON.parse(unseal(sealKey, r.private_jwk_sealed));
+        keys.set(r.kid, {
+          kid: r.kid,
+          publicKey: await importJWK({ ...r.public_jwk, alg: ALG }, ALG),
+          privateKey: await importJWK({ ...privateJwk, alg: ALG }, ALG),
+        });
+      }
+      this.keys = keys;
+      this.current = rows[0] ? keys.get(rows[0].kid) : undefined;
+      this.loadedAt = Date.now();
+    })().finally(() => { this.loading = undefined; });
+    return this.loading;
+  }
+
+  private async refreshIfStale(): Promise<void> {
+    if (Date.now() - this.loadedAt > KEY_REFRESH_MS) await this.reload();
+  }
+
+  async issue(clientId: string, secretId: string): Promise<string> {
+    await this.refreshIfStale();
+    const key = this.current!;
+    return new SignJWT({ client_id: clientId, scope: 'svc.api', sid: secretId })
+      .setProtectedHeader({ alg: ALG, typ: 'at+jwt', kid: key.kid })
+      .setIssuer(this.opts.issuer)
+      .setAudience(this.opts.audience)
+      .setSubject(clientId)
+      .setIssuedAt()
+      .setExpirationTime(`${this.opts.ttlSeconds}s`)
+      .setJti(randomUUID())
+      .sign(key.privateKey);
+  }
+
+  /** Signature, issuer, audience, expiry and client id; returns undefined for any failure. */
+  async verify(token: string): Promise<TokenClaims | undefined> {
+    let kid: string | undefined;
+    try {
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      return undefined;
+    }
+    if (!kid) return undefined;
+    let key = this.keys.get(kid);
+    if (!key && Date.now() - this.loadedAt > 1000) {
+      // A key rotated in by another instance: reload at most once a second.
+      await this.reload();
+      key = this.keys.get(kid);
+    }
+    if (!key) return undefined;
+    try {
+      const { payload } = await jwtVerify(token, key.publicKey, {
+        issuer: this.opts.issuer,
+        audience: this.opts.audience,
+        algorithms: [ALG],
+        typ: 'at+jwt',
+        requiredClaims: ['exp', 'iat', 'jti', 'sub', 'client_id'],
+      });
+      const clientId = payload.client_id;
+      if (typeof clientId !== 'string' || clientId !== payload.sub || typeof payload.sid !== 'string') return undefined;
+      if (payload.scope !== 'svc.api') return undefined;
+      return { clientId, secretId: payload.sid, jti: payload.jti! };
+    } catch (e) {
+      if (e instanceof joseErrors.JOSEError) return undefined;
+      throw e;
+    }
+  }
+}

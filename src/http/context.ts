@@ -1,0 +1,65 @@
+// What every route needs from the process: configuration, the database, the token service.
+import type { Request } from '@hapi/hapi';
+import { sql } from 'kysely';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import { TokenService, type TokenClaims } from '../auth/tokens.ts';
+import { deriveKey } from '../auth/sealing.ts';
+import { ApiError } from './errors.ts';
+import { header as readHeader } from './operation.ts';
+
+const authorizationHeader = (request: Request) => readHeader(request, 'authorization');
+
+export interface RateLimitDecision { allowed: boolean; resetSeconds: number; headers: Record<string, string> }
+
+export interface AppContext {
+  config: Config;
+  database: Database;
+  tokens: TokenService;
+  cursorKey: Buffer;
+  authenticate(request: Request): Promise<TokenClaims>;
+  rateLimit(key: string): Promise<RateLimitDecision>;
+}
+
+const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/;
+
+export function invalidToken(detail: string): ApiError {
+  return new ApiError('INVALID_TOKEN', detail,
+    { headers: { 'WWW-Authenticate': 'Bearer realm="svc", error="invalid_token"' } });
+}
+
+export async function createAppContext(config: Config, database: Database): Promise<AppContext> {
+  const tokens = new TokenService(database.db, {
+    issuer: config.issuer, audience: config.audience, ttlSeconds: config.tokenTtlSeconds, masterKey: config.secretKey,
+  });
+  await tokens.init();
+  const { limit, windowSeconds } = config.rateLimit;
+  const policy = `"default";q=${limit};w=${windowSeconds}`;
+  return {
+    config,
+    database,
+    tokens,
+    cursorKey: deriveKey(config.secretKey, 'cursors'),
+    async authenticate(request) {
+      const header = authorizationHeader(request);
+      if (!header) {
+        throw new ApiError('INVALID_TOKEN', 'send Authorization: Bearer <access token>',
+          { headers: { 'WWW-Authenticate': 'Bearer realm="svc"' } });
+      }
+      const m = BEARER.exec(header);
+      if (!m) throw invalidToken('the Authorization header is not a Bearer token');
+      const claims = await tokens.verify(m[1]!);
+      if (!claims) throw invalidToken('the access token is invalid or expired');
+      return claims;
+    },
+    async rateLimit(key) {
+      const { rows: [r] } = await sql<{ allowed: boolean; remaining: number; reset_seconds: number }>`
+        select * from api.rate_limit_take(${key}, ${limit}, ${windowSeconds})`.execute(database.db);
+      return {
+        allowed: r!.allowed,
+        resetSeconds: r!.reset_seconds,
+        headers: { 'RateLimit-Policy': policy, RateLimit: `"default";r=${r!.remaining};t=${r!.reset_seconds}` },
+      };
+    },
+  };
+}

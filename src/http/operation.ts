@@ -1,0 +1,232 @@
+// An Operation is one row of the spec's endpoint tables, as data: method, path, operationId,
+// Roles, headers and joi schemas, plus a handler of a few lines that runs queries in the
+// request's transaction. toRoute() supplies everything shared, in the spec's order:
+// token, rate limit, current client and organization, licence and subscription, Roles
+// (all decided in SQL by api.begin_request), then input validation, If-Match,
+// Idempotency-Key, the handler, and the stored idempotent response.
+import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
+import type Joi from 'joi';
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Tx } from '../db/database.ts';
+import { ApiError, type FieldError, fromDatabaseError, problemResponse } from './errors.ts';
+import type { AppContext } from './context.ts';
+
+export type Role = 'member' | 'manager' | 'finance' | 'hr';
+export const ALL_ROLES: readonly Role[] = ['member', 'manager', 'finance', 'hr'];
+
+export interface Principal {
+  clientId: string;
+  organizationId: string;
+  roles: Role[];
+  doc: Record<string, unknown>;
+}
+
+export interface OperationContext<P = any, Q = any, B = any> {
+  tx: Tx;
+  principal: Principal;
+  params: P;
+  query: Q;
+  body: B;
+  /** Versions named by If-Match (strong tags only); present when the operation requires it. */
+  ifMatch: number[];
+  requestId: string;
+  /** Canonical path and query, used to scope cursors. */
+  route: string;
+  app: AppContext;
+}
+
+export interface OperationResult {
+  status?: number;
+  body: unknown;
+  /** Row version: sent as a strong ETag. */
+  version?: number;
+  headers?: Record<string, string>;
+}
+
+export interface Operation {
+  operationId: string;
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  path: string;
+  summary: string;
+  tag: string;
+  /** The caller must hold one of these Roles (checked in SQL); omitted: any Role. */
+  roles?: readonly Role[];
+  idempotencyKey?: boolean;
+  ifMatch?: boolean;
+  etag?: boolean;
+  params?: Joi.ObjectSchema;
+  query?: Joi.ObjectSchema;
+  body?: Joi.ObjectSchema;
+  response: { status: number; description: string; schema?: Joi.Schema };
+  handler: (ctx: OperationContext) => Promise<OperationResult>;
+}
+
+const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
+
+function fieldErrors(error: Joi.ValidationError, prefix = ''): FieldError[] {
+  return error.details.map((d) => ({
+    pointer: prefix + '/' + d.path.map((p) => String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('/'),
+    detail: d.message.replace(/"/g, "'"),
+    code: d.type,
+  }));
+}
+
+function validate<T>(schema: Joi.ObjectSchema | undefined, value: unknown, where: 'params' | 'query' | 'body'): T {
+  if (!schema) {
+    if (where === 'body' && value !== null && value !== undefined) {
+      throw new ApiError('VALIDATION_FAILED', 'this operation takes no request body');
+    }
+    return (value ?? {}) as T;
+  }
+  const { error, value: out } = schema.validate(value ?? (where === 'body' ? undefined : {}), {
+    abortEarly: false,
+    convert: where !== 'body',
+    errors: { wrap: { label: "'" } },
+  });
+  if (error) {
+    if (where === 'body') {
+      throw new ApiError('VALIDATION_FAILED', 'the request body is invalid; see errors', { errors: fieldErrors(error) });
+    }
+    throw new ApiError('INVALID_REQUEST', `invalid ${where === 'query' ? 'query parameter' : 'path parameter'}; see errors`,
+      { errors: fieldErrors(error) });
+  }
+  return out as T;
+}
+
+/** Parses If-Match into row versions. Weak tags never match (RFC 9110 strong comparison). */
+function parseIfMatch(header: string | undefined): number[] | undefined {
+  if (header === undefined || header.trim() === '') return undefined;
+  if (header.trim() === '*') return undefined;
+  const versions: number[] = [];
+  for (const raw of header.split(',')) {
+    const m = /^\s*"(\d{1,9})"\s*$/.exec(raw);
+    versions.push(m ? Number(m[1]) : -1);
+  }
+  return versions;
+}
+
+export const etagOf = (version: number) => `"${version}"`;
+
+function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return '[' + v.map(canonicalJson).join(',') + ']';
+  if (v && typeof v === 'object') {
+    return '{' + Object.keys(v).sort().map((k) => JSON.stringify(k) + ':' + canonicalJson((v as any)[k])).join(',') + '}';
+  }
+  return JSON.stringify(v ?? null);
+}
+
+const OUTCOME_ERRORS: Record<string, () => ApiError> = {
+  invalid_token: () => new ApiError('INVALID_TOKEN', 'the access token is no longer valid',
+    { headers: { 'WWW-Authenticate': 'Bearer realm="svc", error="invalid_token"' } }),
+  client_disabled: () => new ApiError('CLIENT_DISABLED', 'the API Client is disabled',
+    { headers: { 'WWW-Authenticate': 'Bearer realm="svc", error="invalid_token"' } }),
+  license_inactive: () => new ApiError('LICENSE_INACTIVE', 'the API Client has no active eligible license'),
+  org_subscription_inactive: () => new ApiError('ORG_SUBSCRIPTION_INACTIVE', 'the organization\'s access is suspended or expired'),
+};
+
+/** A request header as a string (hapi types headers loosely). */
+export function header(request: Request, name: string): string | undefined {
+  const v = (request.headers as Record<string, string | string[] | undefined>)[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+export function requestIdOf(request: Request): string {
+  return (request.app as { requestId?: string }).requestId ?? 'req_unknown';
+}
+
+export function toRoute(op: Operation, app: AppContext): ServerRoute {
+  const routeTemplate = op.path;
+  return {
+    method: op.method,
+    path: op.path,
+    options: {
+      id: op.operationId,
+      payload: op.method === 'GET' || op.method === 'DELETE'
+        ? undefined
+        : { allow: 'application/json', maxBytes: 1024 * 1024, failAction: 'error' },
+      handler: async (request: Request, h: ResponseToolkit) => {
+        const requestId = requestIdOf(request);
+        const rateHeaders: Record<string, string> = {};
+        try {
+          const claims = await app.authenticate(request);
+          const rl = await app.rateLimit(`client:${claims.clientId}`);
+          Object.assign(rateHeaders, rl.headers);
+          if (!rl.allowed) {
+            throw new ApiError('RATE_LIMITED', `rate limit exceeded; retry after ${rl.resetSeconds} s`,
+              { headers: { 'Retry-After': String(rl.resetSeconds) } });
+          }
+          const result = await app.database.db.transaction().execute(async (tx) => {
+            const { rows: [begun] } = await sql<{ outcome: string; organization_id: string; svc_roles: Role[]; principal: Record<string, unknown> }>`
+              select * from api.begin_request(${claims.clientId}, ${claims.secretId}, ${op.roles ? `{${op.roles.join(',')}}` : null}::text[])`
+              .execute(tx);
+            if (!begun || begun.outcome !== 'ok') {
+              if (begun?.outcome === 'role_required') {
+                throw new ApiError('ROLE_REQUIRED', `${op.operationId} requires one of the Roles: ${op.roles!.join(', ')}`);
+              }
+              throw (OUTCOME_ERRORS[begun?.outcome ?? 'invalid_token'] ?? OUTCOME_ERRORS.invalid_token!)();
+            }
+            const principal: Principal = {
+              clientId: claims.clientId, organizationId: begun.organization_id, roles: begun.svc_roles, doc: begun.principal,
+            };
+            const params = validate(op.params, request.params, 'params');
+            const query = validate(op.query, request.query, 'query');
+            const body = validate(op.body, request.payload, 'body');
+
+            let ifMatch: number[] = [];
+            if (op.ifMatch) {
+              const parsed = parseIfMatch(header(request, 'if-match'));
+              if (!parsed) throw new ApiError('PRECONDITION_REQUIRED', 'send If-Match with the ETag from your last read of this resource');
+              ifMatch = parsed;
+            }
+
+            let key: string | undefined;
+            if (op.idempotencyKey) {
+              key = header(request, 'idempotency-key');
+              if (key === undefined) throw new ApiError('IDEMPOTENCY_KEY_REQUIRED', 'send a unique Idempotency-Key header with this request');
+              if (!IDEMPOTENCY_KEY.test(key)) throw new ApiError('IDEMPOTENCY_KEY_INVALID', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
+              const fingerprint = createHash('sha256')
+                .update(request.path).update('\n').update(canonicalJson(request.payload ?? null)).digest('hex');
+              const { rows: [claim] } = await sql<{ state: string; response_status: number; response_headers: Record<string, string>; response_body: string }>`
+                select * from api.idempotency_claim(${op.method}, ${routeTemplate}, ${key}, ${fingerprint})`.execute(tx);
+              if (claim!.state === 'in_flight') {
+                throw new ApiError('IDEMPOTENCY_KEY_IN_USE', 'the first request with this key is still being processed',
+                  { headers: { 'Retry-After': '1' } });
+              }
+              if (claim!.state === 'mismatch') {
+                throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different request');
+              }
+              if (claim!.state === 'replay') {
+                return { replay: true as const, status: claim!.response_status, headers: claim!.response_headers, body: claim!.response_body };
+              }
+            }
+
+            const out = await op.handler({
+              tx, principal, params, query, body, ifMatch, requestId, app,
+              route: `${op.method} ${routeTemplate}`,
+            });
+            const status = out.status ?? op.response.status;
+            const headers: Record<string, string> = { ...(out.headers ?? {}) };
+            if (out.version !== undefined) headers.ETag = etagOf(out.version);
+            const payload = out.body === undefined ? '' : JSON.stringify(out.body);
+            if (key !== undefined) {
+              await sql`select api.idempotency_complete(${op.method}, ${routeTemplate}, ${key}, ${status}, ${headers as any}::jsonb, ${payload})`.execute(tx);
+            }
+            return { replay: false as const, status, headers, body: payload };
+          });
+          const res = h.response(result.body).code(result.status);
+          if (result.body !== '') res.type('application/json');
+          for (const [k, v] of Object.entries({ ...result.headers, ...rateHeaders })) res.header(k, v);
+          if (result.replay) res.header('Idempotent-Replayed', 'true');
+          return res;
+        } catch (e) {
+          const err = e instanceof ApiError ? e : fromDatabaseError(e);
+          if (!err) throw e;
+          const res = problemResponse(h, err, requestId, request.path);
+          for (const [k, v] of Object.entries(rateHeaders)) res.header(k, v);
+          return res;
+        }
+      },
+    },
+  };
+}

@@ -1,0 +1,99 @@
+// Builds the hapi server: shared extensions (request id, problem+json for every error, logs)
+// and the routes of every area.
+import Hapi, { type Request, type ResponseToolkit } from '@hapi/hapi';
+import type { Boom } from '@hapi/boom';
+import { randomBytes } from 'node:crypto';
+import type { AppContext } from './context.ts';
+import { ApiError, problemResponse, type ProblemCode } from './errors.ts';
+import { toRoute, requestIdOf, header, type Operation } from './operation.ts';
+import { buildOpenApi } from './openapi.ts';
+import { renderDocsPage } from './docs-page.ts';
+import { tokenRoute } from '../routes/oauth.ts';
+import { identityOperations } from '../routes/identity.ts';
+import { memberOperations } from '../routes/members.ts';
+
+export const operations: Operation[] = [...identityOperations, ...memberOperations];
+
+const BOOM_CODES: Record<number, ProblemCode> = {
+  400: 'INVALID_JSON', 404: 'ROUTE_NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 406: 'NOT_ACCEPTABLE',
+  413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE',
+};
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+export async function createServer(app: AppContext, extra: Operation[] = []) {
+  const server = Hapi.server({
+    port: app.config.port,
+    host: app.config.host,
+    routes: { response: { emptyStatusCode: 204 } },
+    router: { stripTrailingSlash: false },
+    load: { sampleInterval: 0 },
+  });
+  const ops = [...operations, ...extra];
+
+  server.ext('onRequest', (request, h) => {
+    (request.app as { requestId?: string }).requestId = 'req_' + randomBytes(12).toString('hex');
+    return h.continue;
+  });
+
+  server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
+    const requestId = requestIdOf(request);
+    let response = request.response as any;
+    if (response.isBoom) {
+      const boom = response as Boom;
+      const status = boom.output.statusCode;
+      let err: ApiError;
+      if (status === 404) {
+        const allowed = METHODS.filter((m) => request.server.match(m as 'GET', request.path));
+        err = allowed.length
+          ? new ApiError('METHOD_NOT_ALLOWED', `${request.method.toUpperCase()} is not allowed here`, { headers: { Allow: allowed.join(', ') } })
+          : new ApiError('ROUTE_NOT_FOUND', `no endpoint at ${request.path}`);
+      } else if (status === 400) {
+        err = new ApiError('INVALID_JSON', 'the request body is not valid JSON');
+      } else if (BOOM_CODES[status]) {
+        err = new ApiError(BOOM_CODES[status]!, boom.output.payload.message);
+      } else {
+        if (status >= 500) request.log(['error'], boom);
+        err = new ApiError('INTERNAL_ERROR', 'an unexpected error occurred; quote request_id when reporting it');
+      }
+      if (request.path === '/oauth/token' && status < 500) {
+        response = h.response({ error: 'invalid_request', error_description: err.detail, code: 'INVALID_REQUEST' })
+          .code(status === 404 ? 405 : 400).type('application/json');
+      } else {
+        response = problemResponse(h, err, requestId, request.path);
+      }
+    }
+    response.header('X-Request-Id', requestId);
+    const clientRequestId = header(request, 'x-client-request-id');
+    if (clientRequestId && clientRequestId.length <= 200) response.header('X-Client-Request-Id', clientRequestId);
+    return response;
+  });
+
+  if (app.config.logLevel !== 'silent') {
+    // One JSON line per request. Never headers, bodies or query strings: they can carry secrets.
+    server.events.on('response', (request: Request) => {
+      const res = request.response as any;
+      process.stdout.write(JSON.stringify({
+        level: 'info', msg: 'request', time: new Date().toISOString(),
+        request_id: requestIdOf(request), client_request_id: header(request, 'x-client-request-id'),
+        method: request.method.toUpperCase(), route: request.route.path, status: res?.statusCode,
+        ms: Date.now() - request.info.received,
+      }) + '\n');
+    });
+    server.events.on({ name: 'request', channels: 'error' }, (request: Request, event) => {
+      const e = event.error as Error | undefined;
+      process.stderr.write(JSON.stringify({
+        level: 'error', msg: e?.message ?? 'error', request_id: requestIdOf(request), stack: e?.stack,
+      }) + '\n');
+    });
+  }
+
+  server.route({ method: 'GET', path: '/health', options: { handler: () => ({ status: 'ok' }) } });
+  server.route(tokenRoute(app));
+  for (const op of ops) server.route(toRoute(op, app));
+
+  const openapi = buildOpenApi(ops);
+  server.route({ method: 'GET', path: '/openapi.json', options: { handler: () => openapi } });
+  const docsPage = renderDocsPage(openapi);
+  server.route({ method: 'GET', path: '/docs', options: { handler: (_r, h) => h.response(docsPage).type('text/html') } });
+  return server;
+}

@@ -1,0 +1,89 @@
+// POST /oauth/token: OAuth 2.0 client credentials (RFC 6749 §4.4), client authentication by
+// HTTP Basic (§2.3.1), errors in the OAuth format (§5.2) with the spec's codes in `code`.
+import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
+import { sql } from 'kysely';
+import type { AppContext } from '../http/context.ts';
+import { header } from '../http/operation.ts';
+
+type TokenError = 'INVALID_REQUEST' | 'INVALID_CLIENT' | 'CLIENT_DISABLED' | 'LICENSE_INACTIVE'
+  | 'ORG_SUBSCRIPTION_INACTIVE' | 'UNSUPPORTED_GRANT_TYPE' | 'INVALID_SCOPE' | 'RATE_LIMITED';
+
+export const TOKEN_ERRORS: Record<TokenError, { status: number; error: string; description: string }> = {
+  INVALID_REQUEST: { status: 400, error: 'invalid_request', description: 'the request is malformed' },
+  INVALID_CLIENT: { status: 401, error: 'invalid_client', description: 'client id or secret invalid' },
+  CLIENT_DISABLED: { status: 401, error: 'invalid_client', description: 'the client is disabled' },
+  LICENSE_INACTIVE: { status: 400, error: 'unauthorized_client', description: 'no active eligible license is assigned to the client' },
+  ORG_SUBSCRIPTION_INACTIVE: { status: 400, error: 'unauthorized_client', description: "the organization's access is suspended or expired" },
+  UNSUPPORTED_GRANT_TYPE: { status: 400, error: 'unsupported_grant_type', description: 'grant_type must be client_credentials' },
+  INVALID_SCOPE: { status: 400, error: 'invalid_scope', description: 'scope must be exactly svc.api' },
+  RATE_LIMITED: { status: 429, error: 'rate_limited', description: 'too many token requests' },
+};
+
+const OUTCOMES: Record<string, TokenError> = {
+  invalid_client: 'INVALID_CLIENT',
+  client_disabled: 'CLIENT_DISABLED',
+  license_inactive: 'LICENSE_INACTIVE',
+  org_subscription_inactive: 'ORG_SUBSCRIPTION_INACTIVE',
+};
+
+const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
+
+function tokenError(h: ResponseToolkit, code: TokenError, headers: Record<string, string> = {}, detail?: string) {
+  const e = TOKEN_ERRORS[code];
+  const res = h.response({ error: e.error, error_description: detail ?? e.description, code }).code(e.status).type('application/json');
+  for (const [k, v] of Object.entries({ ...NO_STORE, ...headers })) res.header(k, v);
+  if (code === 'INVALID_CLIENT' || code === 'CLIENT_DISABLED') res.header('WWW-Authenticate', 'Basic realm="svc"');
+  return res;
+}
+
+/** RFC 6749 §2.3.1: id and secret are form-urlencoded before Basic encoding. */
+function basicCredentials(header: string | undefined): { id: string; secret: string } | undefined {
+  const m = header && /^Basic ([A-Za-z0-9+/]+=*)$/i.exec(header.trim());
+  if (!m) return undefined;
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 1) return undefined;
+  try {
+    const formDecode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
+    return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
+  } catch {
+    return undefined;
+  }
+}
+
+export function tokenRoute(app: AppContext): ServerRoute {
+  return {
+    method: 'POST',
+    path: '/oauth/token',
+    options: {
+      id: 'createAccessToken',
+      payload: { parse: true, output: 'data', maxBytes: 16 * 1024, failAction: 'error' },
+      handler: async (request: Request, h: ResponseToolkit) => {
+        if (request.mime !== 'application/x-www-form-urlencoded') {
+          return tokenError(h, 'INVALID_REQUEST', {}, 'send the form body as application/x-www-form-urlencoded');
+        }
+        const creds = basicCredentials(header(request, 'authorization'));
+        if (!creds) return tokenError(h, 'INVALID_CLIENT', {}, 'send the client id and secret as HTTP Basic credentials');
+        const form = (request.payload ?? {}) as Record<string, unknown>;
+        if (Array.isArray(form.grant_type) || Array.isArray(form.scope)) {
+          return tokenError(h, 'INVALID_REQUEST', {}, 'each parameter may appear only once');
+        }
+        if (form.grant_type !== 'client_credentials') return tokenError(h, 'UNSUPPORTED_GRANT_TYPE');
+        if (form.scope !== 'svc.api') return tokenError(h, 'INVALID_SCOPE');
+
+        const rl = await app.rateLimit(`token:${creds.id}`);
+        if (!rl.allowed) return tokenError(h, 'RATE_LIMITED', { ...rl.headers, 'Retry-After': String(rl.resetSeconds) });
+
+        const { rows: [r] } = await sql<{ outcome: string; secret_id: string | null }>`
+          select outcome, secret_id from api.authenticate_client(${creds.id}, ${creds.secret})`.execute(app.database.db);
+        if (r!.outcome !== 'ok') return tokenError(h, OUTCOMES[r!.outcome] ?? 'INVALID_CLIENT', rl.headers);
+
+        const accessToken = await app.tokens.issue(creds.id, r!.secret_id!);
+        const res = h.response({ access_token: accessToken, token_type: 'Bearer', expires_in: app.config.tokenTtlSeconds, scope: 'svc.api' })
+          .code(200).type('application/json');
+        for (const [k, v] of Object.entries({ ...NO_STORE, ...rl.headers })) res.header(k, v);
+        return res;
+      },
+    },
+  };
+}

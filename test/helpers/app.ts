@@ -1,0 +1,123 @@
+// Test harness: every call to startApp() gets its own database cloned from the migrated
+// template, a real hapi server on a real PostgreSQL connection as svc_runtime, and helpers
+// that act as the control plane.
+import type { Test } from 'tap';
+import postgres from 'postgres';
+import { randomBytes } from 'node:crypto';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { connect, type Database } from '../../src/db/database.ts';
+import { createAppContext, type AppContext } from '../../src/http/context.ts';
+import { createServer } from '../../src/http/server.ts';
+import type { Operation } from '../../src/http/operation.ts';
+import { run as admin } from '../../src/admin/cli.ts';
+import { withDatabase } from '../../scripts/db.ts';
+import { testOperations } from './test-routes.ts';
+
+const SERVER = process.env.SVC_TEST_SERVER_URL;
+const TEMPLATE = process.env.SVC_TEST_TEMPLATE;
+const RUN = process.env.SVC_TEST_RUN ?? String(process.ppid);
+
+export async function createTestDatabase(t: Test): Promise<{ adminUrl: string; runtimeUrl: string; name: string }> {
+  if (!SERVER || !TEMPLATE) throw new Error('run the tests with `make test` (it prepares the template database)');
+  const name = `svc_t_${RUN}_${randomBytes(6).toString('hex')}`;
+  const root = postgres(SERVER, { max: 1, onnotice: () => {} });
+  await root.unsafe(`create database ${name} template ${TEMPLATE}`);
+  await root.end();
+  t.teardown(async () => {
+    const r = postgres(SERVER, { max: 1, onnotice: () => {} });
+    await r.unsafe(`drop database if exists ${name} with (force)`);
+    await r.end();
+  });
+  const adminUrl = withDatabase(SERVER, name);
+  const config = loadConfig({ ...process.env, DATABASE_URL: adminUrl });
+  return { adminUrl, runtimeUrl: config.runtimeDatabaseUrl, name };
+}
+
+export interface Client { id: string; secret: string; secretId: string; orgId: string }
+
+export interface TestApp {
+  app: AppContext;
+  server: Awaited<ReturnType<typeof createServer>>;
+  config: Config;
+  database: Database;
+  /** Owner connection: the control plane and test setup. */
+  admin: postgres.Sql;
+  adminUrl: string;
+  runtimeUrl: string;
+  cli: (...argv: string[]) => Promise<Record<string, any>>;
+  createOrg: (opts?: { plan?: string; name?: string }) => Promise<string>;
+  addMember: (org: string, email: string, opts?: { name?: string; roles?: string; status?: string; jobTitle?: string }) => Promise<string>;
+  createClient: (org: string, opts?: { roles?: string; license?: string; name?: string }) => Promise<Client>;
+  token: (client: Pick<Client, 'id' | 'secret'>) => Promise<string>;
+  /** A fresh organization with one client holding the given Roles, and a token for it. */
+  principal: (roles?: string, opts?: { org?: string; license?: string }) => Promise<Client & { token: string }>;
+  request: (opts: { method?: string; url: string; token?: string; payload?: unknown; headers?: Record<string, string> }) =>
+    Promise<{ statusCode: number; headers: Record<string, any>; json: any; body: string }>;
+}
+
+export async function startApp(t: Test, env: Record<string, string> = {}, extra: Operation[] = testOperations): Promise<TestApp> {
+  const { adminUrl, runtimeUrl } = await createTestDatabase(t);
+  const config = loadConfig({ ...process.env, RATE_LIMIT_REQUESTS: '100000', ...env, DATABASE_URL: adminUrl, LOG_LEVEL: 'silent' });
+  const database = connect(config.runtimeDatabaseUrl, 5);
+  const app = await createAppContext(config, database);
+  const server = await createServer(app, extra);
+  await server.initialize();
+  const adminSql = postgres(adminUrl, { max: 2, onnotice: () => {} });
+  t.teardown(async () => {
+    await server.stop();
+    await database.close();
+    await adminSql.end();
+  });
+
+  let n = 0;
+  const cli = async (...argv: string[]) => {
+    const r = await admin(argv, adminUrl);
+    if (r.code !== 0) throw Object.assign(new Error(`svc-admin ${argv.join(' ')}: ${JSON.stringify(r.err)}`), { result: r });
+    return r.out as Record<string, any>;
+  };
+  const createOrg: TestApp['createOrg'] = async (opts = {}) => (await cli('org', 'create', '--name', opts.name ?? `Org ${++n}`,
+    '--plan', opts.plan ?? 'business', '--timezone', 'Europe/Berlin', '--currency', 'EUR', '--locale', 'en-GB')).organization_id;
+  const addMember: TestApp['addMember'] = async (org, email, opts = {}) => (await cli('member', 'add', '--org', org, '--email', email,
+    '--name', opts.name ?? email.split('@')[0]!, '--roles', opts.roles ?? 'member', '--status', opts.status ?? 'active',
+    ...(opts.jobTitle ? ['--job-title', opts.jobTitle] : []))).member_id;
+  const createClient: TestApp['createClient'] = async (org, opts = {}) => {
+    const r = await cli('client', 'create', '--org', org, '--name', opts.name ?? `client ${++n}`,
+      '--license', opts.license ?? 'manager', '--roles', opts.roles ?? 'member,manager,finance,hr');
+    return { id: r.client_id, secret: r.client_secret, secretId: r.secret_id, orgId: org };
+  };
+  const request: TestApp['request'] = async ({ method = 'GET', url, token, payload, headers = {} }) => {
+    const res = await server.inject({
+      method, url, payload: payload as any,
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+    });
+    let json: unknown;
+    try { json = res.payload ? JSON.parse(res.payload) : undefined; } catch { json = undefined; }
+    return { statusCode: res.statusCode, headers: res.headers, json, body: res.payload };
+  };
+  const token: TestApp['token'] = async (client) => {
+    const res = await request({
+      method: 'POST', url: '/oauth/token', payload: 'grant_type=client_credentials&scope=svc.api',
+      headers: { 'content-type': 'application/x-www-form-urlencoded',
+        authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(client.id)}:${encodeURIComponent(client.secret)}`).toString('base64') },
+    });
+    if (res.statusCode !== 200) throw new Error(`token: ${res.statusCode} ${res.body}`);
+    return res.json.access_token;
+  };
+  const principal: TestApp['principal'] = async (roles = 'member,manager,finance,hr', opts = {}) => {
+    const org = opts.org ?? await createOrg();
+    const c = await createClient(org, { roles, license: opts.license ?? 'manager' });
+    return { ...c, token: await token(c) };
+  };
+  return { app, server, config, database, admin: adminSql, adminUrl, runtimeUrl, cli, createOrg, addMember, createClient, token, principal, request };
+}
+
+/** Asserts a problem+json response with the given status and code. */
+export function assertProblem(t: Test, res: { statusCode: number; headers: Record<string, any>; json: any }, status: number, code: string) {
+  t.equal(res.statusCode, status, `status ${status} (${code})`);
+  t.match(String(res.headers['content-type']), /^application\/problem\+json/, 'problem+json');
+  t.equal(res.json?.code, code, `code ${code}`);
+  t.equal(res.json?.status, status, 'status member equals the HTTP status');
+  t.type(res.json?.request_id, 'string', 'request_id present');
+  t.type(res.json?.type, 'string');
+  t.type(res.json?.title, 'string');
+}

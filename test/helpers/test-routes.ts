@@ -1,0 +1,33 @@
+// Operations registered only in tests: they exercise the shared write machinery
+// (Idempotency-Key, If-Match, ETag) before the first real write endpoints exist.
+import Joi from 'joi';
+import { sql } from 'kysely';
+import type { Operation } from '../../src/http/operation.ts';
+
+const widget = Joi.object({ name: Joi.string().min(1).max(100).required() });
+
+export const testOperations: Operation[] = [
+  {
+    operationId: 'testCreateWidget', method: 'POST', path: '/v1/_test/widgets', tag: 'Test', summary: 'test only',
+    roles: ['manager'], idempotencyKey: true, body: widget,
+    response: { status: 201, description: 'created' },
+    handler: async ({ tx, body }) => {
+      // Slow enough that concurrent duplicates overlap.
+      await sql`select pg_sleep(0.05)`.execute(tx);
+      const { rows: [w] } = await sql<{ id: string; name: string; version: number }>`
+        insert into app.test_widgets (organization_id, name) values (app.current_organization_id(), ${body.name})
+        returning id, name, version`.execute(tx);
+      return { body: { object: 'widget', ...w }, version: w!.version };
+    },
+  },
+  {
+    operationId: 'testUpdateWidget', method: 'PATCH', path: '/v1/_test/widgets/{id}', tag: 'Test', summary: 'test only',
+    roles: ['manager'], ifMatch: true, body: widget, params: Joi.object({ id: Joi.string().required() }),
+    response: { status: 200, description: 'updated' },
+    handler: async ({ tx, body, params, ifMatch }) => {
+      const { rows: [w] } = await sql<{ id: string; name: string; version: number }>`
+        select * from api.test_widget_update(${params.id}, ${`{${ifMatch.join(',')}}`}::integer[], ${body.name})`.execute(tx);
+      return { body: { object: 'widget', ...w }, version: w!.version };
+    },
+  },
+];
