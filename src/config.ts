@@ -17,7 +17,6 @@ export interface Config {
   rateLimit: { limit: number; windowSeconds: number };
   dbPoolSize: number;
   logLevel: 'info' | 'silent';
-  webBaseUrl: string;
 }
 
 const DEV_SECRET = 'dev-only-secret-key-change-me-in-production';
@@ -56,6 +55,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: { limit: int('RATE_LIMIT_REQUESTS', 1200), windowSeconds: int('RATE_LIMIT_WINDOW_SECONDS', 60) },
     dbPoolSize: int('DB_POOL_SIZE', 10),
     logLevel: env.LOG_LEVEL === 'silent' ? 'silent' : 'info',
-    webBaseUrl: env.SVC_WEB_BASE_URL ?? 'https://app.svc.example',
   };
 }

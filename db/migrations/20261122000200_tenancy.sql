@@ -126,7 +126,7 @@ begin
     new.authorization_version := old.authorization_version + 1;
   end if;
   if old.status = 'deleted' and new.status <> 'deleted' then
-    perform app_private.raise('SVC09', 'CLIENT_DELETED', 'a deleted client cannot be changed');
+    perform app_private.raise('SVC13', 'CLIENT_DELETED', 'a deleted client cannot be changed');
   end if;
   return new;
 end

@@ -42,7 +42,7 @@ type Command = (sql: Sql, f: Flags) => Promise<Record<string, unknown>>;
 export const COMMANDS: Record<string, Command> = {
   'org create': async (sql, f) => {
     const [r] = await sql`select control.org_create(${need(f, 'name')}, ${need(f, 'plan')}, ${need(f, 'timezone')},
-      ${need(f, 'currency')}, ${need(f, 'locale')}) as id`;
+      ${need(f, 'currency')}, ${need(f, 'locale')}, ${process.env.SVC_WEB_BASE_URL ?? 'https://app.svc.example'}) as id`;
     return { organization_id: r!.id };
   },
   'org set-status': async (sql, f) => {

@@ -3,12 +3,6 @@
  * Please do not edit it manually.
  */
 
-import type { ColumnType } from "kysely";
-
-export type Generated<T> = T extends ColumnType<infer S, infer I, infer U>
-  ? ColumnType<S, I | undefined, U>
-  : ColumnType<T, T | undefined, T>;
-
 export type Json = JsonValue;
 
 export type JsonArray = JsonValue[];
@@ -20,8 +14,6 @@ export type JsonObject = {
 export type JsonPrimitive = boolean | number | string | null;
 
 export type JsonValue = JsonArray | JsonObject | JsonPrimitive;
-
-export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
 export interface ApiMembers {
   display_name: string | null;
@@ -39,85 +31,7 @@ export interface ApiOrganization {
   version: number | null;
 }
 
-export interface AppApiClients {
-  authorization_version: Generated<number>;
-  created_at: Generated<Timestamp>;
-  deleted_at: Timestamp | null;
-  description: string | null;
-  id: Generated<string>;
-  license_level: string;
-  license_source: string;
-  license_status: Generated<string>;
-  name: string;
-  organization_id: string;
-  status: Generated<string>;
-  svc_roles: string[];
-  updated_at: Generated<Timestamp>;
-}
-
-export interface AppClientSecrets {
-  client_id: string;
-  created_at: Generated<Timestamp>;
-  id: Generated<string>;
-  organization_id: string;
-  revoked_at: Timestamp | null;
-  secret_sha256: Buffer;
-  slot: number;
-}
-
-export interface AppIdempotencyKeys {
-  client_id: string;
-  created_at: Generated<Timestamp>;
-  expires_at: Generated<Timestamp>;
-  fingerprint: string;
-  key: string;
-  method: string;
-  organization_id: string;
-  response_body: string | null;
-  response_headers: Json | null;
-  response_status: number | null;
-  route: string;
-}
-
-export interface AppMembers {
-  created_at: Generated<Timestamp>;
-  display_name: string;
-  employee_number: string | null;
-  employment_type: string | null;
-  hire_date: Timestamp | null;
-  id: string;
-  job_title: string | null;
-  organization_id: string;
-  status: Generated<string>;
-  svc_roles: Generated<string[]>;
-  timezone: string | null;
-  updated_at: Generated<Timestamp>;
-  version: Generated<number>;
-}
-
-export interface AppOrganizations {
-  created_at: Generated<Timestamp>;
-  currency: string;
-  id: Generated<string>;
-  locale: string;
-  name: string;
-  /**
-   * Trial and Team plans do not support API Clients.
-   */
-  plan: string;
-  status: Generated<string>;
-  timezone: string;
-  updated_at: Generated<Timestamp>;
-  version: Generated<number>;
-  web_url: string;
-}
-
 export interface DB {
   "api.members": ApiMembers;
   "api.organization": ApiOrganization;
-  "app.api_clients": AppApiClients;
-  "app.client_secrets": AppClientSecrets;
-  "app.idempotency_keys": AppIdempotencyKeys;
-  "app.members": AppMembers;
-  "app.organizations": AppOrganizations;
 }

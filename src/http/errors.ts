@@ -38,7 +38,8 @@ export const PROBLEMS = {
 
 export type ProblemCode = keyof typeof PROBLEMS;
 
-/** Our own SQLSTATEs (db/README.md): the database raises them with the code as message. */
+/** Our own SQLSTATEs (db/README.md): the database raises them with the problem code as the
+ * message. Each maps to the code used when the message is not itself a registered code. */
 export const SQLSTATES: Record<string, ProblemCode> = {
   SVR03: 'ROLE_REQUIRED',
   SVS12: 'STALE_RESOURCE',
@@ -46,6 +47,9 @@ export const SQLSTATES: Record<string, ProblemCode> = {
   SVV22: 'VALIDATION_FAILED',
   SVC09: 'CONFLICT',
 };
+
+/** SQLSTATEs raised only by the control plane (svc-admin); an HTTP request meeting one is a bug. */
+export const CONTROL_SQLSTATES = ['SVC10', 'SVC11', 'SVC12', 'SVC13', 'SVL01', 'SVN01', 'SVV01', 'SV500'] as const;
 
 export class ApiError extends Error {
   constructor(

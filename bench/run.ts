@@ -1,0 +1,260 @@
+// `make bench`: HTTP throughput and latency of the real server (a child process, so the load
+// generator has its own event loop) against a seeded database `svc_bench`: 21 business
+// organizations with 1,000 members each, one Manager-level API Client.
+//
+// Env: DATABASE_URL (a server to use; else an embedded PostgreSQL under .data/pg-bench),
+// BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 20), BENCH_PORT (default 3999),
+// BENCH_SERVER_NODE_OPTIONS (passed to the server as NODE_OPTIONS, e.g. "--cpu-prof --cpu-prof-dir=bench/results").
+// Writes the table to bench/results/latest.md (git-ignored). Exits non-zero if any response was not 2xx.
+import autocannon, { type Result } from 'autocannon';
+import postgres from 'postgres';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import net from 'node:net';
+import { serverUrl, migrate, withDatabase } from '../scripts/db.ts';
+import type { EmbeddedHandle } from '../scripts/embedded-pg.ts';
+import { run as admin } from '../src/admin/cli.ts';
+
+const DATABASE = 'svc_bench';
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+const WARMUP = 2;
+const PORT = Number(process.env.BENCH_PORT ?? 3999);
+const BASE = `http://127.0.0.1:${PORT}`;
+const MEMBERS_PER_ORG = 1000;
+const OTHER_ORGS = 20;
+
+let embedded: EmbeddedHandle | undefined;
+let server: ChildProcess | undefined;
+let serverLog = '';
+
+const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+
+async function cli(url: string, ...argv: string[]): Promise<Record<string, string>> {
+  const r = await admin(argv, url);
+  if (r.code !== 0) throw new Error(`svc-admin ${argv.join(' ')}: ${JSON.stringify(r.err)}`);
+  return r.out as Record<string, string>;
+}
+
+async function prepareDatabase(): Promise<string> {
+  const started = await serverUrl('pg-bench', 54331);
+  embedded = started.embedded;
+  const root = postgres(started.url, { max: 1, onnotice: () => {} });
+  try {
+    await root.unsafe(`drop database if exists ${DATABASE} with (force)`);
+    await root.unsafe(`create database ${DATABASE}`);
+  } finally {
+    await root.end();
+  }
+  const url = withDatabase(started.url, DATABASE);
+  await migrate(url);
+  return url;
+}
+
+async function createOrg(url: string, name: string, index: number): Promise<string> {
+  const { organization_id: org } = await cli(url, 'org', 'create', '--name', name, '--plan', 'business',
+    '--timezone', 'Europe/Berlin', '--currency', 'EUR', '--locale', 'en-GB');
+  // As the owner (a superuser bypasses RLS), in one statement: the control plane adds one member per call.
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await sql`insert into app.members (organization_id, id, display_name, job_title)
+      select ${org!}, format('member%s@org%s.bench.example', lpad(g::text, 4, '0'), ${index}::int),
+             format('Member %s of %s', g, ${name}::text), (array['Engineer', 'Designer', 'Analyst', 'Manager'])[1 + g % 4]
+        from generate_series(1, ${MEMBERS_PER_ORG}::int) g`;
+  } finally {
+    await sql.end();
+  }
+  return org!;
+}
+
+async function seed(url: string): Promise<{ id: string; secret: string }> {
+  const org = await createOrg(url, 'Bench Organization', 0);
+  for (let i = 1; i <= OTHER_ORGS; i++) await createOrg(url, `Other Organization ${i}`, i);
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await sql`analyze`;
+  } finally {
+    await sql.end();
+  }
+  const client = await cli(url, 'client', 'create', '--org', org, '--name', 'Bench client', '--license', 'manager',
+    '--roles', 'member,manager,finance');
+  return { id: client.client_id!, secret: client.client_secret! };
+}
+
+function portInUse(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => { socket.destroy(); done(true); });
+    socket.once('error', () => done(false));
+  });
+}
+
+async function startServer(url: string): Promise<void> {
+  if (await portInUse(PORT)) throw new Error(`port ${PORT} is already in use; set BENCH_PORT`);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: url,
+    PORT: String(PORT),
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_REQUESTS: '1000000000',
+    DB_POOL_SIZE: '20',
+  };
+  if (process.env.BENCH_SERVER_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_SERVER_NODE_OPTIONS;
+  // Its own process group, so stopping it reaches npx, tsx and the node process that serves.
+  server = spawn('npx', ['tsx', 'src/main.ts'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const keep = (chunk: Buffer) => { serverLog = (serverLog + chunk.toString()).slice(-8000); };
+  server.stdout!.on('data', keep);
+  server.stderr!.on('data', keep);
+  let exited: number | null | undefined;
+  server.once('exit', (code) => { exited = code; });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited !== undefined) throw new Error(`the server exited (${exited}) before answering /health:\n${serverLog}`);
+    try {
+      const res = await fetch(`${BASE}/health`);
+      if (res.ok) return;
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) throw new Error(`the server did not answer /health within 60 s:\n${serverLog}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function stopServer(): Promise<void> {
+  const child = server;
+  server = undefined;
+  if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise<void>((done) => child.once('exit', () => done()));
+  try { process.kill(-child.pid, 'SIGTERM'); } catch { return; }
+  const timer = new Promise<'timeout'>((done) => setTimeout(() => done('timeout'), 10_000).unref());
+  if (await Promise.race([gone, timer]) === 'timeout') {
+    try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
+  }
+}
+
+let cleaning: Promise<void> | undefined;
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    await stopServer().catch((e) => log(`stopping the server: ${e}`));
+    if (embedded) await embedded.stop().catch((e) => log(`stopping embedded PostgreSQL: ${e}`));
+  })();
+  return cleaning;
+}
+process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+process.once('SIGTERM', () => void cleanup().then(() => process.exit(143)));
+// Last resort (e.g. an uncaught exception): never leave the server running.
+process.once('exit', () => { if (server?.pid) try { process.kill(-server.pid, 'SIGKILL'); } catch { /* gone */ } });
+
+const basic = (c: { id: string; secret: string }) =>
+  'Basic ' + Buffer.from(`${encodeURIComponent(c.id)}:${encodeURIComponent(c.secret)}`).toString('base64');
+const TOKEN_FORM = 'grant_type=client_credentials&scope=svc.api';
+
+async function fetchToken(client: { id: string; secret: string }): Promise<string> {
+  const res = await fetch(`${BASE}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client) },
+    body: TOKEN_FORM,
+  });
+  const body = await res.text();
+  if (res.status !== 200) throw new Error(`POST /oauth/token: ${res.status} ${body}`);
+  return (JSON.parse(body) as { access_token: string }).access_token;
+}
+
+interface Target { name: string; path: string; method?: string; headers?: Record<string, string>; body?: string }
+
+/** One request before the load, so a misconfiguration fails with its response instead of a column of non-2xx. */
+async function check(t: Target): Promise<void> {
+  const res = await fetch(BASE + t.path, { method: t.method ?? 'GET', headers: t.headers, body: t.body });
+  const body = await res.text();
+  if (res.status < 200 || res.status > 299) throw new Error(`${t.name}: ${res.status} ${body}`);
+  if (t.path.startsWith('/v1/members')) {
+    const n = (JSON.parse(body) as { data?: unknown[] }).data?.length;
+    if (n !== 50) throw new Error(`${t.name}: expected 50 members, got ${n}: ${body.slice(0, 300)}`);
+  }
+}
+
+async function load(t: Target, duration: number): Promise<Result> {
+  return autocannon({
+    url: BASE + t.path,
+    method: t.method ?? 'GET',
+    headers: t.headers,
+    body: t.body,
+    connections: CONNECTIONS,
+    duration,
+  });
+}
+
+interface Row { name: string; result: Result }
+
+function table(rows: Row[]): string {
+  const out = [
+    '| endpoint | req/s (mean) | p50 ms | p99 ms | non-2xx |',
+    '|---|---:|---:|---:|---:|',
+  ];
+  for (const { name, result: r } of rows) {
+    out.push(`| ${name} | ${Math.round(r.requests.mean)} | ${r.latency.p50} | ${r.latency.p99} | ${r.non2xx} |`);
+  }
+  const rate = (name: string) => rows.find((r) => r.name.includes(name))?.result.requests.mean ?? NaN;
+  const ratio = rate('/v1/me') / rate('/health');
+  out.push('', `/v1/me ÷ /health req/s: **${ratio.toFixed(2)}** (goal: at least 0.5)`);
+  for (const { name, result: r } of rows) {
+    if (r.errors || r.timeouts) out.push(`${name}: ${r.errors} connection errors, ${r.timeouts} timeouts`);
+    if (r.non2xx) out.push(`${name}: status codes ${JSON.stringify(r.statusCodeStats)}`);
+  }
+  return out.join('\n') + '\n';
+}
+
+async function main(): Promise<number> {
+  log('preparing the database');
+  const url = await prepareDatabase();
+  log(`seeding ${OTHER_ORGS + 1} organizations x ${MEMBERS_PER_ORG} members`);
+  const client = await seed(url);
+  log(`starting the server on ${BASE}`);
+  await startServer(url);
+  const token = await fetchToken(client);
+  const bearer = { authorization: `Bearer ${token}` };
+
+  const targets: Target[] = [
+    { name: 'GET /health', path: '/health' },
+    { name: 'GET /v1/me', path: '/v1/me', headers: bearer },
+    { name: 'GET /v1/members?limit=50', path: '/v1/members?limit=50', headers: bearer },
+    { name: 'POST /oauth/token', path: '/oauth/token', method: 'POST', body: TOKEN_FORM,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client) } },
+  ];
+  const rows: Row[] = [];
+  for (const t of targets) {
+    await check(t);
+    log(`${t.name}: warm-up ${WARMUP} s, then ${DURATION} s with ${CONNECTIONS} connections`);
+    await load(t, WARMUP);
+    const result = await load(t, DURATION);
+    rows.push({ name: t.name, result });
+  }
+
+  const header = [
+    `Run ${new Date().toISOString()}: ${DURATION} s per endpoint after a ${WARMUP} s warm-up, ${CONNECTIONS} connections, ` +
+      `Node ${process.version}, ${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB.`,
+    '',
+  ].join('\n');
+  const text = header + table(rows);
+  process.stdout.write('\n' + text);
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/latest.md', text);
+  log('table written to bench/results/latest.md');
+
+  const bad = rows.filter((r) => r.result.non2xx > 0 || r.result.errors > 0 || r.result.timeouts > 0);
+  if (bad.length) {
+    log(`FAILED: non-2xx responses or errors for ${bad.map((r) => r.name).join(', ')}`);
+    return 1;
+  }
+  return 0;
+}
+
+let code = 1;
+try {
+  code = await main();
+} catch (e) {
+  log(`failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+} finally {
+  await cleanup();
+}
+process.exit(code);

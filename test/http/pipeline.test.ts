@@ -1,0 +1,366 @@
+// The shared request pipeline (src/http/operation.ts, server.ts, errors.ts): Idempotency-Key,
+// ETag/If-Match, problem+json errors, rate limiting and the OpenAPI document, exercised through
+// the test-only widget routes (test/helpers/test-routes.ts) and the real routes.
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import { startApp, assertProblem, type TestApp } from '../helpers/app.ts';
+
+type Res = Awaited<ReturnType<TestApp['request']>>;
+
+const createWidget = (a: TestApp, token: string, key: string | undefined, payload: unknown, headers: Record<string, string> = {}) =>
+  a.request({
+    method: 'POST', url: '/v1/_test/widgets', token, payload,
+    headers: { ...(key === undefined ? {} : { 'idempotency-key': key }), ...headers },
+  });
+
+const patchWidget = (a: TestApp, token: string, id: string, ifMatch: string | undefined, payload: unknown) =>
+  a.request({
+    method: 'PATCH', url: `/v1/_test/widgets/${encodeURIComponent(id)}`, token, payload,
+    headers: ifMatch === undefined ? {} : { 'if-match': ifMatch },
+  });
+
+const widgetCount = async (a: TestApp, org?: string) => {
+  const rows = org
+    ? await a.admin`select count(*)::int as n from app.test_widgets where organization_id = ${org}`
+    : await a.admin`select count(*)::int as n from app.test_widgets`;
+  return rows[0]!.n as number;
+};
+
+const keyRows = async (a: TestApp, clientId: string, key?: string) => {
+  const rows = key === undefined
+    ? await a.admin`select count(*)::int as n from app.idempotency_keys where client_id = ${clientId}`
+    : await a.admin`select count(*)::int as n from app.idempotency_keys where client_id = ${clientId} and key = ${key}`;
+  return rows[0]!.n as number;
+};
+
+/** Never leak SQL or stack traces in a problem document. */
+function assertNoLeak(t: Tap, res: Res) {
+  t.notMatch(res.body, /\bselect\b/i, 'no SQL keyword in the problem body');
+  t.notMatch(res.body, /SQL/, 'no "SQL" in the problem body');
+  t.notMatch(res.body, /\n\s+at |at [^\s]+ \(.*:\d+:\d+\)|\.ts:\d+/, 'no stack trace in the problem body');
+}
+type Tap = Parameters<Parameters<typeof t.test>[1]>[0];
+
+function assertFullProblem(t: Tap, res: Res, status: number, code: string) {
+  assertProblem(t, res, status, code);
+  for (const m of ['type', 'title', 'status', 'detail', 'code', 'request_id']) t.ok(m in (res.json ?? {}), `problem member ${m}`);
+  t.equal(res.json?.request_id, res.headers['x-request-id'], 'request_id equals X-Request-Id');
+  assertNoLeak(t, res);
+}
+
+t.test('Idempotency-Key', async (t) => {
+  const a = await startApp(t);
+  const p = await a.principal('manager');
+
+  t.test('missing key -> 400 IDEMPOTENCY_KEY_REQUIRED, nothing created', async (t) => {
+    const res = await createWidget(a, p.token, undefined, { name: 'w' });
+    assertFullProblem(t, res, 400, 'IDEMPOTENCY_KEY_REQUIRED');
+    t.equal(await widgetCount(a, p.orgId), 0);
+  });
+
+  t.test('invalid keys -> 400 IDEMPOTENCY_KEY_INVALID', async (t) => {
+    const long = await createWidget(a, p.token, 'k'.repeat(256), { name: 'w' });
+    assertFullProblem(t, long, 400, 'IDEMPOTENCY_KEY_INVALID');
+    const nonAscii = await createWidget(a, p.token, 'clé-1', { name: 'w' });
+    assertFullProblem(t, nonAscii, 400, 'IDEMPOTENCY_KEY_INVALID');
+    const empty = await createWidget(a, p.token, '', { name: 'w' });
+    t.equal(empty.statusCode, 400, 'an empty key is rejected');
+    t.match(empty.json?.code, /^IDEMPOTENCY_KEY_(INVALID|REQUIRED)$/);
+    // 255 printable characters are fine.
+    const max = await createWidget(a, p.token, 'k'.repeat(255), { name: 'max' });
+    t.equal(max.statusCode, 201, max.body);
+    t.equal(await widgetCount(a, p.orgId), 1);
+    t.equal(await keyRows(a, p.id), 1, 'only the valid key is stored');
+  });
+
+  t.test('replay, reuse, per-client scope', async (t) => {
+    const before = await widgetCount(a, p.orgId);
+    const first = await createWidget(a, p.token, 'replay-1', { name: 'alpha' });
+    t.equal(first.statusCode, 201, first.body);
+    t.equal(first.headers.etag, '"1"', 'ETag of the new widget');
+    t.equal(first.json.object, 'widget');
+    t.equal(first.json.name, 'alpha');
+    t.type(first.json.id, 'string');
+    t.notOk(first.headers['idempotent-replayed'], 'the first response is not a replay');
+
+    const again = await createWidget(a, p.token, 'replay-1', { name: 'alpha' });
+    t.equal(again.statusCode, 201, again.body);
+    t.equal(again.body, first.body, 'identical body');
+    t.equal(again.headers['idempotent-replayed'], 'true');
+    t.equal(again.headers.etag, first.headers.etag, 'stored ETag replayed');
+    t.equal(await widgetCount(a, p.orgId), before + 1, 'only one row created');
+    const rows = await a.admin`select id from app.test_widgets where id = ${first.json.id}`;
+    t.equal(rows.length, 1);
+
+    const reused = await createWidget(a, p.token, 'replay-1', { name: 'beta' });
+    assertFullProblem(t, reused, 422, 'IDEMPOTENCY_KEY_REUSED');
+    t.equal(await widgetCount(a, p.orgId), before + 1, 'reuse creates nothing');
+
+    // Keys are scoped per client: another client of the same organization gets a new resource.
+    const other = await a.createClient(p.orgId, { roles: 'manager' });
+    const otherToken = await a.token(other);
+    const fromOther = await createWidget(a, otherToken, 'replay-1', { name: 'alpha' });
+    t.equal(fromOther.statusCode, 201, fromOther.body);
+    t.notOk(fromOther.headers['idempotent-replayed'], 'not a replay for another client');
+    t.not(fromOther.json.id, first.json.id, 'a new resource');
+    t.equal(await widgetCount(a, p.orgId), before + 2);
+    // And the original client still replays its own.
+    const mine = await createWidget(a, p.token, 'replay-1', { name: 'alpha' });
+    t.equal(mine.json.id, first.json.id);
+    t.equal(mine.headers['idempotent-replayed'], 'true');
+  });
+
+  t.test('20 concurrent duplicates create exactly one row', async (t) => {
+    const q = await a.principal('manager');
+    const results = await Promise.all(Array.from({ length: 20 }, () => createWidget(a, q.token, 'concurrent-1', { name: 'race' })));
+    const created = results.filter((r) => r.statusCode === 201);
+    const inUse = results.filter((r) => r.statusCode === 409);
+    t.equal(created.length + inUse.length, 20, `every response is 201 or 409: ${results.map((r) => r.statusCode).join(',')}`);
+    t.ok(created.length >= 1, 'at least one 201');
+    t.equal(new Set(created.map((r) => r.json.id)).size, 1, 'every 201 names the same widget');
+    for (const r of inUse) {
+      t.equal(r.json?.code, 'IDEMPOTENCY_KEY_IN_USE');
+      t.match(String(r.headers['content-type']), /^application\/problem\+json/);
+      t.match(String(r.headers['retry-after']), /^\d+$/, 'Retry-After on 409');
+    }
+    t.equal(await widgetCount(a, q.orgId), 1, 'exactly one row');
+    const retry = await createWidget(a, q.token, 'concurrent-1', { name: 'race' });
+    t.equal(retry.statusCode, 201, retry.body);
+    t.equal(retry.headers['idempotent-replayed'], 'true');
+    t.equal(retry.json.id, created[0]!.json.id);
+    t.equal(await widgetCount(a, q.orgId), 1);
+  });
+
+  t.test('a request failing validation stores nothing', async (t) => {
+    const q = await a.principal('manager');
+    const bad = await createWidget(a, q.token, 'val-1', {});
+    assertFullProblem(t, bad, 422, 'VALIDATION_FAILED');
+    t.equal(await keyRows(a, q.id, 'val-1'), 0, 'no idempotency record');
+    t.equal(await widgetCount(a, q.orgId), 0);
+    const good = await createWidget(a, q.token, 'val-1', { name: 'ok' });
+    t.equal(good.statusCode, 201, good.body);
+    t.notOk(good.headers['idempotent-replayed'], 'created normally, not replayed');
+    t.equal(good.json.name, 'ok');
+    t.equal(await widgetCount(a, q.orgId), 1);
+    t.equal(await keyRows(a, q.id, 'val-1'), 1);
+  });
+
+  t.test('a member-only client gets 403 ROLE_REQUIRED and stores nothing', async (t) => {
+    const m = await a.principal('member');
+    const res = await createWidget(a, m.token, 'role-1', { name: 'nope' });
+    assertFullProblem(t, res, 403, 'ROLE_REQUIRED');
+    t.equal(await keyRows(a, m.id), 0, 'no idempotency record');
+    t.equal(await widgetCount(a, m.orgId), 0, 'no widget');
+  });
+});
+
+t.test('ETag / If-Match', async (t) => {
+  const a = await startApp(t);
+  const p = await a.principal('manager');
+  const created = await createWidget(a, p.token, 'etag-1', { name: 'v1' });
+  t.equal(created.statusCode, 201, created.body);
+  const id: string = created.json.id;
+  t.equal(created.headers.etag, '"1"');
+
+  const missing = await patchWidget(a, p.token, id, undefined, { name: 'x' });
+  assertFullProblem(t, missing, 428, 'PRECONDITION_REQUIRED');
+
+  const weak = await patchWidget(a, p.token, id, 'W/"1"', { name: 'x' });
+  assertFullProblem(t, weak, 412, 'STALE_RESOURCE');
+  t.equal(weak.headers.etag, '"1"', 'current ETag in the header');
+  t.equal(weak.json.current_etag, '"1"');
+
+  const ok = await patchWidget(a, p.token, id, '"1"', { name: 'v2' });
+  t.equal(ok.statusCode, 200, ok.body);
+  t.equal(ok.headers.etag, '"2"', 'new ETag');
+  t.equal(ok.json.name, 'v2');
+  t.equal(ok.json.version, 2);
+
+  const stale = await patchWidget(a, p.token, id, '"1"', { name: 'v3' });
+  assertFullProblem(t, stale, 412, 'STALE_RESOURCE');
+  t.equal(stale.headers.etag, '"2"', 'ETag header is the current one');
+  t.equal(stale.json.current_etag, '"2"');
+  const [row] = await a.admin`select name, version from app.test_widgets where id = ${id}`;
+  t.same(row, { name: 'v2', version: 2 }, 'a stale write changes nothing');
+
+  const list = await patchWidget(a, p.token, id, '"1", "2"', { name: 'v3' });
+  t.equal(list.statusCode, 200, list.body);
+  t.equal(list.headers.etag, '"3"');
+
+  const unknown = await patchWidget(a, p.token, 'wid_doesnotexist', '"1"', { name: 'x' });
+  assertFullProblem(t, unknown, 404, 'RESOURCE_NOT_FOUND');
+
+  // A widget of another organization is invisible (RLS): 404, and it is unchanged.
+  const o = await a.principal('manager');
+  const theirs = await createWidget(a, o.token, 'etag-1', { name: 'theirs' });
+  t.equal(theirs.statusCode, 201, theirs.body);
+  const cross = await patchWidget(a, p.token, theirs.json.id, '"1"', { name: 'hijack' });
+  assertFullProblem(t, cross, 404, 'RESOURCE_NOT_FOUND');
+  const [their] = await a.admin`select name, version from app.test_widgets where id = ${theirs.json.id}`;
+  t.same(their, { name: 'theirs', version: 1 });
+
+  t.test('two concurrent PATCHes with the same If-Match: one 200, one 412', async (t) => {
+    const [r1, r2] = await Promise.all([
+      patchWidget(a, p.token, id, '"3"', { name: 'left' }),
+      patchWidget(a, p.token, id, '"3"', { name: 'right' }),
+    ]);
+    const statuses = [r1!.statusCode, r2!.statusCode].sort();
+    t.same(statuses, [200, 412], `${r1!.body} / ${r2!.body}`);
+    const loser = r1!.statusCode === 412 ? r1! : r2!;
+    t.equal(loser.json.code, 'STALE_RESOURCE');
+    t.equal(loser.headers.etag, '"4"');
+    const [w] = await a.admin`select version from app.test_widgets where id = ${id}`;
+    t.equal(w!.version, 4);
+  });
+});
+
+t.test('errors', async (t) => {
+  const a = await startApp(t);
+  const p = await a.principal('member,manager');
+  const all: Res[] = [];
+  const req = async (o: Parameters<TestApp['request']>[0]) => { const r = await a.request(o); all.push(r); return r; };
+
+  t.test('malformed JSON -> 400 INVALID_JSON', async (t) => {
+    const res = await req({ method: 'POST', url: '/v1/_test/widgets', token: p.token, payload: '{"name": ',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'json-1' } });
+    assertFullProblem(t, res, 400, 'INVALID_JSON');
+  });
+
+  t.test('unknown key and missing name -> 422 listing both', async (t) => {
+    const res = await req({ method: 'POST', url: '/v1/_test/widgets', token: p.token, payload: { nmae: 'typo' },
+      headers: { 'idempotency-key': 'val-2' } });
+    assertFullProblem(t, res, 422, 'VALIDATION_FAILED');
+    t.ok(Array.isArray(res.json.errors), 'errors array');
+    const pointers = (res.json.errors ?? []).map((e: any) => e.pointer).sort();
+    t.same(pointers, ['/name', '/nmae'], 'both problems listed');
+    for (const e of res.json.errors ?? []) {
+      t.type(e.detail, 'string');
+      t.type(e.code, 'string');
+    }
+  });
+
+  t.test('text/plain -> 415 UNSUPPORTED_MEDIA_TYPE', async (t) => {
+    const res = await req({ method: 'POST', url: '/v1/_test/widgets', token: p.token, payload: 'name=x',
+      headers: { 'content-type': 'text/plain', 'idempotency-key': 'mt-1' } });
+    assertFullProblem(t, res, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    t.equal(await widgetCount(a, p.orgId), 0);
+  });
+
+  t.test('unknown route -> 404 ROUTE_NOT_FOUND', async (t) => {
+    const res = await req({ url: '/v1/nope', token: p.token });
+    assertFullProblem(t, res, 404, 'ROUTE_NOT_FOUND');
+    const anon = await req({ url: '/v1/nope' });
+    assertFullProblem(t, anon, 404, 'ROUTE_NOT_FOUND');
+  });
+
+  t.test('wrong method -> 405 METHOD_NOT_ALLOWED with Allow', async (t) => {
+    const res = await req({ method: 'DELETE', url: '/v1/me', token: p.token });
+    assertFullProblem(t, res, 405, 'METHOD_NOT_ALLOWED');
+    t.equal(res.headers.allow, 'GET');
+  });
+
+  t.test('authentication problems do not leak', async (t) => {
+    const res = await req({ url: '/v1/me', token: 'not.a.token' });
+    assertFullProblem(t, res, 401, 'INVALID_TOKEN');
+  });
+
+  t.test('request ids', async (t) => {
+    const ok = await req({ url: '/v1/me', token: p.token, headers: { 'x-client-request-id': 'my-trace-42' } });
+    t.equal(ok.statusCode, 200, ok.body);
+    t.equal(ok.headers['x-client-request-id'], 'my-trace-42', 'echoed on success');
+    const bad = await req({ url: '/v1/nope', headers: { 'x-client-request-id': 'my-trace-43' } });
+    t.equal(bad.headers['x-client-request-id'], 'my-trace-43', 'echoed on error');
+    await req({ url: '/health' });
+    await req({ url: '/openapi.json' });
+    await req({ method: 'POST', url: '/oauth/token', payload: 'grant_type=client_credentials&scope=svc.api',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const ids = all.map((r) => r.headers['x-request-id']);
+    t.ok(ids.every((x) => typeof x === 'string' && x.length > 0), 'X-Request-Id on every response');
+    t.equal(new Set(ids).size, ids.length, 'X-Request-Id is unique per request');
+  });
+});
+
+/** Avoid straddling a fixed rate-limit window boundary (windows are aligned to the epoch). */
+async function awayFromWindowEdge(windowSeconds: number) {
+  const into = (Date.now() / 1000) % windowSeconds;
+  if (into > windowSeconds - 5) await new Promise((r) => setTimeout(r, (windowSeconds - into + 0.2) * 1000));
+}
+
+t.test('rate limit per client', async (t) => {
+  const a = await startApp(t, { RATE_LIMIT_REQUESTS: '3', RATE_LIMIT_WINDOW_SECONDS: '60' });
+  const p = await a.principal('member');
+  const q = await a.principal('member');
+  await awayFromWindowEdge(60);
+  for (let i = 1; i <= 3; i++) {
+    const res = await a.request({ url: '/v1/me', token: p.token });
+    t.equal(res.statusCode, 200, `request ${i}: ${res.body}`);
+    t.equal(res.headers['ratelimit-policy'], '"default";q=3;w=60');
+    t.match(String(res.headers.ratelimit), new RegExp(`^"default";r=${3 - i};t=\\d+$`), `RateLimit header (${res.headers.ratelimit})`);
+  }
+  const limited = await a.request({ url: '/v1/me', token: p.token });
+  assertFullProblem(t, limited, 429, 'RATE_LIMITED');
+  t.match(String(limited.headers['retry-after']), /^\d+$/, 'Retry-After is integer seconds');
+  t.ok(Number(limited.headers['retry-after']) >= 1 && Number(limited.headers['retry-after']) <= 60);
+  t.equal(limited.headers['ratelimit-policy'], '"default";q=3;w=60');
+  t.match(String(limited.headers.ratelimit), /^"default";r=0;t=\d+$/);
+
+  const other = await a.request({ url: '/v1/me', token: q.token });
+  t.equal(other.statusCode, 200, 'another client is unaffected');
+  t.match(String(other.headers.ratelimit), /^"default";r=2;t=\d+$/);
+});
+
+t.test('token endpoint rate limit per client id', async (t) => {
+  const a = await startApp(t, { RATE_LIMIT_REQUESTS: '2', RATE_LIMIT_WINDOW_SECONDS: '60' });
+  const org = await a.createOrg();
+  const c1 = await a.createClient(org, { roles: 'member' });
+  const c2 = await a.createClient(org, { roles: 'member' });
+  const tokenRequest = (c: { id: string; secret: string }) => a.request({
+    method: 'POST', url: '/oauth/token', payload: 'grant_type=client_credentials&scope=svc.api',
+    headers: { 'content-type': 'application/x-www-form-urlencoded',
+      authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(c.id)}:${encodeURIComponent(c.secret)}`).toString('base64') },
+  });
+  await awayFromWindowEdge(60);
+  t.equal((await tokenRequest(c1)).statusCode, 200);
+  t.equal((await tokenRequest(c1)).statusCode, 200);
+  const limited = await tokenRequest(c1);
+  t.equal(limited.statusCode, 429, limited.body);
+  t.match(String(limited.headers['content-type']), /^application\/json/, 'OAuth format, not problem+json');
+  t.equal(limited.json?.code, 'RATE_LIMITED');
+  t.type(limited.json?.error, 'string');
+  t.match(String(limited.headers['retry-after']), /^\d+$/);
+  t.equal(limited.headers['cache-control'], 'no-store');
+  const other = await tokenRequest(c2);
+  t.equal(other.statusCode, 200, 'another client id is unaffected');
+});
+
+t.test('OpenAPI, docs, health', async (t) => {
+  const a = await startApp(t);
+  const res = await a.request({ url: '/openapi.json' });
+  t.equal(res.statusCode, 200);
+  t.match(String(res.headers['content-type']), /^application\/json/);
+  t.equal(res.json.openapi, '3.1.0');
+
+  const tsv = readFileSync('/work/shared/spec/operations.tsv', 'utf8').split('\n').slice(1)
+    .map((l) => l.trim()).filter(Boolean).map((l) => l.split('\t'));
+  const known = new Set(tsv.map(([id, method, path]) => `${id} ${method!.toUpperCase()} ${path}`));
+  const real: string[] = [];
+  for (const [path, methods] of Object.entries<any>(res.json.paths)) {
+    for (const [method, op] of Object.entries<any>(methods)) {
+      if (typeof op?.operationId !== 'string') continue;
+      if (op.operationId.startsWith('test')) continue;
+      const sig = `${op.operationId} ${method.toUpperCase()} ${path}`;
+      t.ok(known.has(sig), `${sig} is in operations.tsv`);
+      real.push(op.operationId);
+    }
+  }
+  t.same(real.sort(), ['createAccessToken', 'getCurrentPrincipal', 'getMember', 'getOrganization', 'listMembers'],
+    'exactly the implemented operations');
+
+  const docs = await a.request({ url: '/docs' });
+  t.equal(docs.statusCode, 200);
+  t.match(String(docs.headers['content-type']), /^text\/html/);
+  t.match(docs.body, 'listMembers');
+
+  const health = await a.request({ url: '/health' });
+  t.equal(health.statusCode, 200);
+});
