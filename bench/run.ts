@@ -9,7 +9,7 @@
 import autocannon, { type Result } from 'autocannon';
 import postgres from 'postgres';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import net from 'node:net';
 import { serverUrl, migrate, withDatabase } from '../scripts/db.ts';
@@ -120,15 +120,37 @@ async function startServer(url: string): Promise<void> {
   }
 }
 
+/** Live (non-zombie) processes of a process group; Linux /proc, else a signal-0 probe. */
+function groupAlive(pgid: number): boolean {
+  try {
+    const procs = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+    return procs.some((pid) => {
+      try {
+        // /proc/<pid>/stat: "pid (comm) state ppid pgrp ..."; comm may contain spaces.
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return Number(pgrp) === pgid && state !== 'Z';
+      } catch { return false; }
+    });
+  } catch {
+    try { process.kill(-pgid, 0); return true; } catch { return false; }
+  }
+}
+
+/** SIGTERM to the server's process group (npx, tsx, node), then SIGKILL if any of it is left after 10 s. */
 async function stopServer(): Promise<void> {
-  const child = server;
+  const pgid = server?.pid;
   server = undefined;
-  if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
-  const gone = new Promise<void>((done) => child.once('exit', () => done()));
-  try { process.kill(-child.pid, 'SIGTERM'); } catch { return; }
-  const timer = new Promise<'timeout'>((done) => setTimeout(() => done('timeout'), 10_000).unref());
-  if (await Promise.race([gone, timer]) === 'timeout') {
-    try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
+  if (!pgid) return;
+  try { process.kill(-pgid, 'SIGTERM'); } catch { return; }
+  const deadline = Date.now() + 10_000;
+  while (groupAlive(pgid)) {
+    if (Date.now() > deadline) {
+      log('the server did not exit within 10 s of SIGTERM; sending SIGKILL');
+      try { process.kill(-pgid, 'SIGKILL'); } catch { /* gone */ }
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 

@@ -21,8 +21,8 @@ export interface Config {
 
 const DEV_SECRET = 'dev-only-secret-key-change-me-in-production';
 
-function int(name: string, fallback: number): number {
-  const raw = process.env[name];
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`);
@@ -46,14 +46,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     databaseUrl,
     runtimeDatabaseUrl: env.RUNTIME_DATABASE_URL ?? runtimeUrlFrom(databaseUrl, runtimePassword),
-    port: int('PORT', 3000),
+    port: int(env, 'PORT', 3000),
     host: env.HOST ?? '127.0.0.1',
     issuer: env.SVC_ISSUER ?? 'https://svc.example',
     audience: env.SVC_AUDIENCE ?? 'https://svc.example/v1',
     tokenTtlSeconds: 3600,
     secretKey: createHash('sha256').update(secret).digest(),
-    rateLimit: { limit: int('RATE_LIMIT_REQUESTS', 1200), windowSeconds: int('RATE_LIMIT_WINDOW_SECONDS', 60) },
-    dbPoolSize: int('DB_POOL_SIZE', 10),
+    rateLimit: { limit: int(env, 'RATE_LIMIT_REQUESTS', 1200), windowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60) },
+    dbPoolSize: int(env, 'DB_POOL_SIZE', 10),
     logLevel: env.LOG_LEVEL === 'silent' ? 'silent' : 'info',
   };
 }

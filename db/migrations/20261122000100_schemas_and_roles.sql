@@ -39,6 +39,7 @@ as $$
   select prefix || '_' || lpad(to_hex((extract(epoch from clock_timestamp()) * 1000)::bigint), 12, '0')
          || substr(replace(gen_random_uuid()::text, '-', ''), 1, 16)
 $$;
+grant execute on function app_private.new_id(text) to svc_runtime;
 
 /** Request context: set once per transaction by api.begin_request, read by every policy. */
 create function app.current_organization_id() returns text

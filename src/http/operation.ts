@@ -108,6 +108,16 @@ function parseIfMatch(header: string | undefined): number[] | undefined {
 
 export const etagOf = (version: number) => `"${version}"`;
 
+/** jsonb sorts keys; put `object` and `id` first so documents read as the spec shows them. */
+function wireOrder(v: unknown): unknown {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return v;
+  const o = v as Record<string, unknown>;
+  if (o.object === 'list' && Array.isArray(o.data)) return { ...o, data: o.data.map(wireOrder) };
+  if (typeof o.object !== 'string') return v;
+  const { object, id, ...rest } = o;
+  return id === undefined ? { object, ...rest } : { object, id, ...rest };
+}
+
 function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return '[' + v.map(canonicalJson).join(',') + ']';
   if (v && typeof v === 'object') {
@@ -208,7 +218,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             const status = out.status ?? op.response.status;
             const headers: Record<string, string> = { ...(out.headers ?? {}) };
             if (out.version !== undefined) headers.ETag = etagOf(out.version);
-            const payload = out.body === undefined ? '' : JSON.stringify(out.body);
+            const payload = out.body === undefined ? '' : JSON.stringify(wireOrder(out.body));
             if (key !== undefined) {
               await sql`select api.idempotency_complete(${op.method}, ${routeTemplate}, ${key}, ${status}, ${headers as any}::jsonb, ${payload})`.execute(tx);
             }

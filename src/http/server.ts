@@ -56,8 +56,16 @@ export async function createServer(app: AppContext, extra: Operation[] = []) {
         err = new ApiError('INTERNAL_ERROR', 'an unexpected error occurred; quote request_id when reporting it');
       }
       if (request.path === '/oauth/token' && status < 500) {
-        response = h.response({ error: 'invalid_request', error_description: err.detail, code: 'INVALID_REQUEST' })
-          .code(status === 404 ? 405 : 400).type('application/json');
+        // Errors hapi raises before the token handler runs still use the OAuth format.
+        const methodNotAllowed = err.code === 'METHOD_NOT_ALLOWED';
+        response = h.response({
+          error: 'invalid_request',
+          error_description: methodNotAllowed ? 'use POST' : status === 415 || status === 400
+            ? 'send grant_type and scope as an application/x-www-form-urlencoded body' : err.detail,
+          code: 'INVALID_REQUEST',
+        }).code(methodNotAllowed ? 405 : 400).type('application/json')
+          .header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
+        if (methodNotAllowed) response.header('Allow', 'POST');
       } else {
         response = problemResponse(h, err, requestId, request.path);
       }

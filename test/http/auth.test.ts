@@ -40,7 +40,9 @@ function assertTokenError(t: Test, res: Res, status: number, error: string, code
 }
 
 /** A 401 from a resource: problem+json INVALID_TOKEN (or the given code) with a Bearer challenge. */
-function assert401(t: Test, res: Res, code = 'INVALID_TOKEN') {
+function assert401(t: Test, res: Res, what = '', code = 'INVALID_TOKEN') {
+  t.equal(res.statusCode, 401, `${what}: 401 ${code}`.replace(/^: /, ''));
+  t.equal(res.json?.code, code, `${what}: code ${code}`.replace(/^: /, ''));
   assertProblem(t, res, 401, code);
   t.match(String(res.headers['www-authenticate'] ?? ''), /^Bearer\b/, 'WWW-Authenticate starts with Bearer');
 }
@@ -255,6 +257,30 @@ t.test('token endpoint', async (t) => {
       400, 'invalid_request', 'INVALID_REQUEST');
   });
 
+  t.test('INVALID_REQUEST when hapi cannot parse the body: still OAuth JSON and no-store', async (t) => {
+    const c = await a.createClient(await a.createOrg(), { roles: 'member' });
+    const cases: Record<string, { contentType?: string; body: string }> = {
+      'malformed JSON body': { contentType: 'application/json', body: '{not json' },
+      'multipart form': {
+        contentType: 'multipart/form-data; boundary=x',
+        body: '--x\r\nContent-Disposition: form-data; name="grant_type"\r\n\r\nclient_credentials\r\n--x--\r\n',
+      },
+      'oversized form body': { body: 'grant_type=client_credentials&scope=svc.api&pad=' + 'a'.repeat(20_000) },
+    };
+    for (const [name, c2] of Object.entries(cases)) {
+      t.test(name, async (t) => {
+        assertTokenError(t, await tokenRequest(a, { client: c, ...c2 }), 400, 'invalid_request', 'INVALID_REQUEST');
+      });
+    }
+  });
+
+  t.test('GET /oauth/token -> 405 with Allow: POST', async (t) => {
+    const res = await a.request({ method: 'GET', url: '/oauth/token' });
+    t.equal(res.statusCode, 405);
+    t.match(String(res.headers['content-type']), /^application\/json/);
+    t.match(String(res.headers.allow ?? ''), /\bPOST\b/, 'Allow names POST (RFC 9110 §15.5.6)');
+  });
+
   t.test('rotation: both secrets work, at most two active, revoke frees a slot', async (t) => {
     const c = await a.createClient(await a.createOrg(), { roles: 'member' });
     const second = await a.cli('client', 'rotate-secret', '--client', c.id);
@@ -344,7 +370,7 @@ t.test('per-request checks', async (t) => {
       .setIssuedAt().setExpirationTime('1h').setJti(randomUUID()).encode();
     assert401(t, await me(a, unsecured), 'alg none');
 
-    const { privateKey: hsKey } = { privateKey: new TextEncoder().encode('x'.repeat(32)) };
+    const hsKey = new TextEncoder().encode('x'.repeat(32));
     const hs = await new SignJWT({ client_id: p.id, scope: 'svc.api', sid: p.secretId })
       .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid })
       .setIssuer(a.config.issuer).setAudience(a.config.audience).setSubject(p.id)
@@ -398,15 +424,14 @@ t.test('per-request checks', async (t) => {
     assert401(t, await me(a, await sign({}, { skip: ['exp'] })), 'no exp');
     assert401(t, await me(a, await sign({}, { skip: ['jti'] })), 'no jti');
     assert401(t, await me(a, await sign({}, { skip: ['iat'] })), 'no iat');
-    assert401(t, await me(a, await sign({}, { sub: 'apic_doesnotexist' }).then(() =>
-      sign({ client_id: 'apic_doesnotexist' }, { sub: 'apic_doesnotexist' }))), 'unknown client');
+    assert401(t, await me(a, await sign({ client_id: 'apic_doesnotexist' }, { sub: 'apic_doesnotexist' })), 'unknown client');
   });
 
   t.test('disable -> 401 CLIENT_DISABLED, enable -> 200 again (same token)', async (t) => {
     const p = await a.principal('member');
     t.equal((await me(a, p.token)).statusCode, 200);
     await a.cli('client', 'disable', '--client', p.id);
-    assert401(t, await me(a, p.token), 'CLIENT_DISABLED');
+    assert401(t, await me(a, p.token), 'disabled', 'CLIENT_DISABLED');
     const res = await me(a, p.token);
     t.equal(res.json.code, 'CLIENT_DISABLED');
     await a.cli('client', 'enable', '--client', p.id);

@@ -2,6 +2,7 @@
 // getMember, listMembers filters and limits, and cursor pagination (including under
 // concurrent inserts and with tampered or reused cursors).
 import t from 'tap';
+import postgres from 'postgres';
 import { startApp, assertProblem, type TestApp } from '../helpers/app.ts';
 
 const BASIC = ['object', 'id', 'display_name', 'email', 'status'];
@@ -274,7 +275,7 @@ t.test('pagination', async (t) => {
   t.test('walk under concurrent inserts', async (t) => {
     const before = new Set(expected);
     const inserted: string[] = [];
-    const other = await import('postgres').then((m) => m.default(a.adminUrl, { max: 1, onnotice: () => {} }));
+    const other = postgres(a.adminUrl, { max: 1, onnotice: () => {} });
     t.teardown(() => other.end());
     const { ids, last } = await walk(a, p.token, '/v1/members?limit=37', async (page, seen) => {
       const lastId = [...seen].reverse().find((id) => before.has(id))!;

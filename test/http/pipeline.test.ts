@@ -1,7 +1,7 @@
 // The shared request pipeline (src/http/operation.ts, server.ts, errors.ts): Idempotency-Key,
 // ETag/If-Match, problem+json errors, rate limiting and the OpenAPI document, exercised through
 // the test-only widget routes (test/helpers/test-routes.ts) and the real routes.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { readFileSync } from 'node:fs';
 import { startApp, assertProblem, type TestApp } from '../helpers/app.ts';
 
@@ -39,7 +39,7 @@ function assertNoLeak(t: Tap, res: Res) {
   t.notMatch(res.body, /SQL/, 'no "SQL" in the problem body');
   t.notMatch(res.body, /\n\s+at |at [^\s]+ \(.*:\d+:\d+\)|\.ts:\d+/, 'no stack trace in the problem body');
 }
-type Tap = Parameters<Parameters<typeof t.test>[1]>[0];
+type Tap = Test;
 
 function assertFullProblem(t: Tap, res: Res, status: number, code: string) {
   assertProblem(t, res, status, code);
