@@ -18,13 +18,21 @@ try {
   }
   await tpl.end();
   const args = ['tap', ...process.argv.slice(2)];
+  let summary = '';
   code = await new Promise<number>((done) => {
     const child = spawn('npx', args, {
-      stdio: 'inherit',
+      stdio: ['ignore', 'pipe', 'inherit'],
       env: { ...process.env, SVC_TEST_SERVER_URL: server, SVC_TEST_TEMPLATE: template, SVC_TEST_RUN: String(process.pid), LOG_LEVEL: 'silent' },
+    });
+    child.stdout!.on('data', (chunk: Buffer) => {
+      process.stdout.write(chunk);
+      const m = /# \{ total: (\d+), pass: (\d+)(?:, fail: (\d+))?/.exec(chunk.toString());
+      if (m) summary = `tests: ${m[2]} passed, ${m[3] ?? 0} failed`;
     });
     child.on('exit', (c) => done(c ?? 1));
   });
+  // A plain closing line that any CI can read.
+  if (summary) console.log(summary);
 } finally {
   const leftovers = await admin`select datname from pg_database where datname like ${`svc_t_${process.pid}_%`} or datname = ${template}`;
   for (const { datname } of leftovers) await admin.unsafe(`drop database if exists ${datname} with (force)`);

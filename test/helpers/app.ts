@@ -57,7 +57,7 @@ export interface TestApp {
 
 export async function startApp(t: Test, env: Record<string, string> = {}, extra: Operation[] = testOperations): Promise<TestApp> {
   const { adminUrl, runtimeUrl } = await createTestDatabase(t);
-  const config = loadConfig({ ...process.env, RATE_LIMIT_REQUESTS: '100000', ...env, DATABASE_URL: adminUrl, LOG_LEVEL: 'silent' });
+  const config = loadConfig({ ...process.env, RATE_LIMIT_REQUESTS: '100000', LOG_LEVEL: 'silent', ...env, DATABASE_URL: adminUrl });
   const database = connect(config.runtimeDatabaseUrl, 5);
   const app = await createAppContext(config, database);
   const server = await createServer(app, extra);
