@@ -123,39 +123,31 @@ end
 $$;
 grant execute on function app_private.check_if_match(integer, integer[]) to svc_runtime;
 
-/** Rate limiting: fixed windows per key, shared by every instance. Unlogged: a crash
- * forgets the counters, which only resets the window early. Called in its own short
- * statement, outside the request transaction, so a client's requests never queue on
- * the bucket's row lock. */
+/** Rate limiting: fixed windows per key, shared by every instance. Each instance counts
+ * locally and adds its counts here in one batched statement (every 100 ms, and at once when
+ * a key nears its limit), reading back the total of all instances. Unlogged: a crash forgets
+ * the counters, which only resets a window early. */
 create unlogged table app_private.rate_limit_buckets (
   key text primary key,
   window_start bigint not null,
   hits integer not null
 );
 
-create function api.rate_limit_take(p_key text, p_limit integer, p_window_seconds integer)
-returns table (allowed boolean, remaining integer, reset_seconds integer)
-language plpgsql volatile security definer
+create function api.rate_limit_add(p_keys text[], p_windows bigint[], p_hits integer[])
+returns table (key text, window_start bigint, hits integer)
+language sql volatile security definer
 set search_path = pg_catalog
 as $$
-declare
-  v_now double precision := extract(epoch from clock_timestamp());
-  v_window bigint := floor(v_now / p_window_seconds)::bigint * p_window_seconds;
-  v_hits integer;
-begin
   insert into app_private.rate_limit_buckets as b (key, window_start, hits)
-  values (p_key, v_window, 1)
+  select k, w, h from unnest(p_keys, p_windows, p_hits) as u(k, w, h) order by k
   on conflict (key) do update
-    set window_start = excluded.window_start,
-        hits = case when b.window_start = excluded.window_start then b.hits + 1 else 1 end
-  returning b.hits into v_hits;
-  allowed := v_hits <= p_limit;
-  remaining := greatest(p_limit - v_hits, 0);
-  reset_seconds := greatest(ceil(v_window + p_window_seconds - v_now)::integer, 1);
-  return next;
-end
+    set window_start = greatest(b.window_start, excluded.window_start),
+        hits = case when b.window_start = excluded.window_start then b.hits + excluded.hits
+                    when b.window_start > excluded.window_start then b.hits
+                    else excluded.hits end
+  returning b.key, b.window_start, b.hits
 $$;
-grant execute on function api.rate_limit_take(text, integer, integer) to svc_runtime;
+grant execute on function api.rate_limit_add(text[], bigint[], integer[]) to svc_runtime;
 
 /** Token signing keys: shared by every instance, survive restarts. The private JWK is
  * sealed (AES-256-GCM) by the server with SVC_SECRET_KEY before it reaches the database. */
@@ -244,7 +236,7 @@ drop view api.organization;
 drop function api.signing_key_bootstrap(text, text, jsonb, text);
 drop function api.signing_keys_current();
 drop table app_private.signing_keys;
-drop function api.rate_limit_take(text, integer, integer);
+drop function api.rate_limit_add(text[], bigint[], integer[]);
 drop table app_private.rate_limit_buckets;
 drop function api.require_any_role(text[], text);
 drop function app_private.check_if_match(integer, integer[]);

@@ -8,6 +8,9 @@ import { seal, unseal, deriveKey } from './sealing.ts';
 
 const ALG = 'EdDSA';
 const KEY_REFRESH_MS = 60_000;
+/** Verified tokens are remembered (until their expiry) so a token reused for an hour is
+ * verified once, not on every request: signature checks are the largest CPU cost per call. */
+const VERIFIED_CACHE_SIZE = 10_000;
 
 export interface TokenClaims { clientId: string; secretId: string; jti: string }
 
@@ -27,6 +30,7 @@ export class TokenService {
   private current: LoadedKey | undefined;
   private loadedAt = 0;
   private loading: Promise<void> | undefined;
+  private verified = new Map<string, TokenClaims & { exp: number; kid: string }>();
 
   constructor(
     private readonly db: Db,
@@ -61,6 +65,8 @@ export class TokenService {
         });
       }
       this.keys = keys;
+      // A retired key's tokens must stop working: forget what they verified.
+      for (const [token, c] of this.verified) if (!keys.has(c.kid)) this.verified.delete(token);
       this.current = rows[0] ? keys.get(rows[0].kid) : undefined;
       this.loadedAt = Date.now();
     })().finally(() => { this.loading = undefined; });
@@ -87,6 +93,22 @@ export class TokenService {
 
   /** Signature, issuer, audience, expiry and client id; returns undefined for any failure. */
   async verify(token: string): Promise<TokenClaims | undefined> {
+    const cached = this.verified.get(token);
+    if (cached) {
+      if (cached.exp > Date.now() / 1000) return { clientId: cached.clientId, secretId: cached.secretId, jti: cached.jti };
+      this.verified.delete(token);
+      return undefined;
+    }
+    const claims = await this.verifySignature(token);
+    if (claims) {
+      if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
+      this.verified.set(token, claims);
+      return { clientId: claims.clientId, secretId: claims.secretId, jti: claims.jti };
+    }
+    return undefined;
+  }
+
+  private async verifySignature(token: string): Promise<(TokenClaims & { exp: number; kid: string }) | undefined> {
     let kid: string | undefined;
     try {
       kid = decodeProtectedHeader(token).kid;
@@ -112,7 +134,7 @@ export class TokenService {
       const clientId = payload.client_id;
       if (typeof clientId !== 'string' || clientId !== payload.sub || typeof payload.sid !== 'string') return undefined;
       if (payload.scope !== 'svc.api') return undefined;
-      return { clientId, secretId: payload.sid, jti: payload.jti! };
+      return { clientId, secretId: payload.sid, jti: payload.jti!, exp: payload.exp!, kid };
     } catch (e) {
       if (e instanceof joseErrors.JOSEError) return undefined;
       throw e;

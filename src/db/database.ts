@@ -12,15 +12,32 @@ export interface Database {
   close: () => Promise<void>;
 }
 
+/** Kysely's postgres.js adapter runs every query through `unsafe()`, which does not prepare by
+ * default: each parameterized query would cost an extra round trip to describe its parameters.
+ * Reserved connections here prepare (and cache per connection) every statement. */
+function preparingDriver(sql: postgres.Sql) {
+  return {
+    async reserve() {
+      const connection = await sql.reserve();
+      return {
+        unsafe: (query: string, parameters: unknown[]) => connection.unsafe(query, parameters as postgres.ParameterOrJSON<never>[], { prepare: true }),
+        release: () => connection.release(),
+      };
+    },
+    end: () => sql.end({ timeout: 5 }),
+  };
+}
+
 export function connect(url: string, max = 10): Database {
   const sql = postgres(url, {
     max,
     onnotice: () => {},
-    // Dates and timestamps stay strings: the views format the wire representation.
-    types: {},
     transform: { undefined: null },
     connection: { application_name: 'svc-api' },
   });
-  const db = new Kysely<DB>({ dialect: new PostgresJSDialect({ postgres: sql }) });
-  return { db, sql, close: () => db.destroy() };
+  const db = new Kysely<DB>({
+    dialect: new PostgresJSDialect({ postgres: (async () => preparingDriver(sql)) as never }),
+  });
+  // postgres.js can wait forever for idle connections to end (porsager/postgres#925): bound it.
+  return { db, sql, close: async () => { await db.destroy(); await sql.end({ timeout: 5 }); } };
 }

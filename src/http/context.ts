@@ -1,10 +1,10 @@
 // What every route needs from the process: configuration, the database, the token service.
 import type { Request } from '@hapi/hapi';
-import { sql } from 'kysely';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { TokenService, type TokenClaims } from '../auth/tokens.ts';
 import { deriveKey } from '../auth/sealing.ts';
+import { RateLimiter } from './rate-limit.ts';
 import { ApiError } from './errors.ts';
 import { header as readHeader } from './operation.ts';
 
@@ -19,6 +19,7 @@ export interface AppContext {
   cursorKey: Buffer;
   authenticate(request: Request): Promise<TokenClaims>;
   rateLimit(key: string): Promise<RateLimitDecision>;
+  close(): void;
 }
 
 const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/;
@@ -35,6 +36,8 @@ export async function createAppContext(config: Config, database: Database): Prom
   await tokens.init();
   const { limit, windowSeconds } = config.rateLimit;
   const policy = `"default";q=${limit};w=${windowSeconds}`;
+  const limiter = new RateLimiter(database.db, limit, windowSeconds);
+  limiter.start();
   return {
     config,
     database,
@@ -53,13 +56,15 @@ export async function createAppContext(config: Config, database: Database): Prom
       return claims;
     },
     async rateLimit(key) {
-      const { rows: [r] } = await sql<{ allowed: boolean; remaining: number; reset_seconds: number }>`
-        select * from api.rate_limit_take(${key}, ${limit}, ${windowSeconds})`.execute(database.db);
+      const r = await limiter.take(key);
       return {
-        allowed: r!.allowed,
-        resetSeconds: r!.reset_seconds,
-        headers: { 'RateLimit-Policy': policy, RateLimit: `"default";r=${r!.remaining};t=${r!.reset_seconds}` },
+        allowed: r.allowed,
+        resetSeconds: r.resetSeconds,
+        headers: { 'RateLimit-Policy': policy, RateLimit: `"default";r=${r.remaining};t=${r.resetSeconds}` },
       };
+    },
+    close() {
+      limiter.stop();
     },
   };
 }

@@ -54,6 +54,8 @@ export interface Operation {
   roles?: readonly Role[];
   idempotencyKey?: boolean;
   ifMatch?: boolean;
+  /** The response is the principal itself: begin_request runs as one statement, no transaction. */
+  principalOnly?: boolean;
   etag?: boolean;
   params?: Joi.ObjectSchema;
   query?: Joi.ObjectSchema;
@@ -166,7 +168,11 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             throw new ApiError('RATE_LIMITED', `rate limit exceeded; retry after ${rl.resetSeconds} s`,
               { headers: { 'Retry-After': String(rl.resetSeconds) } });
           }
-          const result = await app.database.db.transaction().execute(async (tx) => {
+          const run = <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => op.principalOnly
+            // One autocommit statement: the context it sets ends with it, so nothing else could read under it.
+            ? fn(app.database.db as unknown as Tx)
+            : app.database.db.transaction().execute(fn);
+          const result = await run(async (tx) => {
             const { rows: [begun] } = await sql<{ outcome: string; organization_id: string; svc_roles: Role[]; principal: Record<string, unknown> }>`
               select * from api.begin_request(${claims.clientId}, ${claims.secretId}, ${op.roles ? `{${op.roles.join(',')}}` : null}::text[])`
               .execute(tx);

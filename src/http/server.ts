@@ -29,9 +29,13 @@ export async function createServer(app: AppContext, extra: Operation[] = []) {
     load: { sampleInterval: 0 },
   });
   const ops = [...operations, ...extra];
+  server.ext('onPostStop', () => app.close());
 
+  // Request ids: a random per-process prefix and a counter (unique, and no entropy drawn per request).
+  const idPrefix = 'req_' + randomBytes(8).toString('hex');
+  let idCounter = 0;
   server.ext('onRequest', (request, h) => {
-    (request.app as { requestId?: string }).requestId = 'req_' + randomBytes(12).toString('hex');
+    (request.app as { requestId?: string }).requestId = idPrefix + (++idCounter).toString(36).padStart(6, '0');
     return h.continue;
   });
 

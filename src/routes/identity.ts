@@ -10,6 +10,7 @@ export const identityOperations: Operation[] = [
     path: '/v1/me',
     tag: 'Authentication and identity',
     summary: 'The calling API Client, with its current Roles and license state',
+    principalOnly: true,
     response: { status: 200, description: 'The API Client principal', schema: schemas.principal },
     handler: async ({ principal }) => ({ body: principal.doc }),
   },
