@@ -14,13 +14,30 @@ export interface Database {
 
 /** Kysely's postgres.js adapter runs every query through `unsafe()`, which does not prepare by
  * default: each parameterized query would cost an extra round trip to describe its parameters.
- * Reserved connections here prepare (and cache per connection) every statement. */
+ * Reserved connections here prepare (and cache per connection) every statement, and pipeline
+ * `begin` with the transaction's first statement instead of waiting a round trip for it. */
 function preparingDriver(sql: postgres.Sql) {
   return {
     async reserve() {
       const connection = await sql.reserve();
+      let pendingBegin: Promise<unknown> | undefined;
       return {
-        unsafe: (query: string, parameters: unknown[]) => connection.unsafe(query, parameters as postgres.ParameterOrJSON<never>[], { prepare: true }),
+        async unsafe(query: string, parameters: unknown[]) {
+          if (query === 'begin' && parameters.length === 0) {
+            // postgres.js writes queries to the connection in call order; errors surface below.
+            pendingBegin = connection.unsafe('begin');
+            pendingBegin.catch(() => {});
+            return Object.assign([], { command: 'BEGIN', count: 0 });
+          }
+          const result = connection.unsafe(query, parameters as postgres.ParameterOrJSON<never>[], { prepare: true });
+          if (pendingBegin) {
+            const begin = pendingBegin;
+            pendingBegin = undefined;
+            result.catch(() => {});
+            await begin;
+          }
+          return result;
+        },
         release: () => connection.release(),
       };
     },
