@@ -5,7 +5,7 @@ NODE_MODULES_STAMP := node_modules/.package-lock.json
 .PHONY: start test test-quick bench typecheck codegen migrate install
 
 $(NODE_MODULES_STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm install --no-audit --no-fund
 	@touch $(NODE_MODULES_STAMP)
 
 install: $(NODE_MODULES_STAMP)
