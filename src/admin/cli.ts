@@ -96,6 +96,38 @@ export const COMMANDS: Record<string, Command> = {
     await sql`select control.client_delete(${need(f, 'client')})`;
     return { client_id: f.client, status: 'deleted' };
   },
+  'customer create': async (sql, f) => {
+    const [r] = await sql`select control.customer_create(${need(f, 'org')}, ${need(f, 'kind')}, ${need(f, 'name')},
+      ${opt(f, 'email')}, ${opt(f, 'currency')}) as id`;
+    return { customer_id: r!.id };
+  },
+  'customer delete': async (sql, f) => {
+    await sql`select control.customer_delete(${need(f, 'org')}, ${need(f, 'customer')})`;
+    return { customer_id: f.customer, deleted: true };
+  },
+  'field define': async (sql, f) => {
+    // --options value:Label,value2:Label 2
+    const options = (list(f.options) ?? []).map((o) => {
+      const [value, ...label] = o.split(':');
+      return { value: value!, label: label.length ? label.join(':') : value! };
+    });
+    const bool = (name: string) => (f[name] === undefined ? null : ['true', 'yes', '1'].includes(f[name]!));
+    const [r] = await sql`select control.field_define(${need(f, 'org')}, ${need(f, 'object')}, ${need(f, 'api-name')},
+      ${need(f, 'label')}, ${need(f, 'type')}, ${bool('required')}, ${sql.json(options)}, ${list(f['readable-roles'])}::text[],
+      ${list(f['writable-roles'])}::text[], ${bool('filterable')}, ${bool('sortable')}, ${f.position ? Number(f.position) : null}::integer)
+      as schema_version`;
+    return { object_type: f.object, api_name: f['api-name'], schema_version: r!.schema_version };
+  },
+  'field delete': async (sql, f) => {
+    const [r] = await sql`select control.field_delete(${need(f, 'org')}, ${need(f, 'object')}, ${need(f, 'api-name')}) as schema_version`;
+    return { object_type: f.object, api_name: f['api-name'], deleted: true, schema_version: r!.schema_version };
+  },
+  'task-policy set': async (sql, f) => {
+    const bool = (name: string) => (f[name] === undefined ? null : ['true', 'yes', '1'].includes(f[name]!));
+    await sql`select control.task_policy_set(${need(f, 'org')}, ${bool('members-may-add-notes')}, ${bool('allow-cross-project-dependencies')})`;
+    return { organization_id: f.org, members_may_add_notes: bool('members-may-add-notes'),
+      allow_cross_project_dependencies: bool('allow-cross-project-dependencies') };
+  },
   'keys rotate': async (sql) => {
     const k = await newSigningKey(loadConfig().secretKey);
     await sql`select control.signing_key_add(${k.kid}, ${k.alg}, ${sql.json(k.publicJwk)}, ${k.sealed})`;

@@ -3,6 +3,8 @@
  * Please do not edit it manually.
  */
 
+import type { ColumnType } from "kysely";
+
 export type Json = JsonValue;
 
 export type JsonArray = JsonValue[];
@@ -15,6 +17,8 @@ export type JsonPrimitive = boolean | number | string | null;
 
 export type JsonValue = JsonArray | JsonObject | JsonPrimitive;
 
+export type Timestamp = ColumnType<Date, Date | string, Date | string>;
+
 export interface ApiMembers {
   display_name: string | null;
   doc: Json | null;
@@ -25,13 +29,56 @@ export interface ApiMembers {
   version: number | null;
 }
 
+export interface ApiObjectSchemas {
+  doc: Json | null;
+  object_type: string | null;
+  organization_id: string | null;
+  schema_version: number | null;
+  summary: Json | null;
+}
+
 export interface ApiOrganization {
   doc: Json | null;
   id: string | null;
   version: number | null;
 }
 
+export interface ApiProjects {
+  code: string | null;
+  created_at: Timestamp | null;
+  customer_id: string | null;
+  doc: Json | null;
+  end_date: Timestamp | null;
+  id: string | null;
+  manager_member_id: string | null;
+  name: string | null;
+  organization_id: string | null;
+  start_date: Timestamp | null;
+  status: string | null;
+  updated_at: Timestamp | null;
+  version: number | null;
+}
+
+export interface ApiTasks {
+  archived_at: Timestamp | null;
+  assignee_member_ids: string[] | null;
+  created_at: Timestamp | null;
+  doc: Json | null;
+  due_at: Timestamp | null;
+  id: string | null;
+  name: string | null;
+  organization_id: string | null;
+  priority: string | null;
+  project_id: string | null;
+  status: string | null;
+  updated_at: Timestamp | null;
+  version: number | null;
+}
+
 export interface DB {
   "api.members": ApiMembers;
+  "api.object_schemas": ApiObjectSchemas;
   "api.organization": ApiOrganization;
+  "api.projects": ApiProjects;
+  "api.tasks": ApiTasks;
 }

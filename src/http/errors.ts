@@ -11,6 +11,7 @@ export const PROBLEMS = {
   INVALID_CURSOR: { status: 400, title: 'Invalid pagination cursor' },
   IDEMPOTENCY_KEY_REQUIRED: { status: 400, title: 'Idempotency-Key header required' },
   IDEMPOTENCY_KEY_INVALID: { status: 400, title: 'Idempotency-Key header invalid' },
+  INVALID_SCHEMA_VERSION: { status: 400, title: 'Svc-Schema-Version header invalid' },
   INVALID_TOKEN: { status: 401, title: 'Access token missing, invalid or expired' },
   CLIENT_DISABLED: { status: 401, title: 'API Client disabled' },
   LICENSE_INACTIVE: { status: 403, title: 'No active eligible license' },
@@ -18,18 +19,37 @@ export const PROBLEMS = {
   ROLE_REQUIRED: { status: 403, title: 'Role required' },
   API_PRINCIPAL_NOT_ALLOWED: { status: 403, title: 'Not allowed for API Clients' },
   FORBIDDEN: { status: 403, title: 'Not permitted' },
+  CUSTOM_FIELD_FORBIDDEN: { status: 403, title: 'Custom field not writable with your Roles' },
   ROUTE_NOT_FOUND: { status: 404, title: 'No such endpoint' },
   MEMBER_NOT_FOUND: { status: 404, title: 'Member not found' },
   RESOURCE_NOT_FOUND: { status: 404, title: 'Resource not found' },
+  PROJECT_NOT_FOUND: { status: 404, title: 'Project not found' },
+  TASK_NOT_FOUND: { status: 404, title: 'Task not found' },
+  OBJECT_SCHEMA_NOT_FOUND: { status: 404, title: 'Object schema not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
   NOT_ACCEPTABLE: { status: 406, title: 'Not acceptable' },
   IDEMPOTENCY_KEY_IN_USE: { status: 409, title: 'A request with this Idempotency-Key is still in progress' },
   CONFLICT: { status: 409, title: 'State conflict' },
+  PROJECT_CODE_CONFLICT: { status: 409, title: 'Project code already in use' },
+  PROJECT_ARCHIVE_BLOCKED: { status: 409, title: 'Project archive blocked by active work' },
+  TASK_ARCHIVE_BLOCKED: { status: 409, title: 'Task archive or restore blocked' },
+  INVALID_TRANSITION: { status: 409, title: 'Transition not offered in the current state' },
+  OBJECT_SCHEMA_CHANGED: { status: 409, title: 'The object schema has changed' },
   STALE_RESOURCE: { status: 412, title: 'The If-Match ETag is stale' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
   VALIDATION_FAILED: { status: 422, title: 'The request is semantically invalid' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'Idempotency-Key reused with a different request' },
+  IMMUTABLE_FIELD: { status: 422, title: 'Field cannot be changed' },
+  INVALID_MANAGER: { status: 422, title: 'Invalid project manager' },
+  INVALID_ASSIGNEE: { status: 422, title: 'Invalid assignee' },
+  INVALID_SUBJECT_MEMBER: { status: 422, title: 'Invalid subject member' },
+  DEPENDENCY_CYCLE: { status: 422, title: 'Dependency not allowed' },
+  INVALID_CUSTOM_FIELD: { status: 422, title: 'Invalid custom fields' },
+  CUSTOM_FIELD_NOT_FOUND: { status: 422, title: 'Unknown custom field' },
+  CUSTOM_FIELD_READ_ONLY: { status: 422, title: 'Custom field is read-only' },
+  CUSTOM_FIELD_VALUE_INVALID: { status: 422, title: 'Invalid custom field value' },
+  CUSTOM_FIELD_REQUIRED: { status: 422, title: 'Custom field required' },
   PRECONDITION_REQUIRED: { status: 428, title: 'If-Match header required' },
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
   INTERNAL_ERROR: { status: 500, title: 'Internal server error' },
@@ -42,6 +62,12 @@ export type ProblemCode = keyof typeof PROBLEMS;
  * message. Each maps to the code used when the message is not itself a registered code. */
 export const SQLSTATES: Record<string, ProblemCode> = {
   SVR03: 'ROLE_REQUIRED',
+  SVR04: 'FORBIDDEN',
+  SVV23: 'INVALID_TRANSITION',
+  SVV24: 'DEPENDENCY_CYCLE',
+  SVC14: 'OBJECT_SCHEMA_CHANGED',
+  SVC15: 'PROJECT_ARCHIVE_BLOCKED',
+  SVC16: 'TASK_ARCHIVE_BLOCKED',
   SVS12: 'STALE_RESOURCE',
   SVN04: 'RESOURCE_NOT_FOUND',
   SVV22: 'VALIDATION_FAILED',
@@ -89,6 +115,18 @@ export function problemResponse(h: ResponseToolkit, err: ApiError, requestId: st
 
 interface PgError { code?: string; message?: string; detail?: string; hint?: string; constraint_name?: string; constraint?: string }
 
+/** Constraints whose violation is the client's doing: the problem code and the field at fault. */
+const CONSTRAINTS: Record<string, { code: ProblemCode; pointer: string; detail: string }> = {
+  projects_code_unique: { code: 'PROJECT_CODE_CONFLICT', pointer: '/code', detail: 'another project of your organization has this code' },
+  projects_dates_ordered: { code: 'VALIDATION_FAILED', pointer: '/end_date', detail: 'end_date must not be before start_date' },
+  projects_code_format: { code: 'VALIDATION_FAILED', pointer: '/code', detail: 'code: 1 to 32 letters, digits, dot, dash or underscore' },
+  tasks_code_unique: { code: 'CONFLICT', pointer: '/code', detail: 'another task of this project has this code' },
+  tasks_code_format: { code: 'VALIDATION_FAILED', pointer: '/code', detail: 'code: 1 to 32 letters, digits, dot, dash or underscore' },
+  tasks_dates_ordered: { code: 'VALIDATION_FAILED', pointer: '/due_at', detail: 'due_at must not be before start_at' },
+  tasks_assignees_bounded: { code: 'INVALID_ASSIGNEE', pointer: '/assignee_member_ids', detail: 'at most 50 assignees' },
+  task_dependencies_not_self: { code: 'DEPENDENCY_CYCLE', pointer: '/predecessor_task_ids', detail: 'a task cannot depend on itself' },
+};
+
 /** Maps a database error to an ApiError, or returns undefined (an unexpected error: 500). */
 export function fromDatabaseError(e: unknown): ApiError | undefined {
   const pg = e as PgError;
@@ -103,13 +141,26 @@ export function fromDatabaseError(e: unknown): ApiError | undefined {
       return new ApiError(code, `the resource has changed; its current ETag is ${current}`,
         { headers: { ETag: current }, members: { current_etag: current } });
     }
+    if (pg.hint === 'errors') {
+      // A list of problems (app_private.raise_errors): the first one names the code.
+      let errors: FieldError[] = [];
+      try { errors = JSON.parse(pg.detail ?? '[]'); } catch { return undefined; }
+      return new ApiError(code, errors.length === 1 ? errors[0]!.detail : `${errors.length} problems; see errors`, { errors });
+    }
     const pointer = pg.hint || undefined;
     const detail = pg.detail || undefined;
     return new ApiError(code, detail, pointer
       ? { errors: [{ pointer, detail: detail ?? code, code }] }
       : {});
   }
+  const constraint = CONSTRAINTS[pg.constraint_name ?? pg.constraint ?? ''];
+  if (constraint) {
+    return new ApiError(constraint.code, constraint.detail,
+      { errors: [{ pointer: constraint.pointer, detail: constraint.detail, code: constraint.code }] });
+  }
   switch (pg.code) {
+    case '22007': case '22008': case '22P02': case '22003':
+      return new ApiError('VALIDATION_FAILED', 'a value is out of range or malformed');
     case '42501': return new ApiError('FORBIDDEN', 'not permitted by Role or resource policy');
     case '40001': case '40P01': case '55P03':
       return new ApiError('SERVICE_UNAVAILABLE', 'concurrent update; retry the request', { headers: { 'Retry-After': '1' } });

@@ -34,6 +34,7 @@ export interface OperationContext<P = any, Q = any, B = any> {
   /** Canonical path and query, used to scope cursors. */
   route: string;
   app: AppContext;
+  request: Request;
 }
 
 export interface OperationResult {
@@ -218,7 +219,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             }
 
             const out = await op.handler({
-              tx, principal, params, query, body, ifMatch, requestId, app,
+              tx, principal, params, query, body, ifMatch, requestId, app, request,
               route: `${op.method} ${routeTemplate}`,
             });
             const status = out.status ?? op.response.status;

@@ -66,3 +66,8 @@ export function toPage<R, T>(rows: R[], limit: number, doc: (r: R) => T, keyOf: 
     next_cursor: hasMore && last !== undefined ? encodeCursor(cursor.secret, cursor.route, cursor.query, keyOf(last)) : null,
   };
 }
+
+export type SortOrder = 'asc' | 'desc';
+
+/** A sort offered by a list: the SQL expression (never null) and its type for the cursor cast. */
+export interface SortSpec { expr: string; type: 'text' | 'date' | 'timestamptz' | 'integer' }

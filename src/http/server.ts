@@ -11,8 +11,13 @@ import { renderDocsPage } from './docs-page.ts';
 import { tokenRoute } from '../routes/oauth.ts';
 import { identityOperations } from '../routes/identity.ts';
 import { memberOperations } from '../routes/members.ts';
+import { projectOperations } from '../routes/projects.ts';
+import { taskOperations } from '../routes/tasks.ts';
+import { objectSchemaOperations } from '../routes/object-schemas.ts';
 
-export const operations: Operation[] = [...identityOperations, ...memberOperations];
+export const operations: Operation[] = [
+  ...identityOperations, ...memberOperations, ...projectOperations, ...taskOperations, ...objectSchemaOperations,
+];
 
 const BOOM_CODES: Record<number, ProblemCode> = {
   400: 'INVALID_JSON', 404: 'ROUTE_NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 406: 'NOT_ACCEPTABLE',

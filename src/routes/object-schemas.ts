@@ -1,0 +1,29 @@
+import Joi from 'joi';
+import { sql } from 'kysely';
+import type { Operation } from '../http/operation.ts';
+import { ApiError } from '../http/errors.ts';
+import { schemas } from './schemas.ts';
+
+export const objectSchemaOperations: Operation[] = [
+  {
+    operationId: 'listObjectSchemas', method: 'GET', path: '/v1/schemas', tag: 'Custom-field schemas',
+    summary: 'Object types with custom fields, and their schema versions',
+    response: { status: 200, description: 'A list of object_schema_summary', schema: schemas.list(schemas.objectSchemaSummary) },
+    handler: async ({ tx }) => {
+      const { rows } = await sql<{ summary: unknown }>`select summary from api.object_schemas order by object_type`.execute(tx);
+      return { body: { object: 'list', data: rows.map((r) => r.summary), has_more: false, next_cursor: null } };
+    },
+  },
+  {
+    operationId: 'getObjectSchema', method: 'GET', path: '/v1/schemas/{object_type}', tag: 'Custom-field schemas',
+    summary: 'The fields of an object type that the caller may read', etag: true,
+    params: Joi.object({ object_type: Joi.string().max(64).required() }),
+    response: { status: 200, description: 'The object_schema', schema: schemas.objectSchema },
+    handler: async ({ tx, params }) => {
+      const { rows: [row] } = await sql<{ doc: unknown; schema_version: number }>`
+        select doc, schema_version from api.object_schemas where object_type = ${params.object_type}`.execute(tx);
+      if (!row) throw new ApiError('OBJECT_SCHEMA_NOT_FOUND', `no object type ${params.object_type}; see GET /v1/schemas`);
+      return { body: row.doc, version: row.schema_version };
+    },
+  },
+];

@@ -1,0 +1,110 @@
+import Joi from 'joi';
+import { sql, type RawBuilder } from 'kysely';
+import type { Operation, OperationContext } from '../http/operation.ts';
+import { ApiError } from '../http/errors.ts';
+import type { SortSpec } from '../http/pagination.ts';
+import { schemas } from './schemas.ts';
+import { customFields, date, email, idOf, listPage, schemaVersionOf, sortQuery } from './common.ts';
+
+const projectId = Joi.object({ project_id: idOf('prj').required() });
+const code = Joi.string().pattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/).message('code: 1 to 32 letters, digits, dot, dash or underscore');
+
+const writable = {
+  code,
+  name: Joi.string().trim().min(1).max(200),
+  description: Joi.string().max(10000).allow('', null),
+  start_date: date.allow(null),
+  end_date: date.allow(null),
+  manager_member_id: email.allow(null),
+  customer_id: idOf('com').allow(null),
+  custom_fields: customFields,
+};
+
+// Read-only members a client may echo back from a GET: they answer IMMUTABLE_FIELD, not "unknown key".
+const echoed = Object.fromEntries(['id', 'object', 'organization_id', 'status', 'currency', 'created_at', 'updated_at', 'version']
+  .map((k) => [k, Joi.any()]));
+
+export const PROJECT_SORTS: Record<string, SortSpec> = {
+  created_at: { expr: 'created_at', type: 'timestamptz' },
+  updated_at: { expr: 'updated_at', type: 'timestamptz' },
+  name: { expr: 'lower(name)', type: 'text' },
+  code: { expr: 'lower(code)', type: 'text' },
+  start_date: { expr: "coalesce(start_date, 'infinity'::date)", type: 'date' },
+  end_date: { expr: "coalesce(end_date, 'infinity'::date)", type: 'date' },
+};
+
+const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);
+
+async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version: number }>) {
+  const { rows: [row] } = await q.execute(ctx.tx);
+  if (!row) throw new ApiError('PROJECT_NOT_FOUND', `no project ${ctx.params.project_id} in your organization`);
+  return { body: row.doc, version: row.version };
+}
+
+export const projectOperations: Operation[] = [
+  {
+    operationId: 'listProjects', method: 'GET', path: '/v1/projects', tag: 'Projects',
+    summary: 'Projects of the organization; archived ones only with status=archived',
+    query: Joi.object({
+      status: Joi.string().valid('active', 'archived').default('active'),
+      customer_id: idOf('com'),
+      manager_member_id: email,
+      start_date_gte: date,
+      end_date_lte: date,
+      search: Joi.string().trim().min(1).max(200).description('part of the name or code'),
+      ...sortQuery(PROJECT_SORTS, 'created_at', 'desc'),
+    }),
+    response: { status: 200, description: 'A page of projects', schema: schemas.list(schemas.project) },
+    handler: async (ctx) => {
+      const { query } = ctx;
+      const where: RawBuilder<boolean>[] = [sql`status = ${query.status}`];
+      if (query.customer_id) where.push(sql`customer_id = ${query.customer_id}`);
+      if (query.manager_member_id) where.push(sql`manager_member_id = ${query.manager_member_id}`);
+      if (query.start_date_gte) where.push(sql`start_date >= ${query.start_date_gte}::date`);
+      if (query.end_date_lte) where.push(sql`end_date <= ${query.end_date_lte}::date`);
+      if (query.search) {
+        const like = `%${escapeLike(query.search.toLowerCase())}%`;
+        where.push(sql`(lower(name) like ${like} or lower(code) like ${like})`);
+      }
+      return { body: await listPage(ctx, 'api.projects', PROJECT_SORTS, where) };
+    },
+  },
+  {
+    operationId: 'createProject', method: 'POST', path: '/v1/projects', tag: 'Projects',
+    summary: 'Create a project (status active)', roles: ['manager'], idempotencyKey: true,
+    body: Joi.object({ ...writable, code: code.required(), name: writable.name.required() }),
+    response: { status: 201, description: 'The project', schema: schemas.project },
+    handler: async (ctx) => {
+      const r = await one(ctx, sql`select * from api.project_create(${ctx.body}::jsonb, ${schemaVersionOf(ctx.request)}::integer)`);
+      return { ...r, status: 201, headers: { Location: `/v1/projects/${(r.body as { id: string }).id}` } };
+    },
+  },
+  {
+    operationId: 'getProject', method: 'GET', path: '/v1/projects/{project_id}', tag: 'Projects',
+    summary: 'One project', etag: true, params: projectId,
+    response: { status: 200, description: 'The project', schema: schemas.project },
+    handler: (ctx) => one(ctx, sql`select * from api.project_get(${ctx.params.project_id})`),
+  },
+  {
+    operationId: 'updateProject', method: 'PATCH', path: '/v1/projects/{project_id}', tag: 'Projects',
+    summary: 'Change the supplied fields', roles: ['manager'], ifMatch: true, etag: true, params: projectId,
+    body: Joi.object({ ...writable, ...echoed }).min(1),
+    response: { status: 200, description: 'The project', schema: schemas.project },
+    handler: (ctx) => one(ctx, sql`select * from api.project_update(${ctx.params.project_id}, ${`{${ctx.ifMatch.join(',')}}`}::integer[],
+      ${ctx.body}::jsonb, ${schemaVersionOf(ctx.request)}::integer)`),
+  },
+  {
+    operationId: 'archiveProject', method: 'POST', path: '/v1/projects/{project_id}/archive', tag: 'Projects',
+    summary: 'Archive (409 PROJECT_ARCHIVE_BLOCKED while it has open tasks)', roles: ['manager'], idempotencyKey: true,
+    etag: true, params: projectId,
+    response: { status: 200, description: 'The archived project', schema: schemas.project },
+    handler: (ctx) => one(ctx, sql`select * from api.project_set_status(${ctx.params.project_id}, 'archived')`),
+  },
+  {
+    operationId: 'restoreProject', method: 'POST', path: '/v1/projects/{project_id}/restore', tag: 'Projects',
+    summary: 'Restore an archived project while its references are still valid', roles: ['manager'], etag: true,
+    params: projectId,
+    response: { status: 200, description: 'The restored project', schema: schemas.project },
+    handler: (ctx) => one(ctx, sql`select * from api.project_set_status(${ctx.params.project_id}, 'active')`),
+  },
+];

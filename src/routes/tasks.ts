@@ -1,0 +1,144 @@
+import Joi from 'joi';
+import { sql, type RawBuilder } from 'kysely';
+import type { Operation, OperationContext } from '../http/operation.ts';
+import { ApiError } from '../http/errors.ts';
+import type { SortSpec } from '../http/pagination.ts';
+import { schemas } from './schemas.ts';
+import { customFields, email, idOf, listPage, schemaVersionOf, sortQuery, subject, timestamp } from './common.ts';
+
+const taskId = Joi.object({ task_id: idOf('tsk').required() });
+const priority = Joi.string().valid('low', 'medium', 'high', 'urgent');
+
+const writable = {
+  code: Joi.string().pattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/).allow(null),
+  name: Joi.string().trim().min(1).max(500),
+  description: Joi.string().max(20000).allow('', null),
+  priority,
+  start_at: timestamp.allow(null),
+  due_at: timestamp.allow(null),
+  assignee_member_ids: Joi.array().items(email).max(50),
+  custom_fields: customFields,
+};
+const echoed = Object.fromEntries(['id', 'object', 'organization_id', 'project_id', 'status', 'created_at', 'updated_at',
+  'version', 'predecessor_task_ids', 'transitions', 'completed_at', 'archived'].map((k) => [k, Joi.any()]));
+
+export const TASK_SORTS: Record<string, SortSpec> = {
+  created_at: { expr: 'created_at', type: 'timestamptz' },
+  updated_at: { expr: 'updated_at', type: 'timestamptz' },
+  due_at: { expr: "coalesce(due_at, 'infinity'::timestamptz)", type: 'timestamptz' },
+  name: { expr: 'lower(name)', type: 'text' },
+  priority: { expr: "array_position(array['low','medium','high','urgent'], priority)", type: 'integer' },
+};
+
+const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);
+const versions = (ctx: OperationContext) => `{${ctx.ifMatch.join(',')}}`;
+
+async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version: number }>, status = 200) {
+  const { rows: [row] } = await q.execute(ctx.tx);
+  if (!row) throw new ApiError('TASK_NOT_FOUND', `no task ${ctx.params.task_id} in your organization`);
+  return { body: row.doc, version: row.version, status };
+}
+
+export const taskOperations: Operation[] = [
+  {
+    operationId: 'listTasks', method: 'GET', path: '/v1/tasks', tag: 'Tasks',
+    summary: 'Tasks of the organization (archived ones with archived=true)',
+    query: Joi.object({
+      project_id: idOf('prj'),
+      status: Joi.string().pattern(/^[a-z][a-z0-9_]{0,40}$/),
+      assignee_member_id: email,
+      priority,
+      due_before: timestamp,
+      due_after: timestamp,
+      search: Joi.string().trim().min(1).max(200).description('part of the name or code'),
+      archived: Joi.boolean().default(false),
+      ...sortQuery(TASK_SORTS, 'created_at', 'desc'),
+    }),
+    response: { status: 200, description: 'A page of tasks', schema: schemas.list(schemas.task) },
+    handler: async (ctx) => {
+      const { query } = ctx;
+      const where: RawBuilder<boolean>[] = [query.archived ? sql`archived_at is not null` : sql`archived_at is null`];
+      if (query.project_id) where.push(sql`project_id = ${query.project_id}`);
+      if (query.status) where.push(sql`status = ${query.status}`);
+      if (query.assignee_member_id) where.push(sql`assignee_member_ids @> array[${query.assignee_member_id}]::text[]`);
+      if (query.priority) where.push(sql`priority = ${query.priority}`);
+      if (query.due_before) where.push(sql`due_at < ${query.due_before}::timestamptz`);
+      if (query.due_after) where.push(sql`due_at > ${query.due_after}::timestamptz`);
+      if (query.search) {
+        const like = `%${escapeLike(query.search.toLowerCase())}%`;
+        where.push(sql`lower(name) like ${like}`);
+      }
+      return { body: await listPage(ctx, 'api.tasks', TASK_SORTS, where) };
+    },
+  },
+  {
+    operationId: 'createTask', method: 'POST', path: '/v1/tasks', tag: 'Tasks',
+    summary: 'Create a task in its workflow\'s initial status', roles: ['manager'], idempotencyKey: true,
+    body: Joi.object({ ...writable, project_id: idOf('prj').required(), name: writable.name.required() }),
+    response: { status: 201, description: 'The task', schema: schemas.task },
+    handler: async (ctx) => {
+      const r = await one(ctx, sql`select * from api.task_create(${ctx.body}::jsonb, ${schemaVersionOf(ctx.request)}::integer)`, 201);
+      return { ...r, headers: { Location: `/v1/tasks/${(r.body as { id: string }).id}` } };
+    },
+  },
+  {
+    operationId: 'getTask', method: 'GET', path: '/v1/tasks/{task_id}', tag: 'Tasks',
+    summary: 'One task, with the transitions it currently offers', etag: true, params: taskId,
+    response: { status: 200, description: 'The task', schema: schemas.task },
+    handler: (ctx) => one(ctx, sql`select * from api.task_get(${ctx.params.task_id})`),
+  },
+  {
+    operationId: 'updateTask', method: 'PATCH', path: '/v1/tasks/{task_id}', tag: 'Tasks',
+    summary: 'Change the supplied fields (status changes go through transitions)', roles: ['manager'], ifMatch: true,
+    etag: true, params: taskId, body: Joi.object({ ...writable, ...echoed }).min(1),
+    response: { status: 200, description: 'The task', schema: schemas.task },
+    handler: (ctx) => one(ctx, sql`select * from api.task_update(${ctx.params.task_id}, ${versions(ctx)}::integer[], ${ctx.body}::jsonb,
+      ${schemaVersionOf(ctx.request)}::integer)`),
+  },
+  {
+    operationId: 'transitionTask', method: 'POST', path: '/v1/tasks/{task_id}/transitions', tag: 'Tasks',
+    summary: 'Apply a transition the task offers', roles: ['manager'], idempotencyKey: true, etag: true, params: taskId,
+    body: Joi.object({
+      transition: Joi.string().pattern(/^[a-z][a-z0-9_]{0,40}$/).required(),
+      completed_at: timestamp,
+      subject,
+    }),
+    response: { status: 200, description: 'The task after the transition', schema: schemas.task },
+    handler: (ctx) => one(ctx, sql`select * from api.task_transition(${ctx.params.task_id}, ${ctx.body.transition},
+      ${ctx.body.completed_at ?? null}::timestamptz, ${ctx.body.subject?.member_id ?? null}::text)`),
+  },
+  {
+    operationId: 'addTaskNote', method: 'POST', path: '/v1/tasks/{task_id}/notes', tag: 'Tasks',
+    summary: 'Add a note (manager, or member where the task policy permits)', roles: ['manager', 'member'],
+    idempotencyKey: true, params: taskId,
+    body: Joi.object({ text: Joi.string().trim().min(1).max(20000).required(), subject }),
+    response: { status: 201, description: 'The note', schema: schemas.taskNote },
+    handler: async (ctx) => {
+      const { rows: [row] } = await sql<{ note: unknown }>`select api.task_add_note(${ctx.params.task_id}, ${ctx.body.text},
+        ${ctx.body.subject?.member_id ?? null}::text) as note`.execute(ctx.tx);
+      return { status: 201, body: row!.note };
+    },
+  },
+  {
+    operationId: 'replaceTaskDependencies', method: 'PUT', path: '/v1/tasks/{task_id}/dependencies', tag: 'Tasks',
+    summary: 'Replace the task\'s predecessors (no cycles)', roles: ['manager'], ifMatch: true, etag: true, params: taskId,
+    body: Joi.object({ predecessor_task_ids: Joi.array().items(idOf('tsk')).unique().max(100).required() }),
+    response: { status: 200, description: 'The task', schema: schemas.task },
+    handler: (ctx) => one(ctx, sql`select * from api.task_replace_dependencies(${ctx.params.task_id}, ${versions(ctx)}::integer[],
+      ${`{${ctx.body.predecessor_task_ids.join(',')}}`}::text[])`),
+  },
+  {
+    operationId: 'archiveTask', method: 'POST', path: '/v1/tasks/{task_id}/archive', tag: 'Tasks',
+    summary: 'Archive (409 TASK_ARCHIVE_BLOCKED while open tasks depend on it)', roles: ['manager'], idempotencyKey: true,
+    etag: true, params: taskId,
+    response: { status: 200, description: 'The task', schema: schemas.task },
+    handler: (ctx) => one(ctx, sql`select * from api.task_set_archived(${ctx.params.task_id}, true)`),
+  },
+  {
+    operationId: 'restoreTask', method: 'POST', path: '/v1/tasks/{task_id}/restore', tag: 'Tasks',
+    summary: 'Restore an archived task (its project must be active)', roles: ['manager'], idempotencyKey: true,
+    etag: true, params: taskId,
+    response: { status: 200, description: 'The task', schema: schemas.task },
+    handler: (ctx) => one(ctx, sql`select * from api.task_set_archived(${ctx.params.task_id}, false)`),
+  },
+];
