@@ -37,11 +37,16 @@ export function runtimeUrlFrom(databaseUrl: string, password: string): string {
   return url.toString();
 }
 
+/** The master key (SVC_SECRET_KEY; a fixed development key outside production). */
+export function masterKey(env: NodeJS.ProcessEnv = process.env): Buffer {
+  const secret = env.SVC_SECRET_KEY ?? (env.NODE_ENV === 'production' ? undefined : DEV_SECRET);
+  if (!secret) throw new Error('SVC_SECRET_KEY is required when NODE_ENV=production');
+  return createHash('sha256').update(secret).digest();
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = env.DATABASE_URL;
   if (!databaseUrl) throw new Error('DATABASE_URL is not set');
-  const secret = env.SVC_SECRET_KEY ?? (env.NODE_ENV === 'production' ? undefined : DEV_SECRET);
-  if (!secret) throw new Error('SVC_SECRET_KEY is required when NODE_ENV=production');
   const runtimePassword = env.SVC_RUNTIME_DB_PASSWORD ?? 'svc_runtime';
   return {
     databaseUrl,
@@ -51,7 +56,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     issuer: env.SVC_ISSUER ?? 'https://svc.example',
     audience: env.SVC_AUDIENCE ?? 'https://svc.example/v1',
     tokenTtlSeconds: 3600,
-    secretKey: createHash('sha256').update(secret).digest(),
+    secretKey: masterKey(env),
     rateLimit: { limit: int(env, 'RATE_LIMIT_REQUESTS', 1200), windowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60) },
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10),
     logLevel: env.LOG_LEVEL === 'silent' ? 'silent' : 'info',

@@ -3,7 +3,7 @@
 // on stderr and exit non-zero. Reads DATABASE_URL (an owner connection, not svc_runtime).
 import postgres from 'postgres';
 import { newSigningKey } from '../auth/tokens.ts';
-import { loadConfig } from '../config.ts';
+import { masterKey } from '../config.ts';
 
 type Flags = Record<string, string>;
 type Sql = postgres.Sql;
@@ -129,7 +129,7 @@ export const COMMANDS: Record<string, Command> = {
       allow_cross_project_dependencies: bool('allow-cross-project-dependencies') };
   },
   'keys rotate': async (sql) => {
-    const k = await newSigningKey(loadConfig().secretKey);
+    const k = await newSigningKey(masterKey());
     await sql`select control.signing_key_add(${k.kid}, ${k.alg}, ${sql.json(k.publicJwk)}, ${k.sealed})`;
     return { kid: k.kid };
   },
