@@ -74,6 +74,7 @@ begin
   return array[]::text[];
 end
 $$;
+grant execute on function app_private.project_archive_blockers(text) to svc_runtime;
 
 create function app_private.tg_projects__status_change() returns trigger
 language plpgsql volatile

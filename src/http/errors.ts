@@ -161,7 +161,8 @@ export function fromDatabaseError(e: unknown): ApiError | undefined {
   switch (pg.code) {
     case '22007': case '22008': case '22P02': case '22003':
       return new ApiError('VALIDATION_FAILED', 'a value is out of range or malformed');
-    case '42501': return new ApiError('FORBIDDEN', 'not permitted by Role or resource policy');
+    // 42501 (a missing grant, or a row-level-security WITH CHECK refusal) is never expected: the
+    // commands check Roles first and raise ROLE_REQUIRED. Reaching it is our bug: a 500.
     case '40001': case '40P01': case '55P03':
       return new ApiError('SERVICE_UNAVAILABLE', 'concurrent update; retry the request', { headers: { 'Retry-After': '1' } });
     default: return undefined;

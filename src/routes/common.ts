@@ -17,7 +17,7 @@ export function schemaVersionOf(request: Request): number | null {
 }
 
 export const idOf = (prefix: string) => Joi.string().pattern(new RegExp(`^${prefix}_[A-Za-z0-9]{1,64}$`));
-export const email = Joi.string().trim().lowercase().email({ tlds: false }).max(320);
+export const email = Joi.string().email({ tlds: false }).max(320).description('an email; matched after trimming and lower-casing');
 export const date = Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/).custom((v, h) => (Number.isNaN(Date.parse(v)) ? h.error('any.invalid') : v));
 export const timestamp = Joi.string().isoDate();
 export const customFields = Joi.object().unknown(true).description('values keyed by api_name; null clears a field');

@@ -11,7 +11,7 @@ const code = Joi.string().pattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/).message('
 
 const writable = {
   code,
-  name: Joi.string().trim().min(1).max(200),
+  name: Joi.string().min(1).max(200).pattern(/\S/),
   description: Joi.string().max(10000).allow('', null),
   start_date: date.allow(null),
   end_date: date.allow(null),

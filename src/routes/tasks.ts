@@ -11,7 +11,7 @@ const priority = Joi.string().valid('low', 'medium', 'high', 'urgent');
 
 const writable = {
   code: Joi.string().pattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/).allow(null),
-  name: Joi.string().trim().min(1).max(500),
+  name: Joi.string().min(1).max(500).pattern(/\S/),
   description: Joi.string().max(20000).allow('', null),
   priority,
   start_at: timestamp.allow(null),
@@ -111,7 +111,7 @@ export const taskOperations: Operation[] = [
     operationId: 'addTaskNote', method: 'POST', path: '/v1/tasks/{task_id}/notes', tag: 'Tasks',
     summary: 'Add a note (manager, or member where the task policy permits)', roles: ['manager', 'member'],
     idempotencyKey: true, params: taskId,
-    body: Joi.object({ text: Joi.string().trim().min(1).max(20000).required(), subject }),
+    body: Joi.object({ text: Joi.string().min(1).max(20000).pattern(/\S/).required(), subject }),
     response: { status: 201, description: 'The note', schema: schemas.taskNote },
     handler: async (ctx) => {
       const { rows: [row] } = await sql<{ note: unknown }>`select api.task_add_note(${ctx.params.task_id}, ${ctx.body.text},
