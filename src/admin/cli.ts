@@ -128,6 +128,16 @@ export const COMMANDS: Record<string, Command> = {
     return { organization_id: f.org, members_may_add_notes: bool('members-may-add-notes'),
       allow_cross_project_dependencies: bool('allow-cross-project-dependencies') };
   },
+  'org set-policy': async (sql, f) => {
+    const bool = (name: string) => (f[name] === undefined ? null : ['true', 'yes', '1'].includes(f[name]!));
+    await sql`select control.org_set_policy(${need(f, 'org')}, ${bool('show-approver-identities')}, ${bool('hr-may-read-time-entries')},
+      ${f['time-entry-future-days'] === undefined ? null : Number(f['time-entry-future-days'])}::integer)`;
+    return { organization_id: f.org, updated: true };
+  },
+  'approval decide': async (sql, f) => {
+    await sql`select control.approval_decide(${need(f, 'approval')}, ${need(f, 'decision')}, ${need(f, 'by')})`;
+    return { approval_id: f.approval, status: f.decision, decided_by: f.by!.trim().toLowerCase() };
+  },
   'keys rotate': async (sql) => {
     const k = await newSigningKey(masterKey());
     await sql`select control.signing_key_add(${k.kid}, ${k.alg}, ${sql.json(k.publicJwk)}, ${k.sealed})`;

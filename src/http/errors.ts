@@ -20,12 +20,16 @@ export const PROBLEMS = {
   API_PRINCIPAL_NOT_ALLOWED: { status: 403, title: 'Not allowed for API Clients' },
   FORBIDDEN: { status: 403, title: 'Not permitted' },
   CUSTOM_FIELD_FORBIDDEN: { status: 403, title: 'Custom field not writable with your Roles' },
+  APPROVAL_REQUIRED: { status: 403, title: 'Only a named user can approve' },
+  APPROVAL_ACCESS_DENIED: { status: 403, title: 'Approval not covered by your Roles' },
   ROUTE_NOT_FOUND: { status: 404, title: 'No such endpoint' },
   MEMBER_NOT_FOUND: { status: 404, title: 'Member not found' },
   RESOURCE_NOT_FOUND: { status: 404, title: 'Resource not found' },
   PROJECT_NOT_FOUND: { status: 404, title: 'Project not found' },
   TASK_NOT_FOUND: { status: 404, title: 'Task not found' },
   OBJECT_SCHEMA_NOT_FOUND: { status: 404, title: 'Object schema not found' },
+  TIME_ENTRY_NOT_FOUND: { status: 404, title: 'Time entry not found' },
+  APPROVAL_NOT_FOUND: { status: 404, title: 'Approval not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
   NOT_ACCEPTABLE: { status: 406, title: 'Not acceptable' },
   IDEMPOTENCY_KEY_IN_USE: { status: 409, title: 'A request with this Idempotency-Key is still in progress' },
@@ -35,6 +39,8 @@ export const PROBLEMS = {
   TASK_ARCHIVE_BLOCKED: { status: 409, title: 'Task archive or restore blocked' },
   INVALID_TRANSITION: { status: 409, title: 'Transition not offered in the current state' },
   OBJECT_SCHEMA_CHANGED: { status: 409, title: 'The object schema has changed' },
+  EXTERNAL_ID_CONFLICT: { status: 409, title: 'external_id already used by this client' },
+  TIME_ENTRY_LOCKED: { status: 409, title: 'Time entry not editable in its status' },
   STALE_RESOURCE: { status: 412, title: 'The If-Match ETag is stale' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
@@ -50,6 +56,8 @@ export const PROBLEMS = {
   CUSTOM_FIELD_READ_ONLY: { status: 422, title: 'Custom field is read-only' },
   CUSTOM_FIELD_VALUE_INVALID: { status: 422, title: 'Invalid custom field value' },
   CUSTOM_FIELD_REQUIRED: { status: 422, title: 'Custom field required' },
+  INVALID_WORK_DATE: { status: 422, title: 'Invalid work date or reference' },
+  INVALID_DURATION: { status: 422, title: 'Invalid duration' },
   PRECONDITION_REQUIRED: { status: 428, title: 'If-Match header required' },
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
   INTERNAL_ERROR: { status: 500, title: 'Internal server error' },
@@ -68,6 +76,8 @@ export const SQLSTATES: Record<string, ProblemCode> = {
   SVC14: 'OBJECT_SCHEMA_CHANGED',
   SVC15: 'PROJECT_ARCHIVE_BLOCKED',
   SVC16: 'TASK_ARCHIVE_BLOCKED',
+  SVC17: 'TIME_ENTRY_LOCKED',
+  SVR05: 'APPROVAL_REQUIRED',
   SVS12: 'STALE_RESOURCE',
   SVN04: 'RESOURCE_NOT_FOUND',
   SVV22: 'VALIDATION_FAILED',
@@ -75,7 +85,7 @@ export const SQLSTATES: Record<string, ProblemCode> = {
 };
 
 /** SQLSTATEs raised only by the control plane (svc-admin); an HTTP request meeting one is a bug. */
-export const CONTROL_SQLSTATES = ['SVC10', 'SVC11', 'SVC12', 'SVC13', 'SVL01', 'SVN01', 'SVV01', 'SV500'] as const;
+export const CONTROL_SQLSTATES = ['SVC18', 'SVC10', 'SVC11', 'SVC12', 'SVC13', 'SVL01', 'SVN01', 'SVV01', 'SV500'] as const;
 
 export class ApiError extends Error {
   constructor(
@@ -124,6 +134,8 @@ const CONSTRAINTS: Record<string, { code: ProblemCode; pointer: string; detail: 
   tasks_code_format: { code: 'VALIDATION_FAILED', pointer: '/code', detail: 'code: 1 to 32 letters, digits, dot, dash or underscore' },
   tasks_dates_ordered: { code: 'VALIDATION_FAILED', pointer: '/due_at', detail: 'due_at must not be before start_at' },
   tasks_assignees_bounded: { code: 'INVALID_ASSIGNEE', pointer: '/assignee_member_ids', detail: 'at most 50 assignees' },
+  time_entries_external_id_unique: { code: 'EXTERNAL_ID_CONFLICT', pointer: '/external_id', detail: 'this external_id is already used by your client' },
+  time_entries_minutes_range: { code: 'INVALID_DURATION', pointer: '/minutes', detail: 'minutes must be a whole number from 1 to 1440' },
   task_dependencies_not_self: { code: 'DEPENDENCY_CYCLE', pointer: '/predecessor_task_ids', detail: 'a task cannot depend on itself' },
 };
 

@@ -26,6 +26,10 @@ function parameters(op: Operation) {
   if (op.ifMatch) {
     out.push({ name: 'If-Match', in: 'header', required: true, schema: { type: 'string' }, description: 'The ETag from the last read' });
   }
+  if (op.schemaVersion) {
+    out.push({ name: 'Svc-Schema-Version', in: 'header', required: false, schema: { type: 'integer', minimum: 1 },
+      description: 'The schema_version of the object type you read; a mismatch answers 409 OBJECT_SCHEMA_CHANGED' });
+  }
   out.push({ name: 'X-Client-Request-Id', in: 'header', required: false, schema: { type: 'string', maxLength: 200 },
     description: 'Echoed back and logged' });
   return out;
@@ -44,7 +48,7 @@ function errorResponses(op: Operation) {
 
 export function buildOpenApi(ops: Operation[], info: { serverUrl?: string } = {}) {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const op of ops) {
+  for (const op of ops.filter((o) => !o.hidden)) {
     const path = (paths[openApiPath(op.path)] ??= {});
     const responseHeaders: Record<string, unknown> = {
       RateLimit: { schema: { type: 'string' } }, 'RateLimit-Policy': { schema: { type: 'string' } },
@@ -101,7 +105,7 @@ export function buildOpenApi(ops: Operation[], info: { serverUrl?: string } = {}
       description: 'A private JSON-over-HTTPS API for the non-human API Clients of one organization.',
     },
     servers: [{ url: info.serverUrl ?? '/' }],
-    tags: [...new Set(ops.map((o) => o.tag))].map((name) => ({ name })),
+    tags: [...new Set(ops.filter((o) => !o.hidden).map((o) => o.tag))].map((name) => ({ name })),
     paths,
     components: {
       securitySchemes: {

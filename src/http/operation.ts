@@ -55,12 +55,16 @@ export interface Operation {
   roles?: readonly Role[];
   idempotencyKey?: boolean;
   ifMatch?: boolean;
+  /** Served but left out of the OpenAPI document (explicit refusals). */
+  hidden?: boolean;
+  /** Accepts Svc-Schema-Version (custom-field writes): documented in the OpenAPI document. */
+  schemaVersion?: boolean;
   /** The response is the principal itself: begin_request runs as one statement, no transaction. */
   principalOnly?: boolean;
   etag?: boolean;
   params?: Joi.ObjectSchema;
   query?: Joi.ObjectSchema;
-  body?: Joi.ObjectSchema;
+  body?: Joi.ObjectSchema | Joi.AnySchema;
   response: { status: number; description: string; schema?: Joi.Schema };
   handler: (ctx: OperationContext) => Promise<OperationResult>;
 }
@@ -75,7 +79,7 @@ function fieldErrors(error: Joi.ValidationError, prefix = ''): FieldError[] {
   }));
 }
 
-function validate<T>(schema: Joi.ObjectSchema | undefined, value: unknown, where: 'params' | 'query' | 'body'): T {
+function validate<T>(schema: Joi.ObjectSchema | Joi.AnySchema | undefined, value: unknown, where: 'params' | 'query' | 'body'): T {
   if (!schema) {
     if (where === 'body' && value !== null && value !== undefined) {
       throw new ApiError('VALIDATION_FAILED', 'this operation takes no request body');

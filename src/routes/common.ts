@@ -18,7 +18,11 @@ export function schemaVersionOf(request: Request): number | null {
 
 export const idOf = (prefix: string) => Joi.string().pattern(new RegExp(`^${prefix}_[A-Za-z0-9]{1,64}$`));
 export const email = Joi.string().email({ tlds: false }).max(320).description('an email; matched after trimming and lower-casing');
-export const date = Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/).custom((v, h) => (Number.isNaN(Date.parse(v)) ? h.error('any.invalid') : v));
+/** A calendar date that exists (2026-02-30 does not). */
+export const date = Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/).custom((v: string, h) => {
+  const d = new Date(`${v}T00:00:00Z`);
+  return Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== v ? h.error('any.invalid') : v;
+}).message('must be an existing calendar date, YYYY-MM-DD');
 export const timestamp = Joi.string().isoDate();
 export const customFields = Joi.object().unknown(true).description('values keyed by api_name; null clears a field');
 export const subject = Joi.object({ member_id: Joi.string().max(320).required() });
@@ -42,7 +46,8 @@ export async function listPage(ctx: OperationContext, view: 'api.projects' | 'ap
   const conditions = [...where];
   if (after) {
     if (after.length !== 2 || typeof after[1] !== 'string') throw new ApiError('INVALID_CURSOR', 'the cursor is malformed');
-    conditions.push(sql<boolean>`(${expr}, id) ${sql.raw(order === 'asc' ? '>' : '<')} (${after[0]}::${sql.raw(spec.type)}, ${after[1]})`);
+    // The key travels as text: a typed parameter would pass through the driver's Date (milliseconds, no infinity).
+    conditions.push(sql<boolean>`(${expr}, id) ${sql.raw(order === 'asc' ? '>' : '<')} ((${String(after[0])}::text)::${sql.raw(spec.type)}, ${after[1]}::text)`);
   }
   const whereSql = conditions.length ? sql.join(conditions, sql` and `) : sql`true`;
   const { rows } = await sql<{ id: string; doc: unknown; sort_key: string }>`

@@ -59,7 +59,7 @@ export const projectOperations: Operation[] = [
       const { query } = ctx;
       const where: RawBuilder<boolean>[] = [sql`status = ${query.status}`];
       if (query.customer_id) where.push(sql`customer_id = ${query.customer_id}`);
-      if (query.manager_member_id) where.push(sql`manager_member_id = ${query.manager_member_id}`);
+      if (query.manager_member_id) where.push(sql`manager_member_id = app_private.normalize_email(${query.manager_member_id})`);
       if (query.start_date_gte) where.push(sql`start_date >= ${query.start_date_gte}::date`);
       if (query.end_date_lte) where.push(sql`end_date <= ${query.end_date_lte}::date`);
       if (query.search) {
@@ -71,7 +71,7 @@ export const projectOperations: Operation[] = [
   },
   {
     operationId: 'createProject', method: 'POST', path: '/v1/projects', tag: 'Projects',
-    summary: 'Create a project (status active)', roles: ['manager'], idempotencyKey: true,
+    summary: 'Create a project (status active)', roles: ['manager'], idempotencyKey: true, schemaVersion: true,
     body: Joi.object({ ...writable, code: code.required(), name: writable.name.required() }),
     response: { status: 201, description: 'The project', schema: schemas.project },
     handler: async (ctx) => {
@@ -87,7 +87,7 @@ export const projectOperations: Operation[] = [
   },
   {
     operationId: 'updateProject', method: 'PATCH', path: '/v1/projects/{project_id}', tag: 'Projects',
-    summary: 'Change the supplied fields', roles: ['manager'], ifMatch: true, etag: true, params: projectId,
+    summary: 'Change the supplied fields', roles: ['manager'], ifMatch: true, etag: true, params: projectId, schemaVersion: true,
     body: Joi.object({ ...writable, ...echoed }).min(1),
     response: { status: 200, description: 'The project', schema: schemas.project },
     handler: (ctx) => one(ctx, sql`select * from api.project_update(${ctx.params.project_id}, ${`{${ctx.ifMatch.join(',')}}`}::integer[],

@@ -117,6 +117,50 @@ export const schemas = {
     })).required(),
   }).label('ObjectSchema'),
 
+  timeEntry: Joi.object({
+    object: Joi.string().valid('time_entry').required(),
+    id: Joi.string().pattern(/^tim_/).required(),
+    member_id: Joi.string().required().description('the subject member'),
+    project_id: Joi.string().required(),
+    task_id: Joi.string().allow(null),
+    work_date: Joi.string().isoDate().required(),
+    minutes: Joi.number().integer().min(1).max(1440).required(),
+    billable: Joi.boolean().required(),
+    notes: Joi.string().allow(null),
+    status: Joi.string().valid('draft', 'submitted', 'approved', 'rejected').required(),
+    external_id: Joi.string().allow(null).description('shown only to the client that set it'),
+    approval_id: Joi.string().allow(null),
+    created_at: timestamp.required(),
+    updated_at: timestamp.required(),
+  }).label('TimeEntry'),
+
+  timeEntryBatch: Joi.object({
+    object: Joi.string().valid('time_entry_batch').required(),
+    atomic: Joi.boolean().required(),
+    created: Joi.number().integer().required(),
+    failed: Joi.number().integer().required(),
+    results: Joi.array().items(Joi.object({
+      index: Joi.number().integer().required(),
+      status: Joi.string().valid('created', 'failed').required(),
+      time_entry: Joi.object().unknown(true),
+      error: Joi.object({ code: Joi.string(), errors: Joi.array() }),
+    })).required(),
+  }).label('TimeEntryBatch'),
+
+  approval: Joi.object({
+    object: Joi.string().valid('approval').required(),
+    id: Joi.string().pattern(/^apr_/).required(),
+    type: Joi.string().valid('time_entry').required(),
+    status: Joi.string().valid('pending', 'approved', 'rejected').required(),
+    resource: Joi.object({ type: Joi.string(), id: Joi.string() }).required(),
+    requested_at: timestamp.required(),
+    decided_at: timestamp.allow(null).required(),
+    decision: Joi.string().valid('approved', 'rejected').allow(null).required(),
+    version: Joi.number().integer().required(),
+    updated_at: timestamp.required(),
+    approver: Joi.object({ member_id: Joi.string() }).allow(null).description('only where the people-data policy permits'),
+  }).label('Approval'),
+
   list: (item: Joi.ObjectSchema) => Joi.object({
     object: Joi.string().valid('list').required(),
     data: Joi.array().items(item).required(),

@@ -60,7 +60,7 @@ export const taskOperations: Operation[] = [
       const where: RawBuilder<boolean>[] = [query.archived ? sql`archived_at is not null` : sql`archived_at is null`];
       if (query.project_id) where.push(sql`project_id = ${query.project_id}`);
       if (query.status) where.push(sql`status = ${query.status}`);
-      if (query.assignee_member_id) where.push(sql`assignee_member_ids @> array[${query.assignee_member_id}]::text[]`);
+      if (query.assignee_member_id) where.push(sql`assignee_member_ids @> array[app_private.normalize_email(${query.assignee_member_id})]`);
       if (query.priority) where.push(sql`priority = ${query.priority}`);
       if (query.due_before) where.push(sql`due_at < ${query.due_before}::timestamptz`);
       if (query.due_after) where.push(sql`due_at > ${query.due_after}::timestamptz`);
@@ -73,7 +73,7 @@ export const taskOperations: Operation[] = [
   },
   {
     operationId: 'createTask', method: 'POST', path: '/v1/tasks', tag: 'Tasks',
-    summary: 'Create a task in its workflow\'s initial status', roles: ['manager'], idempotencyKey: true,
+    summary: 'Create a task in its workflow\'s initial status', roles: ['manager'], idempotencyKey: true, schemaVersion: true,
     body: Joi.object({ ...writable, project_id: idOf('prj').required(), name: writable.name.required() }),
     response: { status: 201, description: 'The task', schema: schemas.task },
     handler: async (ctx) => {
@@ -89,7 +89,7 @@ export const taskOperations: Operation[] = [
   },
   {
     operationId: 'updateTask', method: 'PATCH', path: '/v1/tasks/{task_id}', tag: 'Tasks',
-    summary: 'Change the supplied fields (status changes go through transitions)', roles: ['manager'], ifMatch: true,
+    summary: 'Change the supplied fields (status changes go through transitions)', roles: ['manager'], ifMatch: true, schemaVersion: true,
     etag: true, params: taskId, body: Joi.object({ ...writable, ...echoed }).min(1),
     response: { status: 200, description: 'The task', schema: schemas.task },
     handler: (ctx) => one(ctx, sql`select * from api.task_update(${ctx.params.task_id}, ${versions(ctx)}::integer[], ${ctx.body}::jsonb,

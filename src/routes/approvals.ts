@@ -1,0 +1,75 @@
+import Joi from 'joi';
+import { sql, type RawBuilder } from 'kysely';
+import type { Operation } from '../http/operation.ts';
+import { ApiError } from '../http/errors.ts';
+import { decodeCursor, encodeCursor, listQuery } from '../http/pagination.ts';
+import { schemas } from './schemas.ts';
+import { idOf, timestamp } from './common.ts';
+
+export const approvalOperations: Operation[] = [
+  {
+    operationId: 'listApprovals', method: 'GET', path: '/v1/approvals', tag: 'Approvals',
+    summary: 'Approvals of resources your Roles cover (manager: project; finance: financial; hr: HR), newest request last',
+    query: Joi.object({
+      status: Joi.string().valid('pending', 'approved', 'rejected'),
+      type: Joi.string().valid('time_entry'),
+      resource_type: Joi.string().valid('time_entry'),
+      resource_id: Joi.string().max(100),
+      requested_after: timestamp,
+      updated_after: timestamp,
+      ...listQuery,
+    }),
+    response: { status: 200, description: 'A page of approvals', schema: schemas.list(schemas.approval) },
+    handler: async ({ tx, query, app, route }) => {
+      const after = decodeCursor(app.cursorKey, route, query);
+      const where: RawBuilder<boolean>[] = [sql`true`];
+      if (query.status) where.push(sql`status = ${query.status}`);
+      if (query.type) where.push(sql`type = ${query.type}`);
+      if (query.resource_type) where.push(sql`resource_type = ${query.resource_type}`);
+      if (query.resource_id) where.push(sql`resource_id = ${query.resource_id}`);
+      if (query.requested_after) where.push(sql`requested_at > ${query.requested_after}::timestamptz`);
+      if (query.updated_after) where.push(sql`updated_at > ${query.updated_after}::timestamptz`);
+      if (after) where.push(sql`(requested_at, id) > ((${String(after[0])}::text)::timestamptz, ${after[1]}::text)`);
+      const { rows } = await sql<{ id: string; k: string; doc: unknown }>`
+        select id, requested_at::text as k, doc from api.approvals where ${sql.join(where, sql` and `)}
+         order by requested_at, id limit ${query.limit + 1}`.execute(tx);
+      const hasMore = rows.length > query.limit;
+      const page = hasMore ? rows.slice(0, query.limit) : rows;
+      const last = page[page.length - 1];
+      return { body: { object: 'list', data: page.map((r) => r.doc), has_more: hasMore,
+        next_cursor: hasMore && last ? encodeCursor(app.cursorKey, route, query, [last.k, last.id]) : null } };
+    },
+  },
+  {
+    operationId: 'getApproval', method: 'GET', path: '/v1/approvals/{approval_id}', tag: 'Approvals',
+    summary: 'One approval (fetch it before acting on an approval event)', etag: true,
+    params: Joi.object({ approval_id: idOf('apr').required() }),
+    response: { status: 200, description: 'The approval', schema: schemas.approval },
+    handler: async ({ tx, params }) => {
+      const { rows: [row] } = await sql<{ doc: unknown; version: number; visible: boolean }>`
+        select doc, version from api.approvals where id = ${params.approval_id}`.execute(tx);
+      if (!row) {
+        // Distinguish "exists but not for your Roles" from "no such approval", within the organization only.
+        const { rows: [exists] } = await sql<{ found: boolean }>`select api.approval_exists(${params.approval_id}) as found`.execute(tx);
+        if (exists?.found) throw new ApiError('APPROVAL_ACCESS_DENIED', 'your Roles do not cover this approval\'s resource');
+        throw new ApiError('APPROVAL_NOT_FOUND', `no approval ${params.approval_id} in your organization`);
+      }
+      return { body: row.doc, version: row.version };
+    },
+  },
+];
+
+/** No endpoint approves, rejects, requests changes, delegates or substitutes: every attempt is answered
+ * explicitly (403 API_PRINCIPAL_NOT_ALLOWED) rather than with 404, so integrations learn the rule. */
+export const APPROVAL_DECISION_ACTIONS = ['approve', 'reject', 'request-changes', 'request_changes', 'delegate', 'substitute', 'decide', 'decision'];
+export const approvalDecisionRefusal: Operation = {
+  operationId: 'refuseApprovalDecision', method: 'POST', path: '/v1/approvals/{approval_id}/{action}', tag: 'Approvals',
+  summary: 'Not available to API Clients: named users decide approvals', hidden: true,
+  params: Joi.object({ approval_id: Joi.string().max(100).required(), action: Joi.string().max(64).required() }),
+  body: Joi.any(),
+  response: { status: 403, description: 'API_PRINCIPAL_NOT_ALLOWED' },
+  handler: async () => {
+    throw new ApiError('API_PRINCIPAL_NOT_ALLOWED',
+      'API Clients cannot approve, reject, request changes on, delegate or substitute approvers; a named user decides in the web interface');
+  },
+};

@@ -1,0 +1,168 @@
+import Joi from 'joi';
+import { sql, type RawBuilder } from 'kysely';
+import type { Operation, OperationContext } from '../http/operation.ts';
+import { ApiError } from '../http/errors.ts';
+import { decodeCursor, encodeCursor, listQuery } from '../http/pagination.ts';
+import { schemas } from './schemas.ts';
+import { date, email, idOf, subject } from './common.ts';
+
+/** Longest span of an organization-wide listing (no member, project, task or external id filter). */
+export const MAX_ORG_WIDE_DAYS = 93;
+export const MAX_BATCH = 100;
+
+const timeEntryId = Joi.object({ time_entry_id: idOf('tim').required() });
+const fields = {
+  project_id: idOf('prj'),
+  task_id: idOf('tsk').allow(null),
+  work_date: date,
+  minutes: Joi.number().integer().strict().min(1).max(1440),
+  billable: Joi.boolean().strict(),
+  notes: Joi.string().max(5000).allow('', null),
+};
+const entry = Joi.object({
+  subject: subject.required(),
+  ...fields,
+  project_id: fields.project_id.required(),
+  work_date: fields.work_date.required(),
+  minutes: fields.minutes.required(),
+  external_id: Joi.string().min(1).max(255),
+});
+const echoed = Object.fromEntries(['id', 'object', 'member_id', 'subject', 'status', 'external_id', 'approval_id', 'created_at',
+  'updated_at'].map((k) => [k, Joi.any()]));
+
+async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version: number }>, status = 200) {
+  const { rows: [row] } = await q.execute(ctx.tx);
+  if (!row) throw new ApiError('TIME_ENTRY_NOT_FOUND', `no time entry ${ctx.params.time_entry_id} in your organization`);
+  return { body: row.doc, version: row.version, status };
+}
+
+export const timeEntryOperations: Operation[] = [
+  {
+    operationId: 'listTimeEntries', method: 'GET', path: '/v1/time-entries', tag: 'Time entries',
+    summary: `Time entries by work date; an organization-wide listing needs work_date_gte and work_date_lte at most ${MAX_ORG_WIDE_DAYS} days apart`,
+    roles: ['manager', 'finance', 'hr'],
+    query: Joi.object({
+      member_id: email, project_id: idOf('prj'), task_id: idOf('tsk'),
+      work_date_gte: date, work_date_lte: date,
+      status: Joi.string().valid('draft', 'submitted', 'approved', 'rejected'),
+      billable: Joi.boolean(), external_id: Joi.string().max(255),
+      ...listQuery,
+    }),
+    response: { status: 200, description: 'A page of time entries, by work_date then id', schema: schemas.list(schemas.timeEntry) },
+    handler: async (ctx) => {
+      const { query, app, route, tx } = ctx;
+      await sql`select api.require_time_entry_read()`.execute(tx);
+      const scoped = query.member_id || query.project_id || query.task_id || query.external_id;
+      if (!scoped) {
+        const from = query.work_date_gte && Date.parse(query.work_date_gte);
+        const to = query.work_date_lte && Date.parse(query.work_date_lte);
+        if (!from || !to || to < from || (to - from) / 86_400_000 > MAX_ORG_WIDE_DAYS) {
+          throw new ApiError('INVALID_REQUEST',
+            `an organization-wide listing needs work_date_gte and work_date_lte, at most ${MAX_ORG_WIDE_DAYS} days apart (or filter by member_id, project_id, task_id or external_id)`,
+            { errors: [{ pointer: '/work_date_gte', detail: 'bounded date range required', code: 'date_range.required' }] });
+        }
+      }
+      const after = decodeCursor(app.cursorKey, route, query);
+      const where: RawBuilder<boolean>[] = [sql`deleted_at is null`];
+      if (query.member_id) where.push(sql`member_id = app_private.normalize_email(${query.member_id})`);
+      if (query.project_id) where.push(sql`project_id = ${query.project_id}`);
+      if (query.task_id) where.push(sql`task_id = ${query.task_id}`);
+      if (query.work_date_gte) where.push(sql`work_date >= ${query.work_date_gte}::date`);
+      if (query.work_date_lte) where.push(sql`work_date <= ${query.work_date_lte}::date`);
+      if (query.status) where.push(sql`status = ${query.status}`);
+      if (query.billable !== undefined) where.push(sql`billable = ${query.billable}`);
+      // external_id is unique per client: it finds only this client's entries.
+      if (query.external_id) where.push(sql`external_id = ${query.external_id} and created_by_client_id = app.current_client_id()`);
+      if (after) where.push(sql`(work_date, id) > ((${String(after[0])}::text)::date, ${after[1]}::text)`);
+      const { rows } = await sql<{ id: string; work_date: string; doc: unknown }>`
+        select id, work_date::text as work_date, doc from api.time_entries where ${sql.join(where, sql` and `)}
+         order by work_date, id limit ${query.limit + 1}`.execute(tx);
+      const hasMore = rows.length > query.limit;
+      const page = hasMore ? rows.slice(0, query.limit) : rows;
+      const last = page[page.length - 1];
+      return { body: { object: 'list', data: page.map((r) => r.doc), has_more: hasMore,
+        next_cursor: hasMore && last ? encodeCursor(app.cursorKey, route, query, [last.work_date, last.id]) : null } };
+    },
+  },
+  {
+    operationId: 'createTimeEntry', method: 'POST', path: '/v1/time-entries', tag: 'Time entries',
+    summary: 'Record time for a subject member (status draft)', roles: ['manager'], idempotencyKey: true, body: entry,
+    response: { status: 201, description: 'The time entry', schema: schemas.timeEntry },
+    handler: async (ctx) => {
+      const r = await one(ctx, sql`select * from api.time_entry_create(${ctx.body}::jsonb)`, 201);
+      return { ...r, headers: { Location: `/v1/time-entries/${(r.body as { id: string }).id}` } };
+    },
+  },
+  {
+    operationId: 'createTimeEntryBatch', method: 'POST', path: '/v1/time-entries/batches', tag: 'Time entries',
+    summary: `Up to ${MAX_BATCH} entries in one request; atomic by default`, roles: ['manager'], idempotencyKey: true,
+    body: Joi.object({
+      entries: Joi.array().items(Joi.object().unknown(true)).min(1).max(MAX_BATCH).required(),
+      atomic: Joi.boolean().strict().default(true),
+    }),
+    response: { status: 201, description: 'Per-item results, in order', schema: schemas.timeEntryBatch },
+    handler: async (ctx) => {
+      // Each item is checked against the entry schema first; SQL checks the rest in one statement.
+      const shapeErrors: { pointer: string; detail: string; code: string }[] = [];
+      const items = ctx.body.entries.map((item: unknown, index: number) => {
+        const { error, value } = entry.validate(item, { abortEarly: false, convert: false, errors: { wrap: { label: "'" } } });
+        if (error) {
+          for (const d of error.details) {
+            shapeErrors.push({ pointer: `/entries/${index}/${d.path.join('/')}`, detail: d.message.replace(/"/g, "'"), code: d.type });
+          }
+          return { index, invalid: error.details.map((d) => ({ pointer: '/' + d.path.join('/'), detail: d.message.replace(/"/g, "'"), code: d.type })) };
+        }
+        return { index, value };
+      });
+      if (ctx.body.atomic && shapeErrors.length) {
+        throw new ApiError('VALIDATION_FAILED', `${shapeErrors.length} problems; see errors`, { errors: shapeErrors });
+      }
+      const valid = items.filter((i: any) => i.value);
+      const { rows: [row] } = await sql<{ result: { results: any[]; created: number; failed: number } }>`
+        select api.time_entry_batch(${JSON.stringify(valid.map((i: any) => i.value))}::jsonb, ${ctx.body.atomic}) as result`.execute(ctx.tx);
+      // Put shape failures back in their places and renumber SQL results to the request's indexes.
+      const sqlResults = row!.result.results;
+      const results = items.map((i: any) => {
+        if (i.invalid) return { index: i.index, status: 'failed', error: { code: 'VALIDATION_FAILED', errors: i.invalid } };
+        const r = sqlResults[valid.indexOf(i)];
+        return { ...r, index: i.index };
+      });
+      const failed = results.filter((r: any) => r.status === 'failed').length;
+      return {
+        status: ctx.body.atomic ? 201 : 200,
+        body: { object: 'time_entry_batch', atomic: ctx.body.atomic, created: results.length - failed, failed, results },
+      };
+    },
+  },
+  {
+    operationId: 'getTimeEntry', method: 'GET', path: '/v1/time-entries/{time_entry_id}', tag: 'Time entries',
+    summary: 'One time entry', roles: ['manager', 'finance', 'hr'], etag: true, params: timeEntryId,
+    response: { status: 200, description: 'The time entry', schema: schemas.timeEntry },
+    handler: (ctx) => one(ctx, sql`select * from api.time_entry_get(${ctx.params.time_entry_id})`),
+  },
+  {
+    operationId: 'updateTimeEntry', method: 'PATCH', path: '/v1/time-entries/{time_entry_id}', tag: 'Time entries',
+    summary: 'Change a draft or rejected entry', roles: ['manager'], ifMatch: true, etag: true, params: timeEntryId,
+    body: Joi.object({ ...fields, ...echoed }).min(1),
+    response: { status: 200, description: 'The time entry', schema: schemas.timeEntry },
+    handler: (ctx) => one(ctx, sql`select * from api.time_entry_update(${ctx.params.time_entry_id}, ${`{${ctx.ifMatch.join(',')}}`}::integer[],
+      ${ctx.body}::jsonb)`),
+  },
+  {
+    operationId: 'submitTimeEntry', method: 'POST', path: '/v1/time-entries/{time_entry_id}/submit', tag: 'Time entries',
+    summary: 'Request approval from a named user (never approves)', roles: ['manager'], idempotencyKey: true, etag: true,
+    params: timeEntryId,
+    response: { status: 200, description: 'The submitted time entry (approval_id names the request)', schema: schemas.timeEntry },
+    handler: (ctx) => one(ctx, sql`select * from api.time_entry_submit(${ctx.params.time_entry_id})`),
+  },
+  {
+    operationId: 'deleteTimeEntry', method: 'DELETE', path: '/v1/time-entries/{time_entry_id}', tag: 'Time entries',
+    summary: 'Delete a draft or rejected entry (audited; deleting again succeeds)', roles: ['manager'], idempotencyKey: true,
+    params: timeEntryId,
+    response: { status: 204, description: 'Deleted' },
+    handler: async (ctx) => {
+      await sql`select api.time_entry_delete(${ctx.params.time_entry_id})`.execute(ctx.tx);
+      return { status: 204, body: undefined };
+    },
+  },
+];
