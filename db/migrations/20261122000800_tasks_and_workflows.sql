@@ -209,8 +209,9 @@ create policy "Managers update tasks" on app.tasks for update to svc_runtime
 grant select on app.tasks to svc_runtime;
 grant insert (organization_id, project_id, workflow_id, code, name, description, status, priority, start_at, due_at,
               assignee_member_ids, custom_fields, created_by_client_id) on app.tasks to svc_runtime;
+-- updated_at is settable only to bump the version (tg__touch_version overwrites it with now()).
 grant update (code, name, description, status, priority, start_at, due_at, completed_at, assignee_member_ids,
-              custom_fields, archived_at) on app.tasks to svc_runtime;
+              custom_fields, archived_at, updated_at) on app.tasks to svc_runtime;
 
 /** Dependencies: a task's predecessors. No cycles, whoever inserts; cross-project only where
  * the workflow allows it. */

@@ -625,7 +625,7 @@ t.test('Role projections', async (t) => {
 
 // ---------------------------------------------------------------------------------------------
 
-t.test('createTask: defaults, Location, ETag, idempotent replay', async (t) => {
+t.test('createTask and updateTask: defaults, Location, ETag, idempotent replay', async (t) => {
   const a = await startApp(t);
   const p = await a.principal('member,manager');
   const proj = await createProject(a, p.token, 'IC');
@@ -656,6 +656,30 @@ t.test('createTask: defaults, Location, ETag, idempotent replay', async (t) => {
   const theirs = await createTaskRes(a, other.token, { project_id: op.id, name: 'Once' }, k);
   t.equal(theirs.statusCode, 201, 'keys are per client');
   t.not(theirs.json?.id, first.json?.id);
+
+  // updateTask: only supplied keys change, null clears, ETag bumps.
+  await a.addMember(p.orgId, 'worker@x.example', { roles: 'member' });
+  const id = first.json.id as string;
+  const set = await patchTask(a, p.token, id, { description: 'text', priority: 'high', due_at: '2026-06-01T00:00:00Z',
+    assignee_member_ids: ['WORKER@x.example'], code: 'C-1' }, '"1"');
+  t.equal(set.statusCode, 200, set.body);
+  t.equal(set.headers.etag, '"2"');
+  t.equal(set.json?.description, 'text');
+  t.equal(set.json?.priority, 'high');
+  t.equal(set.json?.code, 'C-1');
+  t.same(set.json?.assignee_member_ids, ['worker@x.example'], 'assignees normalized');
+  t.equal(Date.parse(set.json?.due_at), Date.parse('2026-06-01T00:00:00Z'));
+  t.equal(set.json?.name, 'Once', 'name untouched');
+  const cleared = await patchTask(a, p.token, id, { description: null, due_at: null }, '"2"');
+  t.equal(cleared.statusCode, 200, cleared.body);
+  t.equal(cleared.headers.etag, '"3"');
+  t.equal(cleared.json?.description, null, 'null clears');
+  t.equal(cleared.json?.due_at, null);
+  t.equal(cleared.json?.priority, 'high', 'priority untouched');
+  t.equal(cleared.json?.code, 'C-1', 'code untouched');
+  const g = await getTask(a, p.token, id);
+  t.equal(g.headers.etag, '"3"');
+  t.same(g.json, cleared.json, 'getTask returns what updateTask returned');
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -671,7 +695,7 @@ t.test('listTasks: filters, keyset pagination for every sort, tenancy', async (t
   const wf = await defaultWorkflow(a, org);
 
   // Some tasks through the API.
-  const api = [];
+  const api: Record<string, any>[] = [];
   api.push(await createTask(a, p.token, { project_id: p1.id, name: 'Alpha', priority: 'urgent', due_at: '2026-03-02T12:00:00Z', assignee_member_ids: ['ann@x.example'] }));
   api.push(await createTask(a, p.token, { project_id: p1.id, name: 'Report 100%', priority: 'low', assignee_member_ids: ['ann@x.example', 'bob@x.example'] }));
   api.push(await createTask(a, p.token, { project_id: p2.id, name: 'Beta', priority: 'high', due_at: '2026-03-04T12:00:00Z', assignee_member_ids: ['bob@x.example'] }));
@@ -682,9 +706,9 @@ t.test('listTasks: filters, keyset pagination for every sort, tenancy', async (t
   const gone2 = await createTask(a, p.token, { project_id: p2.id, name: 'Beta archived', due_at: '2026-03-02T12:00:00Z' });
   t.equal((await archive(a, p.token, gone1.id)).statusCode, 200);
   t.equal((await archive(a, p.token, gone2.id)).statusCode, 200);
-  t.equal((await transition(a, p.token, api[0].id, { transition: 'start' })).statusCode, 200);
-  t.equal((await transition(a, p.token, api[2].id, { transition: 'complete' })).statusCode, 200);
-  t.equal((await transition(a, p.token, api[4].id, { transition: 'block' })).statusCode, 200);
+  t.equal((await transition(a, p.token, api[0]!.id, { transition: 'start' })).statusCode, 200);
+  t.equal((await transition(a, p.token, api[2]!.id, { transition: 'complete' })).statusCode, 200);
+  t.equal((await transition(a, p.token, api[4]!.id, { transition: 'block' })).statusCode, 200);
 
   // Most tasks seeded as owner, in three statements (three created_at values, many ties).
   for (const off of [0, 18, 36]) {
@@ -764,7 +788,7 @@ t.test('listTasks: filters, keyset pagination for every sort, tenancy', async (t
       await check(`status=${s}`, 'archived_at is null and status = $2', [s]);
     }
     const ann = await check('assignee_member_id=ann@x.example', "archived_at is null and assignee_member_ids @> array['ann@x.example']");
-    t.same(asSet(ann), asSet([api[0].id, api[1].id, api[4].id]));
+    t.same(asSet(ann), asSet([api[0]!.id, api[1]!.id, api[4]!.id]));
     const annUpper = await walk(t, a, p.token, 'assignee_member_id=ANN%40X.Example&sort=name&order=asc');
     t.same(annUpper, ann, 'assignee_member_id is matched case-insensitively');
     await check('assignee_member_id=bob%40x.example', "archived_at is null and assignee_member_ids @> array['bob@x.example']");
@@ -777,11 +801,11 @@ t.test('listTasks: filters, keyset pagination for every sort, tenancy', async (t
     await check('due_after=2026-03-02T00:00:00Z&due_before=2026-03-04T00:00:00Z',
       "archived_at is null and due_at > '2026-03-02T00:00:00Z' and due_at < '2026-03-04T00:00:00Z'");
     const alp = await check('search=aLP', "archived_at is null and lower(name) like '%alp%'");
-    t.ok(alp.includes(api[5].id) && alp.includes(api[0].id), 'search is case-insensitive');
+    t.ok(alp.includes(api[5]!.id) && alp.includes(api[0]!.id), 'search is case-insensitive');
     await check('search=delta', "archived_at is null and lower(name) like '%delta%'", [], 'sort=priority&order=desc',
       "array_position(array['low','medium','high','urgent'], priority) desc, id desc");
     const pct = await check('search=%25', "archived_at is null and strpos(name, '%') > 0");
-    t.same(pct, [api[1].id], 'search treats % literally');
+    t.same(pct, [api[1]!.id], 'search treats % literally');
     t.same(await walk(t, a, p.token, 'search=_'), [], 'search treats _ literally');
     const archived = await check('archived=true', 'archived_at is not null');
     t.same(asSet(archived), asSet([gone1.id, gone2.id]), 'archived=true lists only archived tasks');
