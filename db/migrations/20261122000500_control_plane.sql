@@ -115,7 +115,8 @@ as $$
 declare
   v_source text := 'purchased';
 begin
-  perform app_private.require_found(exists (select from app.organizations where id = p_org), 'ORGANIZATION_NOT_FOUND', p_org);
+  -- Lock the organization: two concurrent creations must not both take the included licence.
+  perform app_private.require_found(exists (select from app.organizations where id = p_org for update), 'ORGANIZATION_NOT_FOUND', p_org);
   -- The organization's included Manager-level licence goes to the first Manager client.
   if p_license_level = 'manager' and not exists (
        select from app.api_clients

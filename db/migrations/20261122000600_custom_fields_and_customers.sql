@@ -318,8 +318,10 @@ create function app_private.merge_custom_fields(p_current jsonb, p_patch jsonb) 
 language sql immutable parallel safe
 set search_path = pg_catalog
 as $$
+  -- Nulls stay in the merged value so the check trigger sees (and validates) every key sent;
+  -- the trigger strips them once the change is accepted.
   select case when p_patch is null or jsonb_typeof(p_patch) <> 'object' then coalesce(p_patch, p_current)
-              else jsonb_strip_nulls(coalesce(p_current, '{}') || p_patch) end
+              else coalesce(p_current, '{}') || p_patch end
 $$;
 grant execute on function app_private.merge_custom_fields(jsonb, jsonb) to svc_runtime;
 
@@ -338,6 +340,8 @@ begin
   perform app_private.raise_errors(app_private.custom_field_errors(
     new.organization_id, tg_argv[0], v_old, new.custom_fields,
     case when current_user = 'svc_runtime' then app.current_roles() end, tg_op = 'INSERT'));
+  -- null clears: nothing stores a null value.
+  new.custom_fields := jsonb_strip_nulls(new.custom_fields);
   return new;
 end
 $$;

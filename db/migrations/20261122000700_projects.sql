@@ -168,7 +168,7 @@ begin
           (p_body ->> 'start_date')::date, (p_body ->> 'end_date')::date, p_body ->> 'customer_id',
           app_private.normalize_email(p_body ->> 'manager_member_id'),
           (select o.currency from app.organizations o where o.id = app.current_organization_id()),
-          jsonb_strip_nulls(coalesce(p_body -> 'custom_fields', '{}')), app.current_client_id())
+          coalesce(p_body -> 'custom_fields', '{}'), app.current_client_id())
   returning id into v_id;
   return query select * from api.project_get(v_id);
 end
@@ -198,7 +198,7 @@ begin
     end if;
   end loop;
   perform app_private.raise_errors(v_errors);
-  perform app_private.check_schema_version('project', case when p_patch ? 'custom_fields' then p_schema_version end);
+  perform app_private.check_schema_version('project', p_schema_version);
   update app.projects set
     code = case when p_patch ? 'code' then p_patch ->> 'code' else p.code end,
     name = case when p_patch ? 'name' then p_patch ->> 'name' else p.name end,

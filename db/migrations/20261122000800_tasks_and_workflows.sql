@@ -392,7 +392,7 @@ begin
           p_body ->> 'description', v_initial, coalesce(p_body ->> 'priority', 'medium'),
           (p_body ->> 'start_at')::timestamptz, (p_body ->> 'due_at')::timestamptz,
           app_private.normalize_emails(coalesce(p_body -> 'assignee_member_ids', '[]')),
-          jsonb_strip_nulls(coalesce(p_body -> 'custom_fields', '{}')), app.current_client_id())
+          coalesce(p_body -> 'custom_fields', '{}'), app.current_client_id())
   returning id into v_id;
   return query select * from api.task_get(v_id);
 end
@@ -439,7 +439,7 @@ begin
     end if;
   end loop;
   perform app_private.raise_errors(v_errors);
-  perform app_private.check_schema_version('task', case when p_patch ? 'custom_fields' then p_schema_version end);
+  perform app_private.check_schema_version('task', p_schema_version);
   update app.tasks set
     code = case when p_patch ? 'code' then p_patch ->> 'code' else t.code end,
     name = case when p_patch ? 'name' then p_patch ->> 'name' else t.name end,
