@@ -128,7 +128,8 @@ select p.organization_id, p.id, p.code, p.name, p.status, p.customer_id, p.manag
        jsonb_build_object('object', 'project', 'id', p.id, 'code', p.code, 'name', p.name, 'status', p.status,
          'start_date', p.start_date, 'end_date', p.end_date,
          'created_at', app_private.iso_timestamp(p.created_at), 'updated_at', app_private.iso_timestamp(p.updated_at),
-         'custom_fields', app_private.readable_custom_fields(p.organization_id, 'project', p.custom_fields))
+         'custom_fields', case when p.custom_fields = '{}'::jsonb then '{}'::jsonb
+                               else app_private.readable_custom_fields(p.organization_id, 'project', p.custom_fields) end)
        || case when (select app.has_any_role('{member,manager}'))
                then jsonb_build_object('description', p.description, 'customer_id', p.customer_id,
                                        'manager_member_id', p.manager_member_id, 'currency', p.currency)

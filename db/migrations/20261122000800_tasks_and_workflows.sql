@@ -331,7 +331,8 @@ select t.organization_id, t.id, t.project_id, t.status, t.priority, t.due_at, t.
        jsonb_build_object('object', 'task', 'id', t.id, 'project_id', t.project_id, 'code', t.code, 'name', t.name,
          'status', t.status, 'archived', t.archived_at is not null,
          'created_at', app_private.iso_timestamp(t.created_at), 'updated_at', app_private.iso_timestamp(t.updated_at),
-         'custom_fields', app_private.readable_custom_fields(t.organization_id, 'task', t.custom_fields))
+         'custom_fields', case when t.custom_fields = '{}'::jsonb then '{}'::jsonb
+                               else app_private.readable_custom_fields(t.organization_id, 'task', t.custom_fields) end)
        || case when (select app.has_any_role('{member,manager}')) then jsonb_build_object(
             'description', t.description, 'priority', t.priority,
             'start_at', app_private.iso_timestamp(t.start_at), 'due_at', app_private.iso_timestamp(t.due_at),

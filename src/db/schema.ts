@@ -19,6 +19,19 @@ export type JsonValue = JsonArray | JsonObject | JsonPrimitive;
 
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
+export interface ApiApprovals {
+  doc: Json | null;
+  id: string | null;
+  organization_id: string | null;
+  requested_at: Timestamp | null;
+  resource_id: string | null;
+  resource_type: string | null;
+  status: string | null;
+  type: string | null;
+  updated_at: Timestamp | null;
+  version: number | null;
+}
+
 export interface ApiMembers {
   display_name: string | null;
   doc: Json | null;
@@ -75,10 +88,28 @@ export interface ApiTasks {
   version: number | null;
 }
 
+export interface ApiTimeEntries {
+  billable: boolean | null;
+  created_by_client_id: string | null;
+  deleted_at: Timestamp | null;
+  doc: Json | null;
+  external_id: string | null;
+  id: string | null;
+  member_id: string | null;
+  organization_id: string | null;
+  project_id: string | null;
+  status: string | null;
+  task_id: string | null;
+  version: number | null;
+  work_date: Timestamp | null;
+}
+
 export interface DB {
+  "api.approvals": ApiApprovals;
   "api.members": ApiMembers;
   "api.object_schemas": ApiObjectSchemas;
   "api.organization": ApiOrganization;
   "api.projects": ApiProjects;
   "api.tasks": ApiTasks;
+  "api.time_entries": ApiTimeEntries;
 }

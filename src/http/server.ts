@@ -14,9 +14,12 @@ import { memberOperations } from '../routes/members.ts';
 import { projectOperations } from '../routes/projects.ts';
 import { taskOperations } from '../routes/tasks.ts';
 import { objectSchemaOperations } from '../routes/object-schemas.ts';
+import { timeEntryOperations } from '../routes/time-entries.ts';
+import { approvalOperations, approvalDecisionRefusal } from '../routes/approvals.ts';
 
 export const operations: Operation[] = [
   ...identityOperations, ...memberOperations, ...projectOperations, ...taskOperations, ...objectSchemaOperations,
+  ...timeEntryOperations, ...approvalOperations, approvalDecisionRefusal,
 ];
 
 const BOOM_CODES: Record<number, ProblemCode> = {

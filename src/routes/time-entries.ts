@@ -119,7 +119,7 @@ export const timeEntryOperations: Operation[] = [
       }
       const valid = items.filter((i: any) => i.value);
       const { rows: [row] } = await sql<{ result: { results: any[]; created: number; failed: number } }>`
-        select api.time_entry_batch(${JSON.stringify(valid.map((i: any) => i.value))}::jsonb, ${ctx.body.atomic}) as result`.execute(ctx.tx);
+        select api.time_entry_batch(${JSON.stringify(valid.map((i: any) => i.value))}::text::jsonb, ${ctx.body.atomic}) as result`.execute(ctx.tx);
       // Put shape failures back in their places and renumber SQL results to the request's indexes.
       const sqlResults = row!.result.results;
       const results = items.map((i: any) => {

@@ -358,7 +358,9 @@ t.test('OpenAPI, docs, health', async (t) => {
     'getMember', 'getObjectSchema', 'getOrganization', 'getProject', 'getTask', 'listMembers', 'listObjectSchemas',
     'listProjects', 'listTasks', 'replaceTaskDependencies', 'restoreProject', 'restoreTask', 'transitionTask',
     'updateProject', 'updateTask',
-  ], 'exactly the implemented operations');
+    'createTimeEntry', 'createTimeEntryBatch', 'deleteTimeEntry', 'getApproval', 'getTimeEntry', 'listApprovals',
+    'listTimeEntries', 'submitTimeEntry', 'updateTimeEntry',
+  ].sort(), 'exactly the implemented operations');
 
   const docs = await a.request({ url: '/docs' });
   t.equal(docs.statusCode, 200);
