@@ -16,6 +16,7 @@ import { serverUrl, migrate, withDatabase } from '../scripts/db.ts';
 import type { EmbeddedHandle } from '../scripts/embedded-pg.ts';
 import { run as admin } from '../src/admin/cli.ts';
 import { runTaskBench } from './tasks.ts';
+import { runTimeBench } from './time.ts';
 
 const DATABASE = 'svc_bench';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -254,20 +255,22 @@ async function main(): Promise<number> {
   }
   // Issue 3 (projects and tasks): bench/tasks.ts, on the same server and database.
   const tasks = await runTaskBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP });
+  // Issue 4 (time entries): bench/time.ts, likewise.
+  const time = await runTimeBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP });
 
   const header = [
     `Run ${new Date().toISOString()}: ${DURATION} s per endpoint after a ${WARMUP} s warm-up, ${CONNECTIONS} connections, ` +
       `Node ${process.version}, ${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB.`,
     '',
   ].join('\n');
-  const text = header + table(rows) + '\n' + tasks.markdown;
+  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + time.markdown;
   process.stdout.write('\n' + text);
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.md', text);
   log('table written to bench/results/latest.md');
 
   const bad = rows.filter((r) => r.result.non2xx > 0 || r.result.errors > 0 || r.result.timeouts > 0);
-  const failed = [...bad.map((r) => r.name), ...tasks.failed];
+  const failed = [...bad.map((r) => r.name), ...tasks.failed, ...time.failed];
   if (failed.length) {
     log(`FAILED: non-2xx responses or errors for ${failed.join(', ')}`);
     return 1;

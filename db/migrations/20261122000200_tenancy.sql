@@ -64,7 +64,9 @@ alter table app.members force row level security;
 create policy "Clients with any Role see members of their organization" on app.members for select to svc_runtime
   using (organization_id = (select app.current_organization_id())
          and (select app.has_any_role('{member,manager,finance,hr}')));
-grant select on app.members to svc_runtime;
+-- HR-restricted columns are not granted: only app_private.member_hr_profile (hr Role) reads them.
+grant select (organization_id, id, display_name, status, svc_roles, job_title, timezone, created_at, updated_at, version)
+  on app.members to svc_runtime;
 
 /** API Clients: licensed non-human principals bound to one organization. */
 create table app.api_clients (

@@ -206,6 +206,18 @@ select o.id,
   from app.organizations o;
 grant select on api.organization to svc_runtime;
 
+/** HR-restricted member fields, for the hr Role only (the columns are not granted to svc_runtime). */
+create function app_private.member_hr_profile(p_org text, p_member_id text) returns jsonb
+language sql stable security definer
+set search_path = pg_catalog
+as $$
+  select jsonb_build_object('employee_number', m.employee_number, 'hire_date', m.hire_date, 'employment_type', m.employment_type)
+    from app.members m
+   where m.organization_id = p_org and m.id = p_member_id
+     and p_org = app.current_organization_id() and app.has_role('hr')
+$$;
+grant execute on function app_private.member_hr_profile(text, text) to svc_runtime;
+
 -- Work-profile fields: member, manager, hr. Finance: identity and status only.
 -- HR-restricted fields: hr only.
 create view api.members with (security_invoker = true) as
@@ -224,15 +236,14 @@ select m.organization_id,
        || case when (select app.has_any_role('{member,manager,hr}'))
                then jsonb_build_object('svc_roles', to_jsonb(m.svc_roles), 'job_title', m.job_title, 'timezone', m.timezone)
                else '{}'::jsonb end
-       || case when (select app.has_role('hr'))
-               then jsonb_build_object('employee_number', m.employee_number, 'hire_date', m.hire_date,
-                                       'employment_type', m.employment_type)
+       || case when (select app.has_role('hr')) then app_private.member_hr_profile(m.organization_id, m.id)
                else '{}'::jsonb end as doc
   from app.members m;
 grant select on api.members to svc_runtime;
 
 -- migrate:down
 drop view api.members;
+drop function app_private.member_hr_profile(text, text);
 drop view api.organization;
 drop function api.signing_key_bootstrap(text, text, jsonb, text);
 drop function api.signing_keys_current();

@@ -289,6 +289,7 @@ begin
   if p_is_insert then
     for d in select * from app.custom_field_definitions
               where organization_id = p_org and object_type = p_object_type and required and not (p_new ? api_name)
+                and (p_roles is null or writable_roles && p_roles)
               order by api_name
     loop
       v_errors := v_errors || app_private.error('/custom_fields/' || d.api_name, 'CUSTOM_FIELD_REQUIRED',
@@ -298,7 +299,7 @@ begin
   return v_errors;
 end
 $$;
-grant execute on function app_private.custom_field_errors(text, text, jsonb, jsonb, text[], boolean) to svc_runtime;
+-- Not granted to svc_runtime: it trusts p_org; only the (security definer) trigger calls it.
 
 create function app_private.is_valid_date(p text) returns boolean
 language plpgsql immutable
@@ -312,6 +313,48 @@ exception when others then
 end
 $$;
 grant execute on function app_private.is_valid_date(text) to svc_runtime;
+
+/** Every key a client sends must be a field its Roles may read and write, whether or not the
+ * value changes (so a hidden value cannot be probed by writing guesses). Called by the commands. */
+create function app_private.custom_field_patch_errors(p_object_type text, p_current jsonb, p_patch jsonb) returns jsonb
+language plpgsql stable security definer
+set search_path = pg_catalog
+as $$
+declare
+  v_errors jsonb := '[]';
+  v_key text;
+  d app.custom_field_definitions;
+  v_pointer text;
+  v_roles text[] := app.current_roles();
+begin
+  if p_patch is null or jsonb_typeof(p_patch) <> 'object' then
+    return v_errors;
+  end if;
+  for v_key in select k from jsonb_object_keys(p_patch) k order by 1 loop
+    v_pointer := '/custom_fields/' || replace(replace(v_key, '~', '~0'), '/', '~1');
+    select * into d from app.custom_field_definitions
+     where organization_id = app.current_organization_id() and object_type = p_object_type and api_name = v_key;
+    if not found or not (d.readable_roles && v_roles) then
+      v_errors := v_errors || app_private.error(v_pointer, 'CUSTOM_FIELD_NOT_FOUND',
+        format('no custom field %s on %s; see GET /v1/schemas/%s', v_key, p_object_type, p_object_type));
+    elsif cardinality(d.writable_roles) = 0 then
+      v_errors := v_errors || app_private.error(v_pointer, 'CUSTOM_FIELD_READ_ONLY', format('%s is read-only', v_key));
+    elsif not (d.writable_roles && v_roles) then
+      v_errors := v_errors || app_private.error(v_pointer, 'CUSTOM_FIELD_FORBIDDEN',
+        format('writing %s requires one of the Roles: %s', v_key, array_to_string(d.writable_roles, ', ')));
+    end if;
+  end loop;
+  -- Value problems too, in the same list (every problem at once), except for keys already refused.
+  return coalesce((
+    select jsonb_agg(e order by e ->> 'pointer')
+      from (select e from jsonb_array_elements(v_errors) e
+            union all
+            select e from jsonb_array_elements(app_private.custom_field_errors(app.current_organization_id(), p_object_type,
+                                                 p_current, coalesce(p_current, '{}') || p_patch, null, false)) e
+             where not exists (select from jsonb_array_elements(v_errors) r where r ->> 'pointer' = e ->> 'pointer')) x), '[]');
+end
+$$;
+grant execute on function app_private.custom_field_patch_errors(text, jsonb, jsonb) to svc_runtime;
 
 /** Merges a PATCH of custom fields: supplied keys replace, null clears, omitted keys stay. */
 create function app_private.merge_custom_fields(p_current jsonb, p_patch jsonb) returns jsonb
@@ -328,18 +371,20 @@ grant execute on function app_private.merge_custom_fields(jsonb, jsonb) to svc_r
 /** Trigger shared by tables with custom_fields: the rules hold for any writer. Roles are enforced
  * for the runtime role (the API); the control plane (owner) is held to types and requirements. */
 create function app_private.tg__check_custom_fields() returns trigger
-language plpgsql volatile
+language plpgsql volatile security definer
 set search_path = pg_catalog
 as $$
 declare
   v_old jsonb := case when tg_op = 'UPDATE' then old.custom_fields end;
+  -- Roles are enforced for API requests (a request context) and for any session of the runtime role.
+  v_enforce boolean := session_user = 'svc_runtime' or app.current_client_id() is not null;
 begin
   if tg_op = 'UPDATE' and new.custom_fields is not distinct from old.custom_fields then
     return new;
   end if;
   perform app_private.raise_errors(app_private.custom_field_errors(
     new.organization_id, tg_argv[0], v_old, new.custom_fields,
-    case when current_user = 'svc_runtime' then app.current_roles() end, tg_op = 'INSERT'));
+    case when v_enforce then app.current_roles() end, tg_op = 'INSERT'));
   -- null clears: nothing stores a null value.
   new.custom_fields := jsonb_strip_nulls(new.custom_fields);
   return new;
@@ -377,6 +422,7 @@ grant select on api.object_schemas to svc_runtime;
 drop view api.object_schemas;
 drop function app_private.tg__check_custom_fields();
 drop function app_private.merge_custom_fields(jsonb, jsonb);
+drop function app_private.custom_field_patch_errors(text, jsonb, jsonb);
 drop function app_private.is_valid_date(text);
 drop function app_private.custom_field_errors(text, text, jsonb, jsonb, text[], boolean);
 drop function app_private.check_schema_version(text, integer);

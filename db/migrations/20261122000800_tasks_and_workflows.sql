@@ -441,6 +441,7 @@ begin
   end loop;
   perform app_private.raise_errors(v_errors);
   perform app_private.check_schema_version('task', p_schema_version);
+  perform app_private.raise_errors(app_private.custom_field_patch_errors('task', t.custom_fields, p_patch -> 'custom_fields'));
   update app.tasks set
     code = case when p_patch ? 'code' then p_patch ->> 'code' else t.code end,
     name = case when p_patch ? 'name' then p_patch ->> 'name' else t.name end,

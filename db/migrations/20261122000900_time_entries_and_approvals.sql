@@ -233,7 +233,7 @@ create table app.approvals (
   version integer not null default 1,
   constraint approvals_decided_consistently check ((status = 'pending') = (decision is null) and (decision is null) = (decided_at is null))
 );
-create unique index approvals_one_per_resource on app.approvals (resource_type, resource_id);
+create unique index approvals_one_per_resource on app.approvals (organization_id, resource_type, resource_id);
 create index approvals_org_requested on app.approvals (organization_id, requested_at, id);
 create trigger _100_touch_version before update on app.approvals
   for each row execute function app_private.tg__touch_version();
@@ -245,15 +245,9 @@ create policy "Clients see approvals of resources their Roles cover" on app.appr
          and case category when 'project' then (select app.has_role('manager'))
                            when 'financial' then (select app.has_role('finance'))
                            else (select app.has_role('hr')) end);
-create policy "Managers request approvals" on app.approvals for insert to svc_runtime
-  with check (organization_id = (select app.current_organization_id()) and (select app.has_role('manager')));
-create policy "Managers re-request approvals" on app.approvals for update to svc_runtime
-  using (organization_id = (select app.current_organization_id()) and (select app.has_role('manager')))
-  with check (organization_id = (select app.current_organization_id()) and (select app.has_role('manager'))
-              and status = 'pending');
+-- svc_runtime only reads approvals: requests are made by app_private.request_time_entry_approval,
+-- decisions only by the control plane, so no API path can write a decision or erase one.
 grant select on app.approvals to svc_runtime;
-grant insert (organization_id, type, category, resource_type, resource_id, requested_by_client_id) on app.approvals to svc_runtime;
-grant update (status, decision, decided_at, approver_member_id, requested_at, requested_by_client_id) on app.approvals to svc_runtime;
 
 create view api.approvals with (security_invoker = true) as
 select a.organization_id, a.id, a.type, a.status, a.resource_type, a.resource_id, a.requested_at, a.updated_at, a.version,
@@ -299,6 +293,54 @@ language sql stable security definer
 set search_path = pg_catalog
 as $$ select exists (select from app.approvals a where a.id = p_id and a.organization_id = app.current_organization_id()) $$;
 grant execute on function api.approval_exists(text) to svc_runtime;
+
+/** Opens (or re-opens after a rejection) the approval request for a draft or rejected entry of
+ * the caller's organization; a manager's request context is required. */
+create function app_private.request_time_entry_approval(p_entry_id text) returns void
+language plpgsql volatile security definer
+set search_path = pg_catalog
+as $$
+declare
+  e app.time_entries;
+begin
+  select * into e from app.time_entries
+   where id = p_entry_id and organization_id = app.current_organization_id() and deleted_at is null;
+  if not found or not app.has_role('manager') or e.status not in ('draft', 'rejected') then
+    perform app_private.raise('SVR05', 'APPROVAL_REQUIRED', 'an approval is requested only by submitting a draft or rejected entry');
+  end if;
+  insert into app.approvals (organization_id, type, category, resource_type, resource_id, requested_by_client_id)
+  values (e.organization_id, 'time_entry', 'project', 'time_entry', p_entry_id, app.current_client_id())
+  on conflict (organization_id, resource_type, resource_id) do update
+    set status = 'pending', decision = null, decided_at = null, approver_member_id = null,
+        requested_at = now(), requested_by_client_id = excluded.requested_by_client_id;
+end
+$$;
+grant execute on function app_private.request_time_entry_approval(text) to svc_runtime;
+
+/** Work waiting for a named user blocks archiving its project. */
+create or replace function app_private.project_archive_blockers(p_project_id text) returns text[]
+language plpgsql stable security definer
+set search_path = pg_catalog
+as $$
+declare
+  v_open integer;
+  v_pending integer;
+  v_blockers text[] := array[]::text[];
+begin
+  select count(*) into v_open
+    from app.tasks t join app.task_workflow_statuses s on s.workflow_id = t.workflow_id and s.status = t.status
+   where t.project_id = p_project_id and t.archived_at is null and s.category = 'open';
+  if v_open > 0 then
+    v_blockers := v_blockers || format('%s open task(s): complete, cancel or archive them first', v_open);
+  end if;
+  select count(*) into v_pending from app.time_entries e
+   where e.project_id = p_project_id and e.status = 'submitted' and e.deleted_at is null;
+  if v_pending > 0 then
+    v_blockers := v_blockers || format('%s time entr(ies) awaiting approval', v_pending);
+  end if;
+  return v_blockers;
+end
+$$;
 
 /** Surface. */
 create view api.time_entries with (security_invoker = true) as
@@ -487,11 +529,7 @@ begin
   perform api.require_any_role('{manager}', 'submitTimeEntry');
   e := app_private.lock_time_entry(p_id);
   if e.status in ('draft', 'rejected') then
-    insert into app.approvals (organization_id, type, category, resource_type, resource_id, requested_by_client_id)
-    values (e.organization_id, 'time_entry', 'project', 'time_entry', p_id, app.current_client_id())
-    on conflict (resource_type, resource_id) do update
-      set status = 'pending', decision = null, decided_at = null, approver_member_id = null,
-          requested_at = now(), requested_by_client_id = excluded.requested_by_client_id;
+    perform app_private.request_time_entry_approval(p_id);
     update app.time_entries set status = 'submitted' where id = p_id;
   elsif e.status = 'approved' then
     perform app_private.raise('SVC17', 'TIME_ENTRY_LOCKED', 'the time entry is already approved');
@@ -550,6 +588,7 @@ drop function api.time_entry_get(text);
 drop function app_private.time_entry_not_found(text);
 drop view api.time_entries;
 drop function control.approval_decide(text, text, text);
+drop function app_private.request_time_entry_approval(text);
 drop view api.approvals;
 drop function api.approval_exists(text);
 drop table app.approvals;

@@ -27,8 +27,9 @@ export const approvalOperations: Operation[] = [
       if (query.type) where.push(sql`type = ${query.type}`);
       if (query.resource_type) where.push(sql`resource_type = ${query.resource_type}`);
       if (query.resource_id) where.push(sql`resource_id = ${query.resource_id}`);
-      if (query.requested_after) where.push(sql`requested_at > ${query.requested_after}::timestamptz`);
-      if (query.updated_after) where.push(sql`updated_at > ${query.updated_after}::timestamptz`);
+      // Timestamps go out at millisecond precision: compare at that precision, so a returned value excludes its own row.
+      if (query.requested_after) where.push(sql`date_trunc('milliseconds', requested_at) > ${query.requested_after}::timestamptz`);
+      if (query.updated_after) where.push(sql`date_trunc('milliseconds', updated_at) > ${query.updated_after}::timestamptz`);
       if (after) where.push(sql`(requested_at, id) > ((${String(after[0])}::text)::timestamptz, ${after[1]}::text)`);
       const { rows } = await sql<{ id: string; k: string; doc: unknown }>`
         select id, requested_at::text as k, doc from api.approvals where ${sql.join(where, sql` and `)}

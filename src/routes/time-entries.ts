@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { sql, type RawBuilder } from 'kysely';
 import type { Operation, OperationContext } from '../http/operation.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError, PROBLEMS, type ProblemCode } from '../http/errors.ts';
 import { decodeCursor, encodeCursor, listQuery } from '../http/pagination.ts';
 import { schemas } from './schemas.ts';
 import { date, email, idOf, subject } from './common.ts';
@@ -54,9 +54,10 @@ export const timeEntryOperations: Operation[] = [
       await sql`select api.require_time_entry_read()`.execute(tx);
       const scoped = query.member_id || query.project_id || query.task_id || query.external_id;
       if (!scoped) {
-        const from = query.work_date_gte && Date.parse(query.work_date_gte);
-        const to = query.work_date_lte && Date.parse(query.work_date_lte);
-        if (!from || !to || to < from || (to - from) / 86_400_000 > MAX_ORG_WIDE_DAYS) {
+        const bounded = query.work_date_gte !== undefined && query.work_date_lte !== undefined;
+        const from = bounded ? Date.parse(query.work_date_gte) : NaN;
+        const to = bounded ? Date.parse(query.work_date_lte) : NaN;
+        if (!bounded || to < from || (to - from) / 86_400_000 > MAX_ORG_WIDE_DAYS) {
           throw new ApiError('INVALID_REQUEST',
             `an organization-wide listing needs work_date_gte and work_date_lte, at most ${MAX_ORG_WIDE_DAYS} days apart (or filter by member_id, project_id, task_id or external_id)`,
             { errors: [{ pointer: '/work_date_gte', detail: 'bounded date range required', code: 'date_range.required' }] });
@@ -74,14 +75,14 @@ export const timeEntryOperations: Operation[] = [
       // external_id is unique per client: it finds only this client's entries.
       if (query.external_id) where.push(sql`external_id = ${query.external_id} and created_by_client_id = app.current_client_id()`);
       if (after) where.push(sql`(work_date, id) > ((${String(after[0])}::text)::date, ${after[1]}::text)`);
-      const { rows } = await sql<{ id: string; work_date: string; doc: unknown }>`
-        select id, work_date::text as work_date, doc from api.time_entries where ${sql.join(where, sql` and `)}
+      const { rows } = await sql<{ id: string; work_date_key: string; doc: unknown }>`
+        select id, work_date::text as work_date_key, doc from api.time_entries where ${sql.join(where, sql` and `)}
          order by work_date, id limit ${query.limit + 1}`.execute(tx);
       const hasMore = rows.length > query.limit;
       const page = hasMore ? rows.slice(0, query.limit) : rows;
       const last = page[page.length - 1];
       return { body: { object: 'list', data: page.map((r) => r.doc), has_more: hasMore,
-        next_cursor: hasMore && last ? encodeCursor(app.cursorKey, route, query, [last.work_date, last.id]) : null } };
+        next_cursor: hasMore && last ? encodeCursor(app.cursorKey, route, query, [last.work_date_key, last.id]) : null } };
     },
   },
   {
@@ -103,34 +104,34 @@ export const timeEntryOperations: Operation[] = [
     response: { status: 201, description: 'Per-item results, in order', schema: schemas.timeEntryBatch },
     handler: async (ctx) => {
       // Each item is checked against the entry schema first; SQL checks the rest in one statement.
-      const shapeErrors: { pointer: string; detail: string; code: string }[] = [];
       const items = ctx.body.entries.map((item: unknown, index: number) => {
         const { error, value } = entry.validate(item, { abortEarly: false, convert: false, errors: { wrap: { label: "'" } } });
         if (error) {
-          for (const d of error.details) {
-            shapeErrors.push({ pointer: `/entries/${index}/${d.path.join('/')}`, detail: d.message.replace(/"/g, "'"), code: d.type });
-          }
           return { index, invalid: error.details.map((d) => ({ pointer: '/' + d.path.join('/'), detail: d.message.replace(/"/g, "'"), code: d.type })) };
         }
         return { index, value };
       });
-      if (ctx.body.atomic && shapeErrors.length) {
-        throw new ApiError('VALIDATION_FAILED', `${shapeErrors.length} problems; see errors`, { errors: shapeErrors });
-      }
+      // SQL checks every well-formed item in one statement (partial mode, so all problems come back);
+      // an atomic batch with any problem then fails whole and the transaction rolls back.
       const valid = items.filter((i: any) => i.value);
-      const { rows: [row] } = await sql<{ result: { results: any[]; created: number; failed: number } }>`
-        select api.time_entry_batch(${JSON.stringify(valid.map((i: any) => i.value))}::text::jsonb, ${ctx.body.atomic}) as result`.execute(ctx.tx);
-      // Put shape failures back in their places and renumber SQL results to the request's indexes.
+      const { rows: [row] } = await sql<{ result: { results: any[] } }>`
+        select api.time_entry_batch(${JSON.stringify(valid.map((i: any) => i.value))}::text::jsonb, false) as result`.execute(ctx.tx);
       const sqlResults = row!.result.results;
       const results = items.map((i: any) => {
         if (i.invalid) return { index: i.index, status: 'failed', error: { code: 'VALIDATION_FAILED', errors: i.invalid } };
-        const r = sqlResults[valid.indexOf(i)];
-        return { ...r, index: i.index };
+        return { ...sqlResults[valid.indexOf(i)], index: i.index };
       });
-      const failed = results.filter((r: any) => r.status === 'failed').length;
+      const failed = results.filter((r: any) => r.status === 'failed');
+      if (ctx.body.atomic && failed.length) {
+        const errors = failed.flatMap((r: any) => r.error.errors.map((e: any) => ({ ...e, pointer: `/entries/${r.index}${e.pointer ?? ''}` })));
+        // As everywhere, the top-level code is the first problem's.
+        const first = errors[0]?.code;
+        throw new ApiError(first && first in PROBLEMS ? first as ProblemCode : 'VALIDATION_FAILED',
+          `${failed.length} of ${items.length} entries are invalid; nothing was created; see errors`, { errors });
+      }
       return {
         status: ctx.body.atomic ? 201 : 200,
-        body: { object: 'time_entry_batch', atomic: ctx.body.atomic, created: results.length - failed, failed, results },
+        body: { object: 'time_entry_batch', atomic: ctx.body.atomic, created: results.length - failed.length, failed: failed.length, results },
       };
     },
   },
