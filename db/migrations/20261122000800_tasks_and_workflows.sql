@@ -193,6 +193,39 @@ $$;
 create trigger _200_check_references before insert or update on app.tasks
   for each row execute function app_private.tg_tasks__check_references();
 
+/** Archiving: not while an open task depends on this one; restoring: not while the project is
+ * archived; and a task of an archived project changes only by being archived. For every writer. */
+create function app_private.tg_tasks__archive_rules() returns trigger
+language plpgsql volatile security definer
+set search_path = pg_catalog
+as $$
+declare
+  v_blockers text[];
+  v_project_active boolean;
+begin
+  select p.status = 'active' into v_project_active from app.projects p where p.id = new.project_id;
+  if new.archived_at is not null and old.archived_at is null then
+    v_blockers := app_private.task_archive_blockers(new.id);
+    if cardinality(v_blockers) > 0 then
+      perform app_private.raise('SVC16', 'TASK_ARCHIVE_BLOCKED', 'open tasks depend on this task: ' || array_to_string(v_blockers, ', '));
+    end if;
+    return new;
+  end if;
+  if not v_project_active then
+    perform app_private.raise('SVC16', 'TASK_ARCHIVE_BLOCKED',
+      case when new.archived_at is null and old.archived_at is not null
+           then 'the task''s project is archived: restore the project first'
+           else 'the task''s project is archived: restore the project before changing its tasks' end);
+  end if;
+  if old.archived_at is not null and new.archived_at is not null then
+    perform app_private.raise('SVC16', 'TASK_ARCHIVE_BLOCKED', 'the task is archived: restore it before changing it');
+  end if;
+  return new;
+end
+$$;
+create trigger _120_archive_rules before update on app.tasks
+  for each row execute function app_private.tg_tasks__archive_rules();
+
 create trigger _300_check_custom_fields before insert or update on app.tasks
   for each row execute function app_private.tg__check_custom_fields('task');
 
@@ -326,7 +359,7 @@ grant execute on function app_private.task_archive_blockers(text) to svc_runtime
 
 /** Surface: projection per Role. Finance: project-financial context; hr: staffing context. */
 create view api.tasks with (security_invoker = true) as
-select t.organization_id, t.id, t.project_id, t.status, t.priority, t.due_at, t.created_at, t.updated_at, t.name,
+select t.organization_id, t.id, t.project_id, t.status, t.priority, t.due_at, t.created_at, t.updated_at, t.name, t.code,
        t.assignee_member_ids, t.archived_at, t.version,
        jsonb_build_object('object', 'task', 'id', t.id, 'project_id', t.project_id, 'code', t.code, 'name', t.name,
          'status', t.status, 'archived', t.archived_at is not null,
@@ -602,21 +635,13 @@ set search_path = pg_catalog
 as $$
 declare
   t app.tasks;
-  v_blockers text[];
 begin
   perform api.require_any_role('{manager}', case when p_archived then 'archiveTask' else 'restoreTask' end);
   t := app_private.lock_task(p_id);
+  -- The rules (blocking dependents, archived project) live in tg_tasks__archive_rules.
   if p_archived and t.archived_at is null then
-    v_blockers := app_private.task_archive_blockers(p_id);
-    if cardinality(v_blockers) > 0 then
-      perform app_private.raise('SVC16', 'TASK_ARCHIVE_BLOCKED',
-        'open tasks depend on this task: ' || array_to_string(v_blockers, ', '));
-    end if;
     update app.tasks set archived_at = now() where id = p_id;
   elsif not p_archived and t.archived_at is not null then
-    if not exists (select from app.projects p where p.id = t.project_id and p.status = 'active') then
-      perform app_private.raise('SVC16', 'TASK_ARCHIVE_BLOCKED', 'the task''s project is archived: restore the project first');
-    end if;
     update app.tasks set archived_at = null where id = p_id;
   end if;
   return query select * from api.task_get(p_id);
@@ -643,6 +668,7 @@ drop table app.task_notes;
 drop table app.task_dependencies;
 drop function app_private.tg_task_dependencies__no_cycle();
 drop table app.tasks;
+drop function app_private.tg_tasks__archive_rules();
 drop function app_private.tg_tasks__check_references();
 drop function app_private.tg_tasks__legal_transition();
 drop function control.task_policy_set(text, boolean, boolean);

@@ -75,6 +75,7 @@ export interface ApiProjects {
 export interface ApiTasks {
   archived_at: Timestamp | null;
   assignee_member_ids: string[] | null;
+  code: string | null;
   created_at: Timestamp | null;
   doc: Json | null;
   due_at: Timestamp | null;

@@ -176,7 +176,7 @@ export function fromDatabaseError(e: unknown): ApiError | undefined {
     // 42501 (a missing grant, or a row-level-security WITH CHECK refusal) is never expected: the
     // commands check Roles first and raise ROLE_REQUIRED. Reaching it is our bug: a 500.
     case '40001': case '40P01': case '55P03':
-      return new ApiError('SERVICE_UNAVAILABLE', 'concurrent update; retry the request', { headers: { 'Retry-After': '1' } });
+      return new ApiError('CONFLICT', 'a concurrent request changed the same data; retry the request', { headers: { 'Retry-After': '1' } });
     default: return undefined;
   }
 }

@@ -81,7 +81,9 @@ function fieldErrors(error: Joi.ValidationError, prefix = ''): FieldError[] {
 
 function validate<T>(schema: Joi.ObjectSchema | Joi.AnySchema | undefined, value: unknown, where: 'params' | 'query' | 'body'): T {
   if (!schema) {
-    if (where === 'body' && value !== null && value !== undefined) {
+    // An empty JSON object is tolerated where an operation takes no body.
+    if (where === 'body' && value !== null && value !== undefined
+        && !(typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0)) {
       throw new ApiError('VALIDATION_FAILED', 'this operation takes no request body');
     }
     return (value ?? {}) as T;

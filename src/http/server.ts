@@ -15,11 +15,11 @@ import { projectOperations } from '../routes/projects.ts';
 import { taskOperations } from '../routes/tasks.ts';
 import { objectSchemaOperations } from '../routes/object-schemas.ts';
 import { timeEntryOperations } from '../routes/time-entries.ts';
-import { approvalOperations, approvalDecisionRefusal } from '../routes/approvals.ts';
+import { approvalOperations, approvalDecisionRefusals } from '../routes/approvals.ts';
 
 export const operations: Operation[] = [
   ...identityOperations, ...memberOperations, ...projectOperations, ...taskOperations, ...objectSchemaOperations,
-  ...timeEntryOperations, ...approvalOperations, approvalDecisionRefusal,
+  ...timeEntryOperations, ...approvalOperations, ...approvalDecisionRefusals,
 ];
 
 const BOOM_CODES: Record<number, ProblemCode> = {
@@ -60,7 +60,9 @@ export async function createServer(app: AppContext, extra: Operation[] = []) {
           ? new ApiError('METHOD_NOT_ALLOWED', `${request.method.toUpperCase()} is not allowed here`, { headers: { Allow: allowed.join(', ') } })
           : new ApiError('ROUTE_NOT_FOUND', `no endpoint at ${request.path}`);
       } else if (status === 400) {
-        err = new ApiError('INVALID_JSON', 'the request body is not valid JSON');
+        err = /payload|json/i.test(boom.message)
+          ? new ApiError('INVALID_JSON', 'the request body is not valid JSON')
+          : new ApiError('INVALID_REQUEST', 'the request is malformed (for example a bad percent-encoding in the path)');
       } else if (BOOM_CODES[status]) {
         err = new ApiError(BOOM_CODES[status]!, boom.output.payload.message);
       } else {

@@ -63,14 +63,22 @@ export const approvalOperations: Operation[] = [
 /** No endpoint approves, rejects, requests changes, delegates or substitutes: every attempt is answered
  * explicitly (403 API_PRINCIPAL_NOT_ALLOWED) rather than with 404, so integrations learn the rule. */
 export const APPROVAL_DECISION_ACTIONS = ['approve', 'reject', 'request-changes', 'request_changes', 'delegate', 'substitute', 'decide', 'decision'];
-export const approvalDecisionRefusal: Operation = {
-  operationId: 'refuseApprovalDecision', method: 'POST', path: '/v1/approvals/{approval_id}/{action}', tag: 'Approvals',
-  summary: 'Not available to API Clients: named users decide approvals', hidden: true,
-  params: Joi.object({ approval_id: Joi.string().max(100).required(), action: Joi.string().max(64).required() }),
-  body: Joi.any(),
-  response: { status: 403, description: 'API_PRINCIPAL_NOT_ALLOWED' },
-  handler: async () => {
-    throw new ApiError('API_PRINCIPAL_NOT_ALLOWED',
-      'API Clients cannot approve, reject, request changes on, delegate or substitute approvers; a named user decides in the web interface');
-  },
+const refusal = async (): Promise<never> => {
+  throw new ApiError('API_PRINCIPAL_NOT_ALLOWED',
+    'API Clients cannot approve, reject, request changes on, delegate or substitute approvers; a named user decides in the web interface');
 };
+export const approvalDecisionRefusals: Operation[] = [
+  ...(['POST', 'PUT', 'PATCH'] as const).map((method): Operation => ({
+    operationId: `refuseApprovalDecision${method}`, method, path: '/v1/approvals/{approval_id}/{action}', tag: 'Approvals',
+    summary: 'Not available to API Clients: named users decide approvals', hidden: true,
+    params: Joi.object({ approval_id: Joi.string().max(100).required(), action: Joi.string().max(64).required() }),
+    body: Joi.any(), response: { status: 403, description: 'API_PRINCIPAL_NOT_ALLOWED' }, handler: refusal,
+  })),
+  ...(['PUT', 'PATCH', 'DELETE'] as const).map((method): Operation => ({
+    operationId: `refuseApprovalChange${method}`, method, path: '/v1/approvals/{approval_id}', tag: 'Approvals',
+    summary: 'Not available to API Clients: approvals are read-only', hidden: true,
+    params: Joi.object({ approval_id: Joi.string().max(100).required() }),
+    body: Joi.any(), response: { status: 403, description: 'API_PRINCIPAL_NOT_ALLOWED' }, handler: refusal,
+  })),
+];
+

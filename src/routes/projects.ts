@@ -57,6 +57,9 @@ export const projectOperations: Operation[] = [
     response: { status: 200, description: 'A page of projects', schema: schemas.list(schemas.project) },
     handler: async (ctx) => {
       const { query } = ctx;
+      // Filtering by a field the caller's Roles cannot read would reveal it: the database refuses.
+      if (query.manager_member_id) await sql`select api.require_any_role('{member,manager,hr}', 'filtering projects by manager_member_id')`.execute(ctx.tx);
+      if (query.customer_id) await sql`select api.require_any_role('{member,manager,finance}', 'filtering projects by customer_id')`.execute(ctx.tx);
       const where: RawBuilder<boolean>[] = [sql`status = ${query.status}`];
       if (query.customer_id) where.push(sql`customer_id = ${query.customer_id}`);
       if (query.manager_member_id) where.push(sql`manager_member_id = app_private.normalize_email(${query.manager_member_id})`);

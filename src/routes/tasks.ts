@@ -57,6 +57,10 @@ export const taskOperations: Operation[] = [
     response: { status: 200, description: 'A page of tasks', schema: schemas.list(schemas.task) },
     handler: async (ctx) => {
       const { query } = ctx;
+      // Filtering or sorting by a field the caller's Roles cannot read would reveal it: the database refuses.
+      if (query.assignee_member_id) await sql`select api.require_any_role('{member,manager,hr}', 'filtering tasks by assignee')`.execute(ctx.tx);
+      if (query.priority || query.sort === 'priority') await sql`select api.require_any_role('{member,manager}', 'filtering or sorting tasks by priority')`.execute(ctx.tx);
+      if (query.due_before || query.due_after || query.sort === 'due_at') await sql`select api.require_any_role('{member,manager,hr}', 'filtering or sorting tasks by due_at')`.execute(ctx.tx);
       const where: RawBuilder<boolean>[] = [query.archived ? sql`archived_at is not null` : sql`archived_at is null`];
       if (query.project_id) where.push(sql`project_id = ${query.project_id}`);
       if (query.status) where.push(sql`status = ${query.status}`);
@@ -66,7 +70,7 @@ export const taskOperations: Operation[] = [
       if (query.due_after) where.push(sql`due_at > ${query.due_after}::timestamptz`);
       if (query.search) {
         const like = `%${escapeLike(query.search.toLowerCase())}%`;
-        where.push(sql`lower(name) like ${like}`);
+        where.push(sql`(lower(name) like ${like} or lower(coalesce(code, '')) like ${like})`);
       }
       return { body: await listPage(ctx, 'api.tasks', TASK_SORTS, where) };
     },

@@ -101,7 +101,7 @@ export const timeEntryOperations: Operation[] = [
       entries: Joi.array().items(Joi.object().unknown(true)).min(1).max(MAX_BATCH).required(),
       atomic: Joi.boolean().strict().default(true),
     }),
-    response: { status: 201, description: 'Per-item results, in order', schema: schemas.timeEntryBatch },
+    response: { status: 201, description: 'Per-item results, in order (201 when atomic; 200 with atomic=false, where failed items are reported, not fatal)', schema: schemas.timeEntryBatch },
     handler: async (ctx) => {
       // Each item is checked against the entry schema first; SQL checks the rest in one statement.
       const items = ctx.body.entries.map((item: unknown, index: number) => {

@@ -1,0 +1,99 @@
+// Fences found in review: filters and sorts on fields a Role cannot read, approval changes by any
+// method, work on archived projects and tasks, and a few input edge cases.
+import t from 'tap';
+import postgres from 'postgres';
+import { startApp, assertProblem } from '../helpers/app.ts';
+
+t.test('filters and sorts on unreadable fields are refused', async (t) => {
+  const a = await startApp(t);
+  const org = await a.createOrg();
+  const finance = await a.principal('finance', { org });
+  const hr = await a.principal('hr', { org });
+  const manager = await a.principal('member,manager', { org });
+  const cases: [string, string, string][] = [
+    [finance.token, '/v1/projects?manager_member_id=a@b.example', 'finance cannot filter projects by manager'],
+    [hr.token, '/v1/projects?customer_id=com_x1', 'hr cannot filter projects by customer'],
+    [finance.token, '/v1/tasks?assignee_member_id=a@b.example', 'finance cannot filter tasks by assignee'],
+    [finance.token, '/v1/tasks?priority=high', 'finance cannot filter tasks by priority'],
+    [hr.token, '/v1/tasks?sort=priority', 'hr cannot sort tasks by priority'],
+    [finance.token, '/v1/tasks?due_before=2030-01-01T00:00:00Z', 'finance cannot filter tasks by due date'],
+    [finance.token, '/v1/tasks?sort=due_at', 'finance cannot sort tasks by due date'],
+  ];
+  for (const [token, url, name] of cases) {
+    const res = await a.request({ url, token });
+    assertProblem(t, res, 403, 'ROLE_REQUIRED');
+    t.pass(name);
+  }
+  for (const url of ['/v1/projects?manager_member_id=a@b.example', '/v1/tasks?sort=priority&priority=high', '/v1/tasks?sort=due_at']) {
+    t.equal((await a.request({ url, token: manager.token })).statusCode, 200, `a manager may: ${url}`);
+  }
+  t.equal((await a.request({ url: '/v1/projects?customer_id=com_x1', token: finance.token })).statusCode, 200, 'finance may filter by customer');
+  t.equal((await a.request({ url: '/v1/tasks?assignee_member_id=a@b.example&sort=due_at', token: hr.token })).statusCode, 200, 'hr may filter by assignee and sort by due date');
+});
+
+t.test('approvals cannot be changed by any method', async (t) => {
+  const a = await startApp(t);
+  const p = await a.principal('member,manager');
+  for (const [method, url] of [['PATCH', '/v1/approvals/apr_x1'], ['PUT', '/v1/approvals/apr_x1'], ['DELETE', '/v1/approvals/apr_x1'],
+    ['PUT', '/v1/approvals/apr_x1/approve'], ['PATCH', '/v1/approvals/apr_x1/reject'], ['POST', '/v1/approvals/apr_x1/delegate']]) {
+    const res = await a.request({ method: method!, url: url!, token: p.token, payload: method === 'DELETE' ? undefined : { status: 'approved' } });
+    assertProblem(t, res, 403, 'API_PRINCIPAL_NOT_ALLOWED');
+  }
+  const anon = await a.request({ method: 'PATCH', url: '/v1/approvals/apr_x1', payload: {} });
+  assertProblem(t, anon, 401, 'INVALID_TOKEN');
+});
+
+t.test('tasks of an archived project, and archived tasks, do not change', async (t) => {
+  const a = await startApp(t);
+  const p = await a.principal('member,manager');
+  const key = (() => { let n = 0; return () => ({ 'idempotency-key': `k${++n}` }); })();
+  const proj = (await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: key(), payload: { code: 'A', name: 'A' } })).json;
+  const task = (await a.request({ method: 'POST', url: '/v1/tasks', token: p.token, headers: key(), payload: { project_id: proj.id, name: 'T' } })).json;
+  await a.request({ method: 'POST', url: `/v1/tasks/${task.id}/transitions`, token: p.token, headers: key(), payload: { transition: 'complete' } });
+  const archived = await a.request({ method: 'POST', url: `/v1/projects/${proj.id}/archive`, token: p.token, headers: key(), payload: {} });
+  t.equal(archived.statusCode, 200, 'an empty JSON body is tolerated where no body is taken');
+  const reopen = await a.request({ method: 'POST', url: `/v1/tasks/${task.id}/transitions`, token: p.token, headers: key(), payload: { transition: 'reopen' } });
+  assertProblem(t, reopen, 409, 'TASK_ARCHIVE_BLOCKED');
+  const got = await a.request({ url: `/v1/tasks/${task.id}`, token: p.token });
+  t.equal(got.json.status, 'done', 'still done');
+  const patch = await a.request({ method: 'PATCH', url: `/v1/tasks/${task.id}`, token: p.token, headers: { 'if-match': got.headers.etag }, payload: { name: 'X' } });
+  assertProblem(t, patch, 409, 'TASK_ARCHIVE_BLOCKED');
+  // Archiving a finished task of an archived project is allowed; changing it afterwards is not.
+  const arch = await a.request({ method: 'POST', url: `/v1/tasks/${task.id}/archive`, token: p.token, headers: key() });
+  t.equal(arch.statusCode, 200, arch.body);
+
+  // The same rules hold in SQL for the runtime role.
+  const sql = postgres(a.runtimeUrl, { max: 1, onnotice: () => {} });
+  t.teardown(() => sql.end());
+  await t.rejects(sql.begin(async (tx) => {
+    await tx`select * from api.begin_request(${p.id}, ${p.secretId}, null)`;
+    await tx`update app.tasks set name = 'Y' where id = ${task.id}`;
+  }), { code: 'SVC16' } as any, 'direct update of an archived task fails');
+});
+
+t.test('a direct archive with open dependents fails in SQL', async (t) => {
+  const a = await startApp(t);
+  const p = await a.principal('member,manager');
+  const key = (() => { let n = 0; return () => ({ 'idempotency-key': `k${++n}` }); })();
+  const proj = (await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: key(), payload: { code: 'A', name: 'A' } })).json;
+  const t1 = (await a.request({ method: 'POST', url: '/v1/tasks', token: p.token, headers: key(), payload: { project_id: proj.id, name: 'T1' } })).json;
+  const t2 = (await a.request({ method: 'POST', url: '/v1/tasks', token: p.token, headers: key(), payload: { project_id: proj.id, name: 'T2' } })).json;
+  const dep = await a.request({ method: 'PUT', url: `/v1/tasks/${t2.id}/dependencies`, token: p.token, headers: { 'if-match': '"1"' }, payload: { predecessor_task_ids: [t1.id] } });
+  t.equal(dep.statusCode, 200, dep.body);
+  const sql = postgres(a.runtimeUrl, { max: 1, onnotice: () => {} });
+  t.teardown(() => sql.end());
+  await t.rejects(sql.begin(async (tx) => {
+    await tx`select * from api.begin_request(${p.id}, ${p.secretId}, null)`;
+    await tx`update app.tasks set archived_at = now() where id = ${t1.id}`;
+  }), { code: 'SVC16' } as any);
+});
+
+t.test('malformed requests', async (t) => {
+  const a = await startApp(t);
+  const p = await a.principal('member,manager');
+  const res = await a.request({ url: '/v1/members/%E0%A4%A', token: p.token });
+  assertProblem(t, res, 400, 'INVALID_REQUEST');
+  const hr = postgres(a.runtimeUrl, { max: 1, onnotice: () => {} });
+  t.teardown(() => hr.end());
+  await t.rejects(hr`select employee_number from app.members limit 1`, { code: '42501' } as any, 'HR-restricted columns are not selectable');
+});
