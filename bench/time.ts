@@ -167,7 +167,7 @@ const ok2xx = (r: Result) => Object.entries(r.statusCodeStats ?? {})
 // ---------------------------------------------------------------------------------------------
 // The list statement's plan, as the server runs it (svc_runtime, inside api.begin_request's context)
 
-async function explainList(o: TimeBenchOptions, seeded: Seeded, after?: [string, string], alias = 'work_date'): Promise<string> {
+async function explainList(o: TimeBenchOptions, seeded: Seeded, after?: [string, string], alias = 'work_date_key'): Promise<string> {
   const runtimeUrl = loadConfig({ ...process.env, DATABASE_URL: o.url }).runtimeDatabaseUrl;
   const sql = postgres(runtimeUrl, { max: 1, onnotice: () => {} });
   try {
@@ -176,7 +176,7 @@ async function explainList(o: TimeBenchOptions, seeded: Seeded, after?: [string,
       if (r?.outcome !== 'ok') throw new Error(`api.begin_request: ${r?.outcome}`);
       // The statement of src/routes/time-entries.ts (listTimeEntries), values inlined.
       const keyset = after ? `\n   and (work_date, id) > (('${after[0]}'::text)::date, '${after[1]}'::text)` : '';
-      // `alias` other than work_date: a variant, not what the server runs (ORDER BY then names the date column).
+      // The alias the server uses (src/routes/time-entries.ts): ORDER BY work_date names the date column.
       const statement = `select id, work_date::text as ${alias}, doc from api.time_entries
  where deleted_at is null and work_date >= '${seeded.month.first}'::date and work_date <= '${seeded.month.last}'::date${keyset}
  order by work_date, id limit ${PAGE + 1}`;
