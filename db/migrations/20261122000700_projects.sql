@@ -21,7 +21,8 @@ create table app.projects (
   version integer not null default 1,
   constraint projects_dates_ordered check (start_date is null or end_date is null or end_date >= start_date),
   constraint projects_archived_at_iff_archived check ((status = 'archived') = (archived_at is not null)),
-  foreign key (organization_id, manager_member_id) references app.members (organization_id, id) on delete restrict
+  foreign key (organization_id, manager_member_id) references app.members (organization_id, id) on delete restrict,
+  unique (organization_id, id)
 );
 create unique index projects_code_unique on app.projects (organization_id, lower(code));
 create index projects_org_created on app.projects (organization_id, created_at, id);

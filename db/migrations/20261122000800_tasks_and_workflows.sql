@@ -126,7 +126,11 @@ create table app.tasks (
   updated_at timestamptz not null default now(),
   version integer not null default 1,
   constraint tasks_dates_ordered check (start_at is null or due_at is null or due_at >= start_at),
-  foreign key (workflow_id, status) references app.task_workflow_statuses (workflow_id, status) on delete restrict
+  foreign key (workflow_id, status) references app.task_workflow_statuses (workflow_id, status) on delete restrict,
+  -- Tenant-scoped references: a task can only use its own organization's workflow.
+  foreign key (organization_id, workflow_id) references app.task_workflows (organization_id, id) on delete restrict,
+  foreign key (organization_id, project_id) references app.projects (organization_id, id) on delete restrict,
+  unique (organization_id, id)
 );
 create unique index tasks_code_unique on app.tasks (project_id, lower(code)) where code is not null;
 create index tasks_org_created on app.tasks (organization_id, created_at, id);
@@ -250,9 +254,11 @@ grant update (code, name, description, status, priority, start_at, due_at, compl
  * the workflow allows it. */
 create table app.task_dependencies (
   organization_id text not null references app.organizations on delete cascade,
-  task_id text not null references app.tasks on delete cascade,
-  predecessor_task_id text not null references app.tasks on delete cascade,
+  task_id text not null,
+  predecessor_task_id text not null,
   primary key (task_id, predecessor_task_id),
+  foreign key (organization_id, task_id) references app.tasks (organization_id, id) on delete cascade,
+  foreign key (organization_id, predecessor_task_id) references app.tasks (organization_id, id) on delete cascade,
   constraint task_dependencies_not_self check (task_id <> predecessor_task_id)
 );
 create index task_dependencies_predecessor on app.task_dependencies (predecessor_task_id);
@@ -308,12 +314,13 @@ grant select, insert, delete on app.task_dependencies to svc_runtime;
 create table app.task_notes (
   organization_id text not null references app.organizations on delete cascade,
   id text primary key default app_private.new_id('tnote'),
-  task_id text not null references app.tasks on delete cascade,
+  task_id text not null,
   text text not null constraint task_notes_text_length check (length(text) between 1 and 20000),
   subject_member_id text,
   author_client_id text not null references app.api_clients on delete restrict,
   created_at timestamptz not null default now(),
-  foreign key (organization_id, subject_member_id) references app.members (organization_id, id) on delete restrict
+  foreign key (organization_id, subject_member_id) references app.members (organization_id, id) on delete restrict,
+  foreign key (organization_id, task_id) references app.tasks (organization_id, id) on delete cascade
 );
 create index task_notes_task on app.task_notes (task_id, created_at);
 alter table app.task_notes enable row level security;
@@ -514,14 +521,15 @@ grant execute on function app_private.check_subject(text) to svc_runtime;
 create table app.task_activity (
   organization_id text not null references app.organizations on delete cascade,
   id text primary key default app_private.new_id('tact'),
-  task_id text not null references app.tasks on delete cascade,
+  task_id text not null,
   kind text not null,
   transition text,
   from_status text,
   to_status text,
   actor_client_id text not null,
   subject_member_id text,
-  created_at timestamptz not null default now()
+  created_at timestamptz not null default now(),
+  foreign key (organization_id, task_id) references app.tasks (organization_id, id) on delete cascade
 );
 alter table app.task_activity enable row level security;
 alter table app.task_activity force row level security;

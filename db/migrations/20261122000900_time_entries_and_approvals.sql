@@ -55,7 +55,10 @@ create table app.time_entries (
   updated_at timestamptz not null default now(),
   deleted_at timestamptz,
   version integer not null default 1,
-  foreign key (organization_id, member_id) references app.members (organization_id, id) on delete restrict
+  foreign key (organization_id, member_id) references app.members (organization_id, id) on delete restrict,
+  foreign key (organization_id, project_id) references app.projects (organization_id, id) on delete restrict,
+  foreign key (organization_id, task_id) references app.tasks (organization_id, id) on delete restrict,
+  unique (organization_id, id)
 );
 create unique index time_entries_external_id_unique on app.time_entries (created_by_client_id, external_id)
   where external_id is not null and deleted_at is null;
@@ -204,10 +207,11 @@ grant update (project_id, task_id, work_date, minutes, billable, notes, status, 
 create table app.time_entry_audit (
   organization_id text not null references app.organizations on delete cascade,
   id bigint generated always as identity primary key,
-  time_entry_id text not null references app.time_entries on delete restrict,
+  time_entry_id text not null,
   action text not null,
   actor_client_id text not null,
-  at timestamptz not null default now()
+  at timestamptz not null default now(),
+  foreign key (organization_id, time_entry_id) references app.time_entries (organization_id, id) on delete restrict
 );
 alter table app.time_entry_audit enable row level security;
 alter table app.time_entry_audit force row level security;

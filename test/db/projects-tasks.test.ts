@@ -352,3 +352,22 @@ t.test('a project with open tasks cannot be archived by a direct UPDATE', async 
   await as(mgrA, (tx) => tx`update app.tasks set archived_at = now() where id = ${t3}`);
   t.equal(await failure(archive()), 'ok', 'an archived open task does not block');
 });
+
+t.test('references never cross organizations, even for the owner', async (t) => {
+  const a = await startApp(t);
+  const orgA = await a.createOrg();
+  const orgB = await a.createOrg();
+  const [wfB] = await a.admin`select id from app.task_workflows where organization_id = ${orgB} and is_default`;
+  const [prjA] = await a.admin`insert into app.projects (organization_id, code, name, currency) values (${orgA}, 'A', 'A', 'EUR') returning id`;
+  const [prjB] = await a.admin`insert into app.projects (organization_id, code, name, currency) values (${orgB}, 'B', 'B', 'EUR') returning id`;
+  await t.rejects(a.admin`insert into app.tasks (organization_id, project_id, workflow_id, name, status)
+    values (${orgA}, ${prjA!.id}, ${wfB!.id}, 'x', 'todo')`, { code: '23503' } as any, "another organization's workflow");
+  const [wfA] = await a.admin`select id from app.task_workflows where organization_id = ${orgA} and is_default`;
+  const [taskB] = await a.admin`insert into app.tasks (organization_id, project_id, workflow_id, name, status)
+    select ${orgB}, ${prjB!.id}, id, 'b', 'todo' from app.task_workflows where organization_id = ${orgB} and is_default returning id`;
+  const [client] = await a.admin`select c.id from app.api_clients c limit 1`.catch(() => [undefined]);
+  const clientA = client?.id ?? (await a.createClient(orgA)).id;
+  await t.rejects(a.admin`insert into app.task_notes (organization_id, task_id, text, author_client_id)
+    values (${orgA}, ${taskB!.id}, 'n', ${clientA})`, { code: '23503' } as any, "a note on another organization's task");
+  t.ok(wfA, 'own workflow exists');
+});
