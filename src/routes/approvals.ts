@@ -2,9 +2,9 @@ import Joi from 'joi';
 import { sql, type RawBuilder } from 'kysely';
 import type { Operation } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
-import { decodeCursor, encodeCursor, listQuery } from '../http/pagination.ts';
+import { listQuery } from '../http/pagination.ts';
 import { schemas } from './schemas.ts';
-import { idOf, timestamp } from './common.ts';
+import { idOf, listPage, timestamp } from './common.ts';
 
 export const approvalOperations: Operation[] = [
   {
@@ -20,8 +20,8 @@ export const approvalOperations: Operation[] = [
       ...listQuery,
     }),
     response: { status: 200, description: 'A page of approvals', schema: schemas.list(schemas.approval) },
-    handler: async ({ tx, query, app, route }) => {
-      const after = decodeCursor(app.cursorKey, route, query);
+    handler: async (ctx) => {
+      const { query } = ctx;
       const where: RawBuilder<boolean>[] = [sql`true`];
       if (query.status) where.push(sql`status = ${query.status}`);
       if (query.type) where.push(sql`type = ${query.type}`);
@@ -30,15 +30,7 @@ export const approvalOperations: Operation[] = [
       // Timestamps go out at millisecond precision: compare at that precision, so a returned value excludes its own row.
       if (query.requested_after) where.push(sql`date_trunc('milliseconds', requested_at) > ${query.requested_after}::timestamptz`);
       if (query.updated_after) where.push(sql`date_trunc('milliseconds', updated_at) > ${query.updated_after}::timestamptz`);
-      if (after) where.push(sql`(requested_at, id) > ((${String(after[0])}::text)::timestamptz, ${after[1]}::text)`);
-      const { rows } = await sql<{ id: string; k: string; doc: unknown }>`
-        select id, requested_at::text as k, doc from api.approvals where ${sql.join(where, sql` and `)}
-         order by requested_at, id limit ${query.limit + 1}`.execute(tx);
-      const hasMore = rows.length > query.limit;
-      const page = hasMore ? rows.slice(0, query.limit) : rows;
-      const last = page[page.length - 1];
-      return { body: { object: 'list', data: page.map((r) => r.doc), has_more: hasMore,
-        next_cursor: hasMore && last ? encodeCursor(app.cursorKey, route, query, [last.k, last.id]) : null } };
+      return { body: await listPage(ctx, 'api.approvals', { expr: 'requested_at', type: 'timestamptz' }, 'asc', where) };
     },
   },
   {

@@ -36,11 +36,9 @@ export function sortQuery(sorts: Record<string, SortSpec>, defaultSort: string, 
 }
 
 /** Keyset page over a view: `(sort expr, id)` compared with the cursor's last row, limit + 1 rows. */
-export async function listPage(ctx: OperationContext, view: 'api.projects' | 'api.tasks', sorts: Record<string, SortSpec>,
-  where: RawBuilder<boolean>[]) {
+export async function listPage(ctx: OperationContext, view: 'api.projects' | 'api.tasks' | 'api.time_entries' | 'api.approvals',
+  spec: SortSpec, order: SortOrder, where: RawBuilder<boolean>[]) {
   const { query, app, route } = ctx;
-  const spec = sorts[query.sort]!;
-  const order: SortOrder = query.order;
   const after = decodeCursor(app.cursorKey, route, query);
   const expr = sql.raw(spec.expr);
   const conditions = [...where];

@@ -69,7 +69,7 @@ export const projectOperations: Operation[] = [
         const like = `%${escapeLike(query.search.toLowerCase())}%`;
         where.push(sql`(lower(name) like ${like} or lower(code) like ${like})`);
       }
-      return { body: await listPage(ctx, 'api.projects', PROJECT_SORTS, where) };
+      return { body: await listPage(ctx, 'api.projects', PROJECT_SORTS[query.sort]!, query.order, where) };
     },
   },
   {

@@ -72,7 +72,7 @@ export const taskOperations: Operation[] = [
         const like = `%${escapeLike(query.search.toLowerCase())}%`;
         where.push(sql`(lower(name) like ${like} or lower(coalesce(code, '')) like ${like})`);
       }
-      return { body: await listPage(ctx, 'api.tasks', TASK_SORTS, where) };
+      return { body: await listPage(ctx, 'api.tasks', TASK_SORTS[query.sort]!, query.order, where) };
     },
   },
   {

@@ -2,9 +2,9 @@ import Joi from 'joi';
 import { sql, type RawBuilder } from 'kysely';
 import type { Operation, OperationContext } from '../http/operation.ts';
 import { ApiError, PROBLEMS, type ProblemCode } from '../http/errors.ts';
-import { decodeCursor, encodeCursor, listQuery } from '../http/pagination.ts';
+import { listQuery } from '../http/pagination.ts';
 import { schemas } from './schemas.ts';
-import { date, email, idOf, subject } from './common.ts';
+import { date, email, idOf, listPage, subject } from './common.ts';
 
 /** Longest span of an organization-wide listing (no member, project, task or external id filter). */
 export const MAX_ORG_WIDE_DAYS = 93;
@@ -50,7 +50,7 @@ export const timeEntryOperations: Operation[] = [
     }),
     response: { status: 200, description: 'A page of time entries, by work_date then id', schema: schemas.list(schemas.timeEntry) },
     handler: async (ctx) => {
-      const { query, app, route, tx } = ctx;
+      const { query, tx } = ctx;
       await sql`select api.require_time_entry_read()`.execute(tx);
       const scoped = query.member_id || query.project_id || query.task_id || query.external_id;
       if (!scoped) {
@@ -63,7 +63,6 @@ export const timeEntryOperations: Operation[] = [
             { errors: [{ pointer: '/work_date_gte', detail: 'bounded date range required', code: 'date_range.required' }] });
         }
       }
-      const after = decodeCursor(app.cursorKey, route, query);
       const where: RawBuilder<boolean>[] = [sql`deleted_at is null`];
       if (query.member_id) where.push(sql`member_id = app_private.normalize_email(${query.member_id})`);
       if (query.project_id) where.push(sql`project_id = ${query.project_id}`);
@@ -74,15 +73,7 @@ export const timeEntryOperations: Operation[] = [
       if (query.billable !== undefined) where.push(sql`billable = ${query.billable}`);
       // external_id is unique per client: it finds only this client's entries.
       if (query.external_id) where.push(sql`external_id = ${query.external_id} and created_by_client_id = app.current_client_id()`);
-      if (after) where.push(sql`(work_date, id) > ((${String(after[0])}::text)::date, ${after[1]}::text)`);
-      const { rows } = await sql<{ id: string; work_date_key: string; doc: unknown }>`
-        select id, work_date::text as work_date_key, doc from api.time_entries where ${sql.join(where, sql` and `)}
-         order by work_date, id limit ${query.limit + 1}`.execute(tx);
-      const hasMore = rows.length > query.limit;
-      const page = hasMore ? rows.slice(0, query.limit) : rows;
-      const last = page[page.length - 1];
-      return { body: { object: 'list', data: page.map((r) => r.doc), has_more: hasMore,
-        next_cursor: hasMore && last ? encodeCursor(app.cursorKey, route, query, [last.work_date_key, last.id]) : null } };
+      return { body: await listPage(ctx, 'api.time_entries', { expr: 'work_date', type: 'date' }, 'asc', where) };
     },
   },
   {
