@@ -146,16 +146,25 @@ create function app_private.tg_tasks__legal_transition() returns trigger
 language plpgsql volatile security definer
 set search_path = pg_catalog
 as $$
+declare
+  v_category text;
 begin
   if tg_op = 'INSERT' then
     if not exists (select from app.task_workflow_statuses s where s.workflow_id = new.workflow_id and s.status = new.status
                     and s.is_initial) then
       perform app_private.raise('SVV23', 'INVALID_TRANSITION', format('a new task starts in its workflow''s initial status, not %s', new.status));
     end if;
-  elsif new.status <> old.status and not exists (
-        select from app.task_workflow_transitions t
-         where t.workflow_id = new.workflow_id and t.from_status = old.status and t.to_status = new.status) then
-    perform app_private.raise('SVV23', 'INVALID_TRANSITION', format('no transition leads from %s to %s', old.status, new.status));
+    new.completed_at := null;
+  elsif new.status <> old.status then
+    if not exists (select from app.task_workflow_transitions t
+                    where t.workflow_id = new.workflow_id and t.from_status = old.status and t.to_status = new.status) then
+      perform app_private.raise('SVV23', 'INVALID_TRANSITION', format('no transition leads from %s to %s', old.status, new.status));
+    end if;
+    -- completed_at belongs to done statuses: set on completion (now unless given), cleared otherwise.
+    select s.category into v_category from app.task_workflow_statuses s where s.workflow_id = new.workflow_id and s.status = new.status;
+    new.completed_at := case when v_category = 'done' then coalesce(new.completed_at, now()) end;
+  elsif new.completed_at is distinct from old.completed_at then
+    perform app_private.raise('SVV23', 'INVALID_TRANSITION', 'completed_at changes only with a transition into a done status');
   end if;
   if tg_op = 'UPDATE' and new.workflow_id <> old.workflow_id then
     perform app_private.raise('SVV23', 'INVALID_TRANSITION', 'a task cannot change workflow');
@@ -163,7 +172,7 @@ begin
   return new;
 end
 $$;
-create trigger _150_legal_transition before insert or update of status, workflow_id on app.tasks
+create trigger _150_legal_transition before insert or update on app.tasks
   for each row execute function app_private.tg_tasks__legal_transition();
 
 create function app_private.tg_tasks__check_references() returns trigger
@@ -209,6 +218,7 @@ declare
 begin
   select p.status = 'active' into v_project_active from app.projects p where p.id = new.project_id;
   if new.archived_at is not null and old.archived_at is null then
+    new.archived_at := now();
     v_blockers := app_private.task_archive_blockers(new.id);
     if cardinality(v_blockers) > 0 then
       perform app_private.raise('SVC16', 'TASK_ARCHIVE_BLOCKED', 'open tasks depend on this task: ' || array_to_string(v_blockers, ', '));
@@ -274,6 +284,11 @@ begin
   -- Serialize dependency changes per organization: two concurrent inserts could otherwise
   -- each pass the check and close a cycle together.
   perform pg_advisory_xact_lock(hashtextextended('svc.task_dependencies:' || new.organization_id, 0));
+  -- The check below must see dependencies committed while we waited for the lock: only a
+  -- statement snapshot (read committed) does.
+  if current_setting('transaction_isolation') <> 'read committed' then
+    perform app_private.raise('SVC09', 'CONFLICT', 'dependencies change only in read committed transactions');
+  end if;
   select * into v_task from app.tasks where id = new.task_id;
   select * into v_pred from app.tasks where id = new.predecessor_task_id;
   if v_pred.id is null or v_pred.organization_id <> new.organization_id or v_task.organization_id <> new.organization_id then
@@ -346,7 +361,8 @@ declare
 begin
   select count(*) into v_open
     from app.tasks t join app.task_workflow_statuses s on s.workflow_id = t.workflow_id and s.status = t.status
-   where t.project_id = p_project_id and t.archived_at is null and s.category = 'open';
+   where t.project_id = p_project_id and (t.organization_id = app.current_organization_id() or app.current_organization_id() is null)
+     and t.archived_at is null and s.category = 'open';
   return case when v_open > 0 then array[format('%s open task(s): complete, cancel or archive them first', v_open)]
               else array[]::text[] end;
 end
@@ -361,6 +377,7 @@ as $$
     join app.tasks t on t.id = d.task_id
     join app.task_workflow_statuses s on s.workflow_id = t.workflow_id and s.status = t.status
    where d.predecessor_task_id = p_task_id and t.archived_at is null and s.category = 'open'
+     and (t.organization_id = app.current_organization_id() or app.current_organization_id() is null)
 $$;
 grant execute on function app_private.task_archive_blockers(text) to svc_runtime;
 
@@ -534,7 +551,8 @@ create table app.task_activity (
 alter table app.task_activity enable row level security;
 alter table app.task_activity force row level security;
 create policy "Managers record task activity" on app.task_activity for insert to svc_runtime
-  with check (organization_id = (select app.current_organization_id()) and actor_client_id = (select app.current_client_id()));
+  with check (organization_id = (select app.current_organization_id()) and actor_client_id = (select app.current_client_id())
+              and (select app.has_role('manager')));
 create policy "Clients see task activity of their organization" on app.task_activity for select to svc_runtime
   using (organization_id = (select app.current_organization_id()) and (select app.has_any_role('{member,manager}')));
 grant select, insert (organization_id, task_id, kind, transition, from_status, to_status, actor_client_id, subject_member_id)

@@ -216,7 +216,8 @@ create table app.time_entry_audit (
 alter table app.time_entry_audit enable row level security;
 alter table app.time_entry_audit force row level security;
 create policy "Managers write the time audit" on app.time_entry_audit for insert to svc_runtime
-  with check (organization_id = (select app.current_organization_id()) and actor_client_id = (select app.current_client_id()));
+  with check (organization_id = (select app.current_organization_id()) and actor_client_id = (select app.current_client_id())
+              and (select app.has_role('manager')));
 grant insert (organization_id, time_entry_id, action, actor_client_id) on app.time_entry_audit to svc_runtime;
 
 /** Approvals: requests to named users. Read-only over the API; decided through the control plane. */
@@ -317,6 +318,8 @@ begin
   on conflict (organization_id, resource_type, resource_id) do update
     set status = 'pending', decision = null, decided_at = null, approver_member_id = null,
         requested_at = now(), requested_by_client_id = excluded.requested_by_client_id;
+  -- Requesting approval and submitting are one step: a pending request always has a submitted entry.
+  update app.time_entries set status = 'submitted' where id = p_entry_id;
 end
 $$;
 grant execute on function app_private.request_time_entry_approval(text) to svc_runtime;
@@ -333,12 +336,14 @@ declare
 begin
   select count(*) into v_open
     from app.tasks t join app.task_workflow_statuses s on s.workflow_id = t.workflow_id and s.status = t.status
-   where t.project_id = p_project_id and t.archived_at is null and s.category = 'open';
+   where t.project_id = p_project_id and (t.organization_id = app.current_organization_id() or app.current_organization_id() is null)
+     and t.archived_at is null and s.category = 'open';
   if v_open > 0 then
     v_blockers := v_blockers || format('%s open task(s): complete, cancel or archive them first', v_open);
   end if;
   select count(*) into v_pending from app.time_entries e
-   where e.project_id = p_project_id and e.status = 'submitted' and e.deleted_at is null;
+   where e.project_id = p_project_id and (e.organization_id = app.current_organization_id() or app.current_organization_id() is null)
+     and e.status = 'submitted' and e.deleted_at is null;
   if v_pending > 0 then
     v_blockers := v_blockers || format('%s time entr(ies) awaiting approval', v_pending);
   end if;
@@ -534,7 +539,6 @@ begin
   e := app_private.lock_time_entry(p_id);
   if e.status in ('draft', 'rejected') then
     perform app_private.request_time_entry_approval(p_id);
-    update app.time_entries set status = 'submitted' where id = p_id;
   elsif e.status = 'approved' then
     perform app_private.raise('SVC17', 'TIME_ENTRY_LOCKED', 'the time entry is already approved');
   end if;

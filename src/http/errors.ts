@@ -171,7 +171,8 @@ export function fromDatabaseError(e: unknown): ApiError | undefined {
       { errors: [{ pointer: constraint.pointer, detail: constraint.detail, code: constraint.code }] });
   }
   switch (pg.code) {
-    case '22007': case '22008': case '22P02': case '22003':
+    // 22P05/22021: a NUL character or invalid encoding PostgreSQL cannot store in text.
+    case '22007': case '22008': case '22P02': case '22003': case '22P05': case '22021':
       return new ApiError('VALIDATION_FAILED', 'a value is out of range or malformed');
     // 42501 (a missing grant, or a row-level-security WITH CHECK refusal) is never expected: the
     // commands check Roles first and raise ROLE_REQUIRED. Reaching it is our bug: a 500.

@@ -88,6 +88,10 @@ function validate<T>(schema: Joi.ObjectSchema | Joi.AnySchema | undefined, value
     }
     return (value ?? {}) as T;
   }
+  if (where === 'body' && value === null && schema.type === 'object') {
+    throw new ApiError('VALIDATION_FAILED', 'the request body must be a JSON object',
+      { errors: [{ pointer: '', detail: 'the request body must be a JSON object, not null', code: 'object.base' }] });
+  }
   const { error, value: out } = schema.validate(value ?? (where === 'body' ? undefined : {}), {
     abortEarly: false,
     convert: where !== 'body',

@@ -97,3 +97,51 @@ t.test('malformed requests', async (t) => {
   t.teardown(() => hr.end());
   await t.rejects(hr`select employee_number from app.members limit 1`, { code: '42501' } as any, 'HR-restricted columns are not selectable');
 });
+
+t.test('second review: inputs that must not become 500s, and direct writes that must not bypass rules', async (t) => {
+  const a = await startApp(t);
+  const p = await a.principal('member,manager');
+  const fin = await a.principal('finance', { org: p.orgId });
+  const key = (() => { let n = 0; return () => ({ 'idempotency-key': `r${++n}` }); })();
+  const nul = await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: { ...key(), 'content-type': 'application/json' }, payload: 'null' });
+  assertProblem(t, nul, 422, 'VALIDATION_FAILED');
+  const zero = await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: key(), payload: { code: 'Z', name: 'a\u0000b' } });
+  assertProblem(t, zero, 422, 'VALIDATION_FAILED');
+  const proj = (await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: key(), payload: { code: 'P', name: 'P' } })).json;
+  const t1 = (await a.request({ method: 'POST', url: '/v1/tasks', token: p.token, headers: key(), payload: { project_id: proj.id, name: 'T1' } })).json;
+  const t2 = (await a.request({ method: 'POST', url: '/v1/tasks', token: p.token, headers: key(), payload: { project_id: proj.id, name: 'T2' } })).json;
+
+  const sql = postgres(a.runtimeUrl, { max: 2, onnotice: () => {} });
+  t.teardown(() => sql.end());
+  const as = (c: { id: string; secretId: string }, fn: (tx: postgres.TransactionSql) => Promise<unknown>, mode = '') =>
+    sql.begin(mode, async (tx) => { await tx`select * from api.begin_request(${c.id}, ${c.secretId}, null)`; return fn(tx); });
+  await t.rejects(as(p, (tx) => tx`update app.tasks set completed_at = now() where id = ${t1.id}`), { code: 'SVV23' } as any,
+    'completed_at only with a transition into done');
+  await as(p, (tx) => tx`update app.tasks set archived_at = '9999-12-31' where id = ${t1.id}`);
+  const [row] = await a.admin`select archived_at < now() + interval '1 minute' as now_ish from app.tasks where id = ${t1.id}`;
+  t.ok(row!.now_ish, 'archived_at is the time of archiving, whatever the writer sent');
+  await t.rejects(as(fin, (tx) => tx`insert into app.task_activity (organization_id, task_id, kind, actor_client_id)
+    values (${p.orgId}, ${t2.id}, 'transition', ${fin.id})`), { code: '42501' } as any, 'finance cannot write task history');
+  await t.rejects(as(p, (tx) => tx`insert into app.task_dependencies (organization_id, task_id, predecessor_task_id)
+    values (${p.orgId}, ${t2.id}, ${t1.id})`, 'isolation level repeatable read'), { code: 'SVC09' } as any,
+    'dependencies change only under read committed');
+});
+
+t.test('requesting approval is submitting', async (t) => {
+  const a = await startApp(t);
+  const p = await a.principal('member,manager');
+  await a.addMember(p.orgId, 'w@x.example');
+  const key = (() => { let n = 0; return () => ({ 'idempotency-key': `s${++n}` }); })();
+  const proj = (await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: key(), payload: { code: 'P', name: 'P' } })).json;
+  const day = new Date(Date.now() - 3 * 86_400_000).toISOString().slice(0, 10);
+  const e = (await a.request({ method: 'POST', url: '/v1/time-entries', token: p.token, headers: key(),
+    payload: { subject: { member_id: 'w@x.example' }, project_id: proj.id, work_date: day, minutes: 30 } })).json;
+  const sql = postgres(a.runtimeUrl, { max: 1, onnotice: () => {} });
+  t.teardown(() => sql.end());
+  await sql.begin(async (tx) => {
+    await tx`select * from api.begin_request(${p.id}, ${p.secretId}, null)`;
+    await tx`select app_private.request_time_entry_approval(${e.id})`;
+  });
+  const [row] = await a.admin`select status from app.time_entries where id = ${e.id}`;
+  t.equal(row!.status, 'submitted', 'a pending approval always has a submitted entry');
+});
