@@ -375,10 +375,7 @@ language plpgsql stable
 set search_path = pg_catalog
 as $$
 begin
-  if not app_private.may_read_time_entries() then
-    perform app_private.raise('SVR03', 'ROLE_REQUIRED',
-      'time entries are readable with manager or finance (hr where the organization permits); members use reporting views');
-  end if;
+  perform api.require_time_entry_read();
   return query select t.doc, t.version from api.time_entries t where t.id = p_id and t.deleted_at is null;
 end
 $$;
