@@ -3,7 +3,10 @@
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import postgres from 'postgres';
+import { Logger, runMigrations } from 'graphile-worker';
 import { startEmbedded, type EmbeddedHandle } from './embedded-pg.ts';
+
+const quietLogger = new Logger(() => () => {});
 
 export const MIGRATIONS_DIR = 'db/migrations';
 
@@ -32,6 +35,8 @@ export async function migrate(url: string): Promise<void> {
   const out = spawnSync(dbmateBin(), ['--url', u.toString(), '--migrations-dir', MIGRATIONS_DIR, '--no-dump-schema', 'up'],
     { encoding: 'utf8' });
   if (out.status !== 0) throw new Error(`dbmate failed: ${out.stderr || out.stdout}`);
+  // graphile-worker's own schema (the job queue the outbox triggers write to), at its pinned version.
+  await runMigrations({ connectionString: url, logger: quietLogger });
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
     const password = process.env.SVC_RUNTIME_DB_PASSWORD ?? 'svc_runtime';

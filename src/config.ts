@@ -17,9 +17,34 @@ export interface Config {
   rateLimit: { limit: number; windowSeconds: number };
   dbPoolSize: number;
   logLevel: 'info' | 'silent';
+  webhooks: WebhookConfig;
+  worker: { enabled: boolean; concurrency: number; recoverIntervalMs: number; staleSeconds: number };
+}
+
+export interface WebhookConfig {
+  /** Host names that may resolve to loopback (local testing only); nothing private otherwise. */
+  allowedHosts: string[];
+  /** PEM file of an extra CA trusted for webhook TLS (local testing with a private CA). */
+  caFile?: string;
+  /** Response deadline per delivery attempt and per verification challenge. */
+  timeoutMs: number;
+  /** Multiplies the retry schedule (1 in production; tests shrink it). */
+  retryScale: number;
+  /** An endpoint is disabled after this many consecutive failed attempts ... */
+  disableAfterFailures: number;
+  /** ... once the failure streak has lasted this long. */
+  disableAfterSeconds: number;
 }
 
 const DEV_SECRET = 'dev-only-secret-key-change-me-in-production';
+
+function num(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number`);
+  return n;
+}
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
@@ -60,5 +85,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: { limit: int(env, 'RATE_LIMIT_REQUESTS', 1200), windowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60) },
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10),
     logLevel: env.LOG_LEVEL === 'silent' ? 'silent' : 'info',
+    webhooks: {
+      allowedHosts: (env.SVC_WEBHOOK_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+      caFile: env.SVC_WEBHOOK_CA_FILE || undefined,
+      timeoutMs: int(env, 'SVC_WEBHOOK_TIMEOUT_MS', 10_000),
+      retryScale: num(env, 'SVC_WEBHOOK_RETRY_SCALE', 1),
+      disableAfterFailures: int(env, 'SVC_WEBHOOK_DISABLE_AFTER_FAILURES', 50),
+      disableAfterSeconds: num(env, 'SVC_WEBHOOK_DISABLE_AFTER_SECONDS', 86_400),
+    },
+    worker: {
+      enabled: env.SVC_WORKER !== 'off',
+      concurrency: int(env, 'SVC_WORKER_CONCURRENCY', 16),
+      recoverIntervalMs: int(env, 'SVC_WORKER_RECOVER_INTERVAL_MS', 15_000),
+      staleSeconds: num(env, 'SVC_WORKER_STALE_SECONDS', 30),
+    },
   };
 }

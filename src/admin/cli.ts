@@ -138,6 +138,10 @@ export const COMMANDS: Record<string, Command> = {
     await sql`select control.approval_decide(${need(f, 'approval')}, ${need(f, 'decision')}, ${need(f, 'by')})`;
     return { approval_id: f.approval, status: f.decision, decided_by: f.by!.trim().toLowerCase() };
   },
+  'notifications list': async (sql, f) => {
+    const rows = await sql`select id, kind, subject_id, detail, created_at from control.notifications_list(${need(f, 'org')})`;
+    return { notifications: rows.map((r) => ({ ...r, id: Number(r.id) })) };
+  },
   'keys rotate': async (sql) => {
     const k = await newSigningKey(masterKey());
     await sql`select control.signing_key_add(${k.kid}, ${k.alg}, ${sql.json(k.publicJwk)}, ${k.sealed})`;

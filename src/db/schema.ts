@@ -105,6 +105,31 @@ export interface ApiTimeEntries {
   work_date: Timestamp | null;
 }
 
+export interface ApiWebhookDeliveries {
+  created_at: Timestamp | null;
+  doc: Json | null;
+  endpoint_id: string | null;
+  event_created_at: Timestamp | null;
+  event_id: string | null;
+  event_type: string | null;
+  id: string | null;
+  organization_id: string | null;
+  status: string | null;
+}
+
+export interface ApiWebhookEndpoints {
+  client_id: string | null;
+  created_at: Timestamp | null;
+  doc: Json | null;
+  id: string | null;
+  organization_id: string | null;
+  previous_secret_expires_at: Timestamp | null;
+  previous_secret_sealed: string | null;
+  secret_sealed: string | null;
+  status: string | null;
+  version: number | null;
+}
+
 export interface DB {
   "api.approvals": ApiApprovals;
   "api.members": ApiMembers;
@@ -113,4 +138,6 @@ export interface DB {
   "api.projects": ApiProjects;
   "api.tasks": ApiTasks;
   "api.time_entries": ApiTimeEntries;
+  "api.webhook_deliveries": ApiWebhookDeliveries;
+  "api.webhook_endpoints": ApiWebhookEndpoints;
 }

@@ -7,6 +7,7 @@ import { deriveKey } from '../auth/sealing.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { ApiError } from './errors.ts';
 import { header as readHeader } from './operation.ts';
+import { createTransport, type Transport } from '../webhooks/transport.ts';
 
 const authorizationHeader = (request: Request) => readHeader(request, 'authorization');
 
@@ -17,6 +18,8 @@ export interface AppContext {
   database: Database;
   tokens: TokenService;
   cursorKey: Buffer;
+  /** Outbound HTTPS to webhook receivers (verification challenges). */
+  webhooks: Transport;
   authenticate(request: Request): Promise<TokenClaims>;
   rateLimit(key: string): Promise<RateLimitDecision>;
   close(): void;
@@ -43,6 +46,7 @@ export async function createAppContext(config: Config, database: Database): Prom
     database,
     tokens,
     cursorKey: deriveKey(config.secretKey, 'cursors'),
+    webhooks: createTransport(config.webhooks),
     async authenticate(request) {
       const header = authorizationHeader(request);
       if (!header) {

@@ -5,6 +5,7 @@ import type { Operation } from './operation.ts';
 import { PROBLEMS } from './errors.ts';
 import { TOKEN_ERRORS } from '../routes/oauth.ts';
 import { schemas } from '../routes/schemas.ts';
+import { EVENT_TYPES } from '../events/catalog.ts';
 
 const toSchema = (s: Joi.Schema) => (joiToJson as unknown as (s: Joi.Schema, type: string) => unknown)(s, 'open-api-3.1') as Record<string, unknown>;
 const openApiPath = (p: string) => p.replace(/\{(\w+)\??\}/g, '{$1}');
@@ -97,6 +98,32 @@ export function buildOpenApi(ops: Operation[], info: { serverUrl?: string } = {}
       },
     },
   };
+  // The event catalogue: one entry per event name a webhook endpoint may subscribe to.
+  const webhookHeaders = [
+    { name: 'Svc-Webhook-Id', in: 'header', required: true, schema: { type: 'string' }, description: 'the event id (evt_…); deduplicate on it' },
+    { name: 'Svc-Webhook-Timestamp', in: 'header', required: true, schema: { type: 'string' }, description: 'Unix seconds; reject more than 5 minutes from your clock' },
+    { name: 'Svc-Webhook-Signature', in: 'header', required: true, schema: { type: 'string' },
+      description: 'comma-separated v1=<lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the endpoint secret>; two values during a secret rotation' },
+  ];
+  const webhooks = Object.fromEntries(EVENT_TYPES.map((e) => [e.name, {
+    post: {
+      summary: e.description,
+      description: `${e.subscribable ? 'Subscribable.' : 'Not subscribable: sent only by testWebhookEndpoint.'} Emitted by: ${
+        e.emittedBy.length ? e.emittedBy.join(', ') : 'the control plane'}. \`data.object\` references a ${e.resourceType}; fetch it for its current state.`,
+      tags: ['Webhook endpoints'],
+      parameters: webhookHeaders,
+      requestBody: { required: true, content: { 'application/json': { schema: {
+        type: 'object', required: ['id', 'type', 'api_version', 'created_at', 'organization_id', 'data'],
+        properties: {
+          id: { type: 'string', pattern: '^evt_' }, type: { const: e.name }, api_version: { const: 'v1' },
+          created_at: { type: 'string', format: 'date-time' }, organization_id: { type: 'string' },
+          data: { type: 'object', required: ['object'], properties: { object: { type: 'object', required: ['type', 'id', 'version'],
+            properties: { type: { const: e.resourceType }, id: { type: 'string' }, version: { type: 'integer' } } } } },
+        },
+      } } } },
+      responses: { '2XX': { description: 'Accepted within 10 seconds; anything else is retried (429, 5xx, timeouts) or a permanent failure (other 4xx)' } },
+    },
+  }]));
   return {
     openapi: '3.1.0',
     info: {
@@ -107,6 +134,7 @@ export function buildOpenApi(ops: Operation[], info: { serverUrl?: string } = {}
     servers: [{ url: info.serverUrl ?? '/' }],
     tags: [...new Set(ops.filter((o) => !o.hidden).map((o) => o.tag))].map((name) => ({ name })),
     paths,
+    webhooks,
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },

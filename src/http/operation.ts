@@ -62,6 +62,11 @@ export interface Operation {
   /** The response is the principal itself: begin_request runs as one statement, no transaction. */
   principalOnly?: boolean;
   etag?: boolean;
+  /** The response carries a secret shown once: the stored idempotent response omits it, and a
+   * replay answers WEBHOOK_SECRET_NOT_AVAILABLE instead of showing it again. */
+  oneTimeSecret?: boolean;
+  /** The body may be left out altogether (then it is validated as {}). */
+  bodyOptional?: boolean;
   params?: Joi.ObjectSchema;
   query?: Joi.ObjectSchema;
   body?: Joi.ObjectSchema | Joi.AnySchema;
@@ -198,7 +203,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             };
             const params = validate(op.params, request.params, 'params');
             const query = validate(op.query, request.query, 'query');
-            const body = validate(op.body, request.payload, 'body');
+            const body = validate(op.body, op.bodyOptional && request.payload === null ? {} : request.payload, 'body');
 
             let ifMatch: number[] = [];
             if (op.ifMatch) {
@@ -223,6 +228,12 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
               if (claim!.state === 'mismatch') {
                 throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different request');
               }
+              if (claim!.state === 'replay' && op.oneTimeSecret) {
+                const id = (JSON.parse(claim!.response_body || '{}') as { id?: string }).id;
+                throw new ApiError('WEBHOOK_SECRET_NOT_AVAILABLE',
+                  `the secret was shown once, in the first response to this request${id ? ` (${id})` : ''}; rotate the secret to get a new one`,
+                  { members: id ? { resource_id: id } : {} });
+              }
               if (claim!.state === 'replay') {
                 return { replay: true as const, status: claim!.response_status, headers: claim!.response_headers, body: claim!.response_body };
               }
@@ -237,7 +248,10 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             if (out.version !== undefined) headers.ETag = etagOf(out.version);
             const payload = out.body === undefined ? '' : JSON.stringify(wireOrder(out.body));
             if (key !== undefined) {
-              await sql`select api.idempotency_complete(${op.method}, ${routeTemplate}, ${key}, ${status}, ${headers as any}::jsonb, ${payload})`.execute(tx);
+              const stored = op.oneTimeSecret && out.body && typeof out.body === 'object'
+                ? JSON.stringify(wireOrder({ ...(out.body as Record<string, unknown>), secret: undefined }))
+                : payload;
+              await sql`select api.idempotency_complete(${op.method}, ${routeTemplate}, ${key}, ${status}, ${headers as any}::jsonb, ${stored})`.execute(tx);
             }
             return { replay: false as const, status, headers, body: payload };
           });

@@ -16,10 +16,11 @@ import { taskOperations } from '../routes/tasks.ts';
 import { objectSchemaOperations } from '../routes/object-schemas.ts';
 import { timeEntryOperations } from '../routes/time-entries.ts';
 import { approvalOperations, approvalDecisionRefusals } from '../routes/approvals.ts';
+import { webhookOperations } from '../routes/webhooks.ts';
 
 export const operations: Operation[] = [
   ...identityOperations, ...memberOperations, ...projectOperations, ...taskOperations, ...objectSchemaOperations,
-  ...timeEntryOperations, ...approvalOperations, ...approvalDecisionRefusals,
+  ...timeEntryOperations, ...approvalOperations, ...approvalDecisionRefusals, ...webhookOperations,
 ];
 
 const BOOM_CODES: Record<number, ProblemCode> = {

@@ -161,6 +161,43 @@ export const schemas = {
     approver: Joi.object({ member_id: Joi.string() }).allow(null).description('only where the people-data policy permits'),
   }).label('Approval'),
 
+  webhookEndpoint: Joi.object({
+    object: Joi.string().valid('webhook_endpoint').required(),
+    id: Joi.string().pattern(/^whe_/).required(),
+    url: Joi.string().uri({ scheme: 'https' }).required(),
+    events: Joi.array().items(Joi.string()).required(),
+    description: Joi.string().allow(null).required(),
+    status: Joi.string().valid('enabled', 'disabled').required(),
+    disabled_reason: Joi.string().valid('client', 'delivery_failures').allow(null).required(),
+    previous_secret_expires_at: timestamp.allow(null).required().description('while a rotated-out secret still signs'),
+    secret: Joi.string().pattern(/^whsec_/).description('only in the responses of create and rotate-secret'),
+    created_at: timestamp.required(),
+    updated_at: timestamp.required(),
+    version: Joi.number().integer().required(),
+  }).label('WebhookEndpoint'),
+
+  webhookDelivery: Joi.object({
+    object: Joi.string().valid('webhook_delivery').required(),
+    id: Joi.string().pattern(/^whd_/).required(),
+    endpoint_id: Joi.string().required(),
+    event: Joi.object({
+      id: Joi.string().pattern(/^evt_/), type: Joi.string(), created_at: timestamp,
+      data: Joi.object({ object: Joi.object({ type: Joi.string(), id: Joi.string(), version: Joi.number().integer() }) }),
+    }).required(),
+    status: Joi.string().valid('pending', 'succeeded', 'failed', 'cancelled').required(),
+    status_reason: Joi.string().allow(null).required(),
+    attempt_count: Joi.number().integer().required(),
+    next_attempt_at: timestamp.allow(null).required(),
+    replay_of: Joi.string().allow(null).required(),
+    last_attempt: Joi.object().unknown(true).allow(null).required(),
+    attempts: Joi.array().items(Joi.object({
+      attempt: Joi.number().integer(), started_at: timestamp, duration_ms: Joi.number().integer(),
+      response_status: Joi.number().integer().allow(null), error: Joi.string().allow(null),
+    })).description('getWebhookDelivery only'),
+    created_at: timestamp.required(),
+    completed_at: timestamp.allow(null).required(),
+  }).label('WebhookDelivery'),
+
   list: (item: Joi.ObjectSchema) => Joi.object({
     object: Joi.string().valid('list').required(),
     data: Joi.array().items(item).required(),

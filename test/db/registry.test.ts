@@ -5,7 +5,7 @@ import { SQLSTATES, CONTROL_SQLSTATES, PROBLEMS } from '../../src/http/errors.ts
 
 const sources = [
   ...readdirSync('db/migrations').map((f) => `db/migrations/${f}`),
-  ...readdirSync('test/fixtures').map((f) => `test/fixtures/${f}`),
+  ...readdirSync('test/fixtures').filter((f) => f.endsWith('.sql')).map((f) => `test/fixtures/${f}`),
 ];
 
 t.test('every raised SQLSTATE is registered', async (t) => {

@@ -1,0 +1,30 @@
+// The webhook event catalogue, as published in the OpenAPI document (`webhooks`) and the docs.
+// The database holds the same list in app_private.event_types (it validates subscriptions);
+// test/db/events.test.ts keeps the two equal.
+export interface EventType { name: string; resourceType: string; emittedBy: string[]; description: string; subscribable: boolean }
+
+const e = (name: string, emittedBy: string[], description: string, subscribable = true): EventType =>
+  ({ name, resourceType: name.slice(0, name.lastIndexOf('.')), emittedBy, description, subscribable });
+
+export const EVENT_TYPES: EventType[] = [
+  e('project.created', ['createProject'], 'A project was created.'),
+  e('project.updated', ['updateProject'], 'Fields of a project changed.'),
+  e('project.archived', ['archiveProject'], 'A project was archived.'),
+  e('project.restored', ['restoreProject'], 'An archived project was restored.'),
+  e('task.created', ['createTask'], 'A task was created.'),
+  e('task.updated', ['updateTask'], 'Fields of a task changed.'),
+  e('task.transitioned', ['transitionTask'], 'A task moved to another workflow status.'),
+  e('task.archived', ['archiveTask'], 'A task was archived.'),
+  e('task.restored', ['restoreTask'], 'An archived task was restored.'),
+  e('time_entry.created', ['createTimeEntry', 'createTimeEntryBatch'], 'A time entry was recorded.'),
+  e('time_entry.updated', ['updateTimeEntry'], 'Fields of a time entry changed.'),
+  e('time_entry.submitted', ['submitTimeEntry'], 'A time entry was submitted for approval.'),
+  e('time_entry.approved', [], 'A named user approved a time entry (control plane).'),
+  e('time_entry.rejected', [], 'A named user rejected a time entry (control plane).'),
+  e('time_entry.deleted', ['deleteTimeEntry'], 'A time entry was deleted.'),
+  e('approval.created', ['submitTimeEntry'], 'An approval was requested; fetch it before acting.'),
+  e('approval.updated', ['submitTimeEntry'], 'An approval changed (resubmitted or decided); fetch it before acting.'),
+  e('webhook_endpoint.test', ['testWebhookEndpoint'], 'A signed test event for one endpoint.', false),
+];
+
+export const SUBSCRIBABLE_EVENTS = EVENT_TYPES.filter((t) => t.subscribable).map((t) => t.name);

@@ -1,0 +1,192 @@
+import Joi from 'joi';
+import { sql, type RawBuilder } from 'kysely';
+import { randomBytes } from 'node:crypto';
+import type { Operation, OperationContext } from '../http/operation.ts';
+import { ApiError } from '../http/errors.ts';
+import type { SortSpec } from '../http/pagination.ts';
+import { seal, unseal } from '../auth/sealing.ts';
+import { assertSafeUrl, newWebhookSecret, verifyEndpoint, webhookSecretKey } from '../webhooks/transport.ts';
+import { schemas } from './schemas.ts';
+import { idOf, listPage, sortQuery } from './common.ts';
+
+const endpointId = Joi.object({ endpoint_id: idOf('whe').required() });
+const deliveryParams = Joi.object({ endpoint_id: idOf('whe').required(), delivery_id: idOf('whd').required() });
+const url = Joi.string().max(2048).description('an https URL on the public internet');
+const events = Joi.array().items(Joi.string().max(100)).min(1).max(100).description('event names of the catalogue (OpenAPI `webhooks`)');
+const description = Joi.string().max(1000).allow('', null);
+
+const SORTS: Record<string, SortSpec> = { created_at: { expr: 'created_at', type: 'timestamptz' } };
+
+interface EndpointRow { doc: Record<string, unknown>; version: number; secret_sealed: string; organization_id: string; status: string }
+
+async function endpoint(ctx: OperationContext, id: string): Promise<EndpointRow> {
+  const { rows: [row] } = await sql<EndpointRow>`
+    select doc, version, secret_sealed, organization_id, status from api.webhook_endpoints where id = ${id}`.execute(ctx.tx);
+  if (!row) throw new ApiError('WEBHOOK_ENDPOINT_NOT_FOUND', `no webhook endpoint ${id} of your client`);
+  return row;
+}
+
+async function one(ctx: OperationContext, q: RawBuilder<{ doc: Record<string, unknown>; version: number }>) {
+  const { rows: [row] } = await q.execute(ctx.tx);
+  return { body: row!.doc, version: row!.version };
+}
+
+/** The challenge goes out inside the write's transaction: a failed challenge rolls the write back. */
+async function challenge(ctx: OperationContext, row: { id: string; url: string; version: number }, secret: string) {
+  await verifyEndpoint(ctx.app.webhooks, {
+    url: row.url, secret, endpointId: row.id, organizationId: ctx.principal.organizationId, version: row.version,
+    eventId: 'evt_' + randomBytes(8).toString('hex'),
+  });
+}
+
+const sealKey = (ctx: OperationContext) => webhookSecretKey(ctx.app.config.secretKey);
+
+export const webhookOperations: Operation[] = [
+  {
+    operationId: 'createWebhookEndpoint', method: 'POST', path: '/v1/webhook-endpoints', tag: 'Webhook endpoints',
+    summary: 'Register an HTTPS endpoint; it must answer the verification challenge. Returns the signing secret once.',
+    idempotencyKey: true, oneTimeSecret: true,
+    body: Joi.object({ url: url.required(), events: events.required(), description }),
+    response: { status: 201, description: 'The endpoint, enabled, with its secret', schema: schemas.webhookEndpoint },
+    handler: async (ctx) => {
+      const { body } = ctx;
+      await assertSafeUrl(body.url, ctx.app.config.webhooks);
+      const secret = newWebhookSecret();
+      const r = await one(ctx, sql`select * from api.webhook_endpoint_create(${body.url},
+        array(select jsonb_array_elements_text((${{ events: body.events }}::jsonb) -> 'events')), ${body.description ?? null},
+        ${seal(sealKey(ctx), secret)})`);
+      const id = r.body.id as string;
+      await challenge(ctx, { id, url: body.url, version: r.version }, secret);
+      return { ...r, status: 201, body: { ...r.body, secret }, headers: { Location: `/v1/webhook-endpoints/${id}` } };
+    },
+  },
+  {
+    operationId: 'listWebhookEndpoints', method: 'GET', path: '/v1/webhook-endpoints', tag: 'Webhook endpoints',
+    summary: "The calling client's endpoints",
+    query: Joi.object({ status: Joi.string().valid('enabled', 'disabled'), ...sortQuery(SORTS, 'created_at', 'desc') }),
+    response: { status: 200, description: 'A page of endpoints', schema: schemas.list(schemas.webhookEndpoint) },
+    handler: async (ctx) => {
+      const where: RawBuilder<boolean>[] = [];
+      if (ctx.query.status) where.push(sql`status = ${ctx.query.status}`);
+      return { body: await listPage(ctx, 'api.webhook_endpoints', SORTS.created_at!, ctx.query.order, where) };
+    },
+  },
+  {
+    operationId: 'getWebhookEndpoint', method: 'GET', path: '/v1/webhook-endpoints/{endpoint_id}', tag: 'Webhook endpoints',
+    summary: 'One endpoint (never its secret)', etag: true, params: endpointId,
+    response: { status: 200, description: 'The endpoint', schema: schemas.webhookEndpoint },
+    handler: async (ctx) => {
+      const row = await endpoint(ctx, ctx.params.endpoint_id);
+      return { body: row.doc, version: row.version };
+    },
+  },
+  {
+    operationId: 'updateWebhookEndpoint', method: 'PATCH', path: '/v1/webhook-endpoints/{endpoint_id}', tag: 'Webhook endpoints',
+    summary: 'Change url, events or description; a new url must answer the verification challenge',
+    ifMatch: true, etag: true, params: endpointId,
+    body: Joi.object({ url, events, description }).min(1),
+    response: { status: 200, description: 'The endpoint', schema: schemas.webhookEndpoint },
+    handler: async (ctx) => {
+      const before = await endpoint(ctx, ctx.params.endpoint_id);
+      const urlChanged = ctx.body.url !== undefined && ctx.body.url !== before.doc.url;
+      if (urlChanged) await assertSafeUrl(ctx.body.url, ctx.app.config.webhooks);
+      const r = await one(ctx, sql`select * from api.webhook_endpoint_update(${ctx.params.endpoint_id},
+        ${`{${ctx.ifMatch.join(',')}}`}::integer[], ${ctx.body}::jsonb)`);
+      if (urlChanged) {
+        await challenge(ctx, { id: ctx.params.endpoint_id, url: ctx.body.url, version: r.version },
+          unseal(sealKey(ctx), before.secret_sealed));
+      }
+      return r;
+    },
+  },
+  {
+    operationId: 'rotateWebhookEndpointSecret', method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/rotate-secret',
+    tag: 'Webhook endpoints', idempotencyKey: true, oneTimeSecret: true, bodyOptional: true, params: endpointId, etag: true,
+    summary: 'A new signing secret, shown once; the previous one keeps signing for previous_secret_expires_in seconds (default 86400)',
+    body: Joi.object({ previous_secret_expires_in: Joi.number().integer().min(0).max(604800).default(86400) }),
+    response: { status: 200, description: 'The endpoint with its new secret', schema: schemas.webhookEndpoint },
+    handler: async (ctx) => {
+      const secret = newWebhookSecret();
+      const r = await one(ctx, sql`select * from api.webhook_endpoint_rotate(${ctx.params.endpoint_id},
+        ${seal(sealKey(ctx), secret)}, ${ctx.body.previous_secret_expires_in ?? 86400}::integer)`);
+      return { ...r, body: { ...r.body, secret } };
+    },
+  },
+  {
+    operationId: 'disableWebhookEndpoint', method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/disable',
+    tag: 'Webhook endpoints', idempotencyKey: true, params: endpointId, etag: true,
+    summary: 'Stop deliveries; pending ones are cancelled when their turn comes',
+    response: { status: 200, description: 'The disabled endpoint', schema: schemas.webhookEndpoint },
+    handler: (ctx) => one(ctx, sql`select * from api.webhook_endpoint_set_status(${ctx.params.endpoint_id}, 'disabled')`),
+  },
+  {
+    operationId: 'enableWebhookEndpoint', method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/enable',
+    tag: 'Webhook endpoints', idempotencyKey: true, params: endpointId, etag: true,
+    summary: 'Resume deliveries; the endpoint must answer the verification challenge again',
+    response: { status: 200, description: 'The enabled endpoint', schema: schemas.webhookEndpoint },
+    handler: async (ctx) => {
+      const before = await endpoint(ctx, ctx.params.endpoint_id);
+      const r = await one(ctx, sql`select * from api.webhook_endpoint_set_status(${ctx.params.endpoint_id}, 'enabled')`);
+      if (before.status !== 'enabled') {
+        await challenge(ctx, { id: ctx.params.endpoint_id, url: before.doc.url as string, version: r.version },
+          unseal(sealKey(ctx), before.secret_sealed));
+      }
+      return r;
+    },
+  },
+  {
+    operationId: 'listWebhookDeliveries', method: 'GET', path: '/v1/webhook-endpoints/{endpoint_id}/deliveries',
+    tag: 'Webhook endpoints', params: endpointId,
+    summary: 'Deliveries to one endpoint (kept 30 days), newest first',
+    query: Joi.object({
+      status: Joi.string().valid('pending', 'succeeded', 'failed', 'cancelled'),
+      event_type: Joi.string().max(100),
+      event_id: idOf('evt'),
+      ...sortQuery(SORTS, 'created_at', 'desc'),
+    }),
+    response: { status: 200, description: 'A page of deliveries', schema: schemas.list(schemas.webhookDelivery) },
+    handler: async (ctx) => {
+      await endpoint(ctx, ctx.params.endpoint_id);
+      const where: RawBuilder<boolean>[] = [sql`endpoint_id = ${ctx.params.endpoint_id}`];
+      if (ctx.query.status) where.push(sql`status = ${ctx.query.status}`);
+      if (ctx.query.event_type) where.push(sql`event_type = ${ctx.query.event_type}`);
+      if (ctx.query.event_id) where.push(sql`event_id = ${ctx.query.event_id}`);
+      return { body: await listPage(ctx, 'api.webhook_deliveries', SORTS.created_at!, ctx.query.order, where) };
+    },
+  },
+  {
+    operationId: 'getWebhookDelivery', method: 'GET', path: '/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}',
+    tag: 'Webhook endpoints', params: deliveryParams,
+    summary: 'One delivery with every attempt (status, duration, error category)',
+    response: { status: 200, description: 'The delivery', schema: schemas.webhookDelivery },
+    handler: async (ctx) => {
+      await endpoint(ctx, ctx.params.endpoint_id);
+      const { rows: [row] } = await sql<{ doc: unknown }>`select * from api.webhook_delivery_get(${ctx.params.endpoint_id}, ${ctx.params.delivery_id})`
+        .execute(ctx.tx);
+      if (!row) throw new ApiError('WEBHOOK_DELIVERY_NOT_FOUND', `no delivery ${ctx.params.delivery_id} of endpoint ${ctx.params.endpoint_id}`);
+      return { body: row.doc };
+    },
+  },
+  {
+    operationId: 'replayWebhookDelivery', method: 'POST',
+    path: '/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/replay', tag: 'Webhook endpoints',
+    idempotencyKey: true, params: deliveryParams,
+    summary: 'A new delivery of the same event (same event id) inside the 30-day window',
+    response: { status: 202, description: 'The new delivery, queued', schema: schemas.webhookDelivery },
+    handler: async (ctx) => {
+      const { rows: [row] } = await sql<{ doc: unknown }>`select * from api.webhook_delivery_replay(${ctx.params.endpoint_id}, ${ctx.params.delivery_id})`
+        .execute(ctx.tx);
+      return { status: 202, body: row!.doc };
+    },
+  },
+  {
+    operationId: 'testWebhookEndpoint', method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/test', tag: 'Webhook endpoints',
+    idempotencyKey: true, params: endpointId,
+    summary: 'Send a signed webhook_endpoint.test event to this endpoint',
+    response: { status: 202, description: 'The test delivery, queued', schema: schemas.webhookDelivery },
+    handler: async (ctx) => {
+      const { rows: [row] } = await sql<{ doc: unknown }>`select * from api.webhook_endpoint_test(${ctx.params.endpoint_id})`.execute(ctx.tx);
+      return { status: 202, body: row!.doc };
+    },
+  },
+];

@@ -1,0 +1,130 @@
+// Events and webhooks inside the database, without HTTP: the outbox is written by triggers, and
+// the runtime role can neither forge nor read events, nor touch another client's endpoints.
+import t from 'tap';
+import postgres from 'postgres';
+import { startApp, type Client } from '../helpers/app.ts';
+import { EVENT_TYPES } from '../../src/events/catalog.ts';
+
+const opts = { max: 1, onnotice: () => {} } as const;
+
+async function failure(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return 'ok';
+  } catch (e: any) {
+    return `${e?.code} ${e?.message}`;
+  }
+}
+
+t.test('the catalogue in SQL equals the published one', async (t) => {
+  const a = await startApp(t);
+  const rows = await a.admin`select name, resource_type, emitted_by, description, subscribable from app_private.event_types order by name`;
+  t.same(rows.map((r) => ({ name: r.name, resourceType: r.resource_type, emittedBy: r.emitted_by, description: r.description,
+    subscribable: r.subscribable })), [...EVENT_TYPES].sort((x, y) => x.name.localeCompare(y.name)));
+});
+
+t.test('runtime role: no context sees nothing; a client sees only its own; events cannot be forged', async (t) => {
+  const a = await startApp(t);
+  const orgA = await a.createOrg();
+  const orgB = await a.createOrg();
+  const c1 = await a.createClient(orgA, { roles: 'manager' });
+  const c2 = await a.createClient(orgA, { roles: 'manager' });
+  const cB = await a.createClient(orgB, { roles: 'manager' });
+  const rt = postgres(a.runtimeUrl, opts);
+  t.teardown(() => rt.end());
+  const as = <T>(c: Client, fn: (tx: postgres.TransactionSql) => Promise<T>) => rt.begin(async (tx) => {
+    await tx`select * from api.begin_request(${c.id}, ${c.secretId}, null)`;
+    return fn(tx);
+  }) as Promise<T>;
+
+  // Endpoints made by the owner for c1 and cB (the API would also run the challenge).
+  const [e1] = await a.admin`insert into app.webhook_endpoints (organization_id, client_id, url, events, secret_sealed)
+    values (${orgA}, ${c1.id}, 'https://hooks.example/1', '{project.created}', 'sealed') returning id`;
+  await a.admin`insert into app.webhook_endpoints (organization_id, client_id, url, events, secret_sealed)
+    values (${orgB}, ${cB.id}, 'https://hooks.example/b', '{project.created}', 'sealed')`;
+  await as(c1, (tx) => tx`select * from api.project_create(${tx.json({ code: 'P1', name: 'P1' })}, null)`);
+  const [ev] = await a.admin`select id from app.events where organization_id = ${orgA} and type = 'project.created'`;
+  t.ok(ev, 'the project write emitted its event in the same transaction');
+  const [{ pending }] = await a.admin`select fanout_pending as pending from app.events where id = ${ev!.id}` as any;
+  t.equal(pending, true, 'a subscribed endpoint exists: fan-out queued');
+  const [job] = await a.admin`select count(*)::int as n from graphile_worker.jobs where key = ${'fanout:' + ev!.id}`;
+  t.equal(job!.n, 1, 'one fan-out job, queued in the same transaction');
+  await a.admin`insert into app.webhook_deliveries (organization_id, client_id, endpoint_id, event_id)
+    values (${orgA}, ${c1.id}, ${e1!.id}, ${ev!.id})`;
+
+  // Without a request context: nothing at all.
+  for (const table of ['app.webhook_endpoints', 'app.webhook_deliveries', 'app.webhook_delivery_attempts', 'app.events',
+    'api.webhook_endpoints', 'api.webhook_deliveries']) {
+    const [r] = await rt.unsafe(`select count(*)::int as n from ${table}`);
+    t.equal(r!.n, 0, `${table}: nothing without a request context`);
+  }
+  // c1 sees its endpoint, its delivery and (through it) the event; c2 and cB see none of them.
+  t.equal((await as(c1, (tx) => tx`select id from api.webhook_endpoints`)).length, 1);
+  t.equal((await as(c1, (tx) => tx`select id from api.webhook_deliveries`)).length, 1);
+  t.equal((await as(c1, (tx) => tx`select id from app.events`)).length, 1, 'only events of its own deliveries');
+  t.equal((await as(c2, (tx) => tx`select id from api.webhook_endpoints`)).length, 0, 'another client of the same organization');
+  t.equal((await as(c2, (tx) => tx`select id from app.events`)).length, 0);
+  t.equal((await as(cB, (tx) => tx`select id from api.webhook_endpoints`)).length, 1, 'cB sees only its own');
+  t.equal((await as(cB, (tx) => tx`select id from app.events`)).length, 0);
+
+  // c2 cannot change, take over or remove c1's endpoint, nor create one for c1.
+  t.equal((await as(c2, (tx) => tx`update app.webhook_endpoints set url = 'https://evil.example/' where id = ${e1!.id} returning id`)).length, 0);
+  t.match(await failure(as(c2, (tx) => tx`update app.webhook_endpoints set client_id = ${c2.id} where id = ${e1!.id}`)), /^42501/);
+  t.match(await failure(as(c1, (tx) => tx`delete from app.webhook_endpoints where id = ${e1!.id}`)), /^42501/, 'no delete grant');
+  t.match(await failure(as(c2, (tx) => tx`insert into app.webhook_endpoints (organization_id, client_id, url, events, secret_sealed)
+    values (${orgA}, ${c1.id}, 'https://x.example/', '{project.created}', 's')`)), /^42501/, 'RLS: only for itself');
+  t.equal(await failure(as(c2, (tx) => tx`select * from api.webhook_endpoint_set_status(${e1!.id}, 'disabled')`)),
+    'SVN04 WEBHOOK_ENDPOINT_NOT_FOUND');
+  t.equal(await failure(as(c2, (tx) => tx`select * from api.webhook_endpoint_test(${e1!.id})`)), 'SVN04 WEBHOOK_ENDPOINT_NOT_FOUND');
+
+  // Events, deliveries and attempts are written by triggers and the worker only.
+  t.match(await failure(as(c1, (tx) => tx`insert into app.events (organization_id, type, resource_type, resource_id, resource_version)
+    values (${orgA}, 'project.created', 'project', 'prj_x', 1)`)), /^42501/, 'no event forging');
+  t.match(await failure(as(c1, (tx) => tx`delete from app.events`)), /^42501/, 'no event erasing');
+  t.match(await failure(as(c1, (tx) => tx`update app.webhook_deliveries set status = 'succeeded'`)), /^42501/);
+  t.match(await failure(as(c1, (tx) => tx`insert into app.webhook_delivery_attempts values (${orgA}, 'whd_x', 1, now(), 1, 200, null)`)), /^42501/);
+  for (const fn of [
+    `app_private.emit_event('${orgA}', 'project.created', 'project', 'prj_x', 1, null)`,
+    `app_private.begin_delivery_context('${c1.id}')`,
+    `app_private.webhook_enqueue('whd_x', null)`,
+    `app_private.webhook_recover(interval '1 second')`,
+    `app_private.purge_webhook_history(interval '1 day')`,
+    `app_private.webhook_cancel('whd_x', 'x')`,
+    `graphile_worker.add_job('webhook_deliver', '{}'::json)`,
+  ]) {
+    t.match(await failure(as(c1, (tx) => tx.unsafe(`select ${fn}`))), /^(42501|3F000)/, `${fn.split('(')[0]} is not for the runtime role`);
+  }
+
+  // Any writer: subscriptions name catalogue events, URLs are https.
+  t.equal(await failure(a.admin`update app.webhook_endpoints set events = '{nope.nope}' where id = ${e1!.id}`),
+    'SVV22 WEBHOOK_EVENT_NOT_SUPPORTED');
+  t.match(await failure(a.admin`update app.webhook_endpoints set url = 'http://hooks.example/' where id = ${e1!.id}`), /^23514/);
+  t.match(await failure(a.admin`insert into app.webhook_endpoints (organization_id, client_id, url, events, secret_sealed)
+    values (${orgB}, ${c1.id}, 'https://x.example/', '{project.created}', 's')`), /^23503/, 'an endpoint belongs to its client\'s organization');
+});
+
+t.test('no subscriber, no job; a rolled-back write leaves no event and no job', async (t) => {
+  const a = await startApp(t);
+  const org = await a.createOrg();
+  const c = await a.createClient(org, { roles: 'manager' });
+  const rt = postgres(a.runtimeUrl, opts);
+  t.teardown(() => rt.end());
+  await rt.begin(async (tx) => {
+    await tx`select * from api.begin_request(${c.id}, ${c.secretId}, null)`;
+    await tx`select * from api.project_create(${tx.json({ code: 'Q1', name: 'Q1' })}, null)`;
+  });
+  const [ev] = await a.admin`select fanout_pending from app.events where organization_id = ${org}`;
+  t.equal(ev!.fanout_pending, false, 'recorded, nothing to fan out');
+  const jobs = async () => (await a.admin`select count(*)::int as n from graphile_worker.jobs`)[0]!.n;
+  t.equal(await jobs(), 0, 'no job without a subscriber');
+  await a.admin`insert into app.webhook_endpoints (organization_id, client_id, url, events, secret_sealed)
+    values (${org}, ${c.id}, 'https://hooks.example/1', '{project.created}', 'sealed')`;
+  await failure(rt.begin(async (tx) => {
+    await tx`select * from api.begin_request(${c.id}, ${c.secretId}, null)`;
+    await tx`select * from api.project_create(${tx.json({ code: 'Q2', name: 'Q2' })}, null)`;
+    throw new Error('roll back');
+  }));
+  const [n] = await a.admin`select count(*)::int as n from app.events where organization_id = ${org}`;
+  t.equal(n!.n, 1, 'the rolled-back project emitted no event');
+  t.equal(await jobs(), 0, 'and queued no job');
+});
