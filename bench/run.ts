@@ -5,6 +5,7 @@
 // Env: DATABASE_URL (a server to use; else an embedded PostgreSQL under .data/pg-bench),
 // BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 20), BENCH_PORT (default 3999),
 // BENCH_SERVER_NODE_OPTIONS (passed to the server as NODE_OPTIONS, e.g. "--cpu-prof --cpu-prof-dir=bench/results").
+// BENCH_ONLY (comma-separated parts to run: core, tasks, time, webhooks; default all).
 // Writes the table to bench/results/latest.md (git-ignored). Exits non-zero if any response was not 2xx.
 import autocannon, { type Result } from 'autocannon';
 import postgres from 'postgres';
@@ -17,6 +18,7 @@ import type { EmbeddedHandle } from '../scripts/embedded-pg.ts';
 import { run as admin } from '../src/admin/cli.ts';
 import { runTaskBench } from './tasks.ts';
 import { runTimeBench } from './time.ts';
+import { BENCH_WEBHOOK_ENV, runWebhookBench } from './webhooks.ts';
 
 const DATABASE = 'svc_bench';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -101,6 +103,7 @@ async function startServer(url: string): Promise<void> {
     LOG_LEVEL: 'silent',
     RATE_LIMIT_REQUESTS: '1000000000',
     DB_POOL_SIZE: '20',
+    ...BENCH_WEBHOOK_ENV,
   };
   if (process.env.BENCH_SERVER_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_SERVER_NODE_OPTIONS;
   // Its own process group, so stopping it reaches npx, tsx and the node process that serves.
@@ -245,32 +248,40 @@ async function main(): Promise<number> {
     { name: 'POST /oauth/token', path: '/oauth/token', method: 'POST', body: TOKEN_FORM,
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client) } },
   ];
+  const only = new Set((process.env.BENCH_ONLY ?? 'core,tasks,time,webhooks').split(',').map((x) => x.trim()));
   const rows: Row[] = [];
-  for (const t of targets) {
+  for (const t of only.has('core') ? targets : []) {
     await check(t);
     log(`${t.name}: warm-up ${WARMUP} s, then ${DURATION} s with ${CONNECTIONS} connections`);
     await load(t, WARMUP);
     const result = await load(t, DURATION);
     rows.push({ name: t.name, result });
   }
+  const skipped = { markdown: '', failed: [] as string[] };
   // Issue 3 (projects and tasks): bench/tasks.ts, on the same server and database.
-  const tasks = await runTaskBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP });
+  const tasks = only.has('tasks')
+    ? await runTaskBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
+    : skipped;
   // Issue 4 (time entries): bench/time.ts, likewise.
-  const time = await runTimeBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP });
+  const time = only.has('time')
+    ? await runTimeBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
+    : skipped;
+  // Issue 6 (outbox and webhooks): bench/webhooks.ts, last (its endpoint would receive the others' events).
+  const webhooks = only.has('webhooks') ? await runWebhookBench({ url, base: BASE, token, clientId: client.id }) : skipped;
 
   const header = [
     `Run ${new Date().toISOString()}: ${DURATION} s per endpoint after a ${WARMUP} s warm-up, ${CONNECTIONS} connections, ` +
       `Node ${process.version}, ${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB.`,
     '',
   ].join('\n');
-  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + time.markdown;
+  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + time.markdown + '\n' + webhooks.markdown;
   process.stdout.write('\n' + text);
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.md', text);
   log('table written to bench/results/latest.md');
 
   const bad = rows.filter((r) => r.result.non2xx > 0 || r.result.errors > 0 || r.result.timeouts > 0);
-  const failed = [...bad.map((r) => r.name), ...tasks.failed, ...time.failed];
+  const failed = [...bad.map((r) => r.name), ...tasks.failed, ...time.failed, ...webhooks.failed];
   if (failed.length) {
     log(`FAILED: non-2xx responses or errors for ${failed.join(', ')}`);
     return 1;

@@ -76,6 +76,7 @@ create table app.webhook_endpoints (
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
   version integer not null default 1,
+  constraint webhook_endpoints_id_format check (id ~ '^whe_[0-9a-f]{28}$'),
   constraint webhook_endpoints_disabled_has_reason check ((status = 'disabled') = (disabled_reason is not null)),
   foreign key (organization_id, client_id) references app.api_clients (organization_id, id) on delete cascade,
   unique (organization_id, id),
@@ -108,6 +109,23 @@ end
 $$;
 create trigger _200_check_events before insert or update of events on app.webhook_endpoints
   for each row execute function app_private.tg_webhook_endpoints__check_events();
+
+/** At most 20 endpoints per client (Stripe allows 16): fan-out cost per event stays bounded. */
+create function app_private.tg_webhook_endpoints__limit() returns trigger
+language plpgsql volatile security definer
+set search_path = pg_catalog
+as $$
+begin
+  -- Serialize creations per client so two concurrent ones cannot both pass the count.
+  perform pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || new.client_id, 0));
+  if (select count(*) from app.webhook_endpoints w where w.client_id = new.client_id) >= 20 then
+    perform app_private.raise('SVC09', 'CONFLICT', 'a client can have at most 20 webhook endpoints; disable and reuse one');
+  end if;
+  return new;
+end
+$$;
+create trigger _300_limit before insert on app.webhook_endpoints
+  for each row execute function app_private.tg_webhook_endpoints__limit();
 
 alter table app.webhook_endpoints enable row level security;
 alter table app.webhook_endpoints force row level security;
@@ -306,21 +324,19 @@ as $$ select app_private.raise('SVN04', 'WEBHOOK_ENDPOINT_NOT_FOUND', format('no
 grant execute on function app_private.webhook_endpoint_not_found(text) to svc_runtime;
 
 /** Commands. The server seals secrets and checks URL safety (DNS) before calling these. */
-create function api.webhook_endpoint_create(p_url text, p_events text[], p_description text, p_secret_sealed text)
+/** The id is chosen by the server before the verification challenge (which names it). */
+create function api.webhook_endpoint_create(p_id text, p_url text, p_events text[], p_description text, p_secret_sealed text)
 returns table (doc jsonb, version integer)
 language plpgsql volatile
 set search_path = pg_catalog
 as $$
-declare
-  v_id text;
 begin
-  insert into app.webhook_endpoints (organization_id, client_id, url, events, description, secret_sealed)
-  values (app.current_organization_id(), app.current_client_id(), p_url, p_events, p_description, p_secret_sealed)
-  returning id into v_id;
-  return query select w.doc, w.version from api.webhook_endpoints w where w.id = v_id;
+  insert into app.webhook_endpoints (organization_id, id, client_id, url, events, description, secret_sealed)
+  values (app.current_organization_id(), p_id, app.current_client_id(), p_url, p_events, p_description, p_secret_sealed);
+  return query select w.doc, w.version from api.webhook_endpoints w where w.id = p_id;
 end
 $$;
-grant execute on function api.webhook_endpoint_create(text, text[], text, text) to svc_runtime;
+grant execute on function api.webhook_endpoint_create(text, text, text[], text, text) to svc_runtime;
 
 /** Locks the caller's endpoint (404 for anyone else's) and checks If-Match when given. */
 create function app_private.webhook_endpoint_lock(p_id text, p_if_match integer[] default null) returns app.webhook_endpoints
@@ -535,6 +551,137 @@ as $$
 $$;
 grant execute on function app_private.event_resource_visible(text, text, text) to svc_runtime;
 
+/** Whether a client may read an event's resource now: its standing (as api.begin_request), then
+ * the API's views under the runtime role's row policies, by switching to svc_runtime for that
+ * one check (allowed here: this function is not security definer). The worker's owner
+ * connection calls it; svc_runtime cannot (no grant). */
+create function app_private.client_may_read(p_client text, p_type text, p_resource_type text, p_resource_id text)
+returns boolean
+language plpgsql volatile
+set search_path = pg_catalog
+as $$
+declare
+  v_visible boolean;
+begin
+  if not app_private.begin_delivery_context(p_client) then
+    return false;
+  end if;
+  perform set_config('role', 'svc_runtime', true);
+  v_visible := app_private.event_resource_visible(p_type, p_resource_type, p_resource_id);
+  perform set_config('role', 'none', true);
+  return v_visible;
+end
+$$;
+
+/** Fan-out of one event (the webhook_fanout job): a delivery for each enabled endpoint that
+ * subscribes to it and whose client may read the resource, each already claimed for its first
+ * attempt (lease set), which the same job makes at once: no second job hop, no second check. If
+ * the job dies first, the leases run out and webhook_recover queues the deliveries. Idempotent. */
+create function app_private.webhook_fanout(p_event text, p_lease_seconds integer)
+returns table (delivery_id text, attempt integer, url text, secret_sealed text, previous_secret_sealed text, event_id text,
+               organization_id text, type text, resource_type text, resource_id text, resource_version integer,
+               created_at timestamptz)
+language plpgsql volatile
+set search_path = pg_catalog
+as $$
+#variable_conflict use_column
+declare
+  e app.events;
+  w record;
+  v_client text;
+  v_allowed boolean;
+begin
+  select * into e from app.events x where x.id = p_event and x.fanout_pending for update skip locked;
+  if not found then
+    return;
+  end if;
+  for w in select ep.id, ep.client_id, ep.url, ep.secret_sealed,
+                  case when ep.previous_secret_expires_at > now() then ep.previous_secret_sealed end as previous_secret_sealed
+             from app.webhook_endpoints ep
+            where ep.organization_id = e.organization_id and ep.status = 'enabled' and e.type = any (ep.events)
+              and (e.target_endpoint_id is null or ep.id = e.target_endpoint_id)
+            order by ep.client_id, ep.id loop
+    if v_client is distinct from w.client_id then
+      v_client := w.client_id;
+      v_allowed := app_private.client_may_read(w.client_id, e.type, e.resource_type, e.resource_id);
+    end if;
+    continue when not v_allowed;
+    delivery_id := null;
+    insert into app.webhook_deliveries as d (organization_id, client_id, endpoint_id, event_id, attempt_count, lease_until)
+    values (e.organization_id, w.client_id, w.id, e.id, 1, now() + make_interval(secs => p_lease_seconds))
+    on conflict (event_id, endpoint_id) where replay_of is null do nothing
+    returning d.id into delivery_id;
+    continue when delivery_id is null;
+    attempt := 1;
+    url := w.url;
+    secret_sealed := w.secret_sealed;
+    previous_secret_sealed := w.previous_secret_sealed;
+    event_id := e.id;
+    organization_id := e.organization_id;
+    type := e.type;
+    resource_type := e.resource_type;
+    resource_id := e.resource_id;
+    resource_version := e.resource_version;
+    created_at := e.created_at;
+    return next;
+  end loop;
+  update app.events x set fanout_pending = false where x.id = e.id;
+end
+$$;
+
+/** Claims the next attempt of a delivery (the webhook_deliver job): nothing when it is not due,
+ * already in flight or finished; cancelled (with the reason) when the endpoint is disabled, the
+ * retention or retry window is over, or the client may no longer read the resource. Otherwise a
+ * lease covers the attempt, and the row carries what the worker needs to sign and send. */
+create function app_private.webhook_claim(p_delivery text, p_lease_seconds integer)
+returns table (attempt integer, url text, secret_sealed text, previous_secret_sealed text, event_id text,
+               organization_id text, type text, resource_type text, resource_id text, resource_version integer,
+               created_at timestamptz)
+language plpgsql volatile
+set search_path = pg_catalog
+as $$
+declare
+  d app.webhook_deliveries;
+  w app.webhook_endpoints;
+  e app.events;
+  v_reason text;
+begin
+  select * into d from app.webhook_deliveries x where x.id = p_delivery for update skip locked;
+  if not found or d.status <> 'pending' or d.lease_until > now() or d.next_attempt_at > now() + interval '1 second' then
+    return;
+  end if;
+  select * into w from app.webhook_endpoints x where x.id = d.endpoint_id;
+  select * into e from app.events x where x.id = d.event_id;
+  v_reason := case
+    -- A test event goes to a disabled endpoint too: testing is how a client checks a fix.
+    when w.status <> 'enabled' and e.type <> 'webhook_endpoint.test' then 'endpoint_disabled'
+    when e.created_at < now() - interval '30 days' then 'retention_expired'
+    -- The last retry is scheduled at retry_until; a job that runs much later (workers down) is not sent.
+    when now() > d.retry_until + interval '15 minutes' then 'retry_period_exhausted'
+    when not app_private.client_may_read(d.client_id, e.type, e.resource_type, e.resource_id) then 'not_authorized'
+  end;
+  if v_reason is not null then
+    perform app_private.webhook_cancel(d.id, v_reason);
+    return;
+  end if;
+  update app.webhook_deliveries x
+     set attempt_count = x.attempt_count + 1, lease_until = now() + make_interval(secs => p_lease_seconds)
+   where x.id = d.id
+  returning x.attempt_count into attempt;
+  url := w.url;
+  secret_sealed := w.secret_sealed;
+  previous_secret_sealed := case when w.previous_secret_expires_at > now() then w.previous_secret_sealed end;
+  event_id := e.id;
+  organization_id := e.organization_id;
+  type := e.type;
+  resource_type := e.resource_type;
+  resource_id := e.resource_id;
+  resource_version := e.resource_version;
+  created_at := e.created_at;
+  return next;
+end
+$$;
+
 /** Retry schedule (Standard Webhooks): after attempt n, wait 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,
  * 14 h, 20 h, then 24 h, each with +-20 % jitter, never beyond retry_until. p_scale shrinks the
  * schedule for tests (SVC_WEBHOOK_RETRY_SCALE). */
@@ -581,7 +728,9 @@ begin
     v_next := now() + greatest(app_private.webhook_retry_delay(p_attempt, p_scale),
                                make_interval(secs => least(coalesce(p_retry_after_seconds, 0), 86400) * p_scale));
   end if;
-  if p_retryable and v_next <= d.retry_until then
+  -- The schedule's next step may overshoot the 72 hours: the last attempt is then at retry_until.
+  if p_retryable and now() < d.retry_until then
+    v_next := least(v_next, d.retry_until);
     update app.webhook_deliveries set next_attempt_at = v_next, lease_until = null, status_reason = null where id = d.id;
     perform app_private.webhook_enqueue(d.id, v_next);
     v_outcome := 'retrying';
@@ -632,17 +781,26 @@ declare
   v_count integer := 0;
   r record;
 begin
-  for r in select id from app.webhook_deliveries
-            where status = 'pending'
-              and (lease_until < now() or (lease_until is null and next_attempt_at < now() - p_stale))
-            for update skip locked loop
+  -- graphile-worker 0.17 keeps jobs in _private_jobs (unique key): a job that is queued, or locked
+  -- recently, is alive; only a missing job or one locked longer than p_stale by a silent worker is
+  -- replaced (a backlog of queued jobs is left alone).
+  for r in select d.id from app.webhook_deliveries d
+            where d.status = 'pending'
+              and (d.lease_until < now()
+                   or (d.lease_until is null and d.next_attempt_at < now() - p_stale
+                       and not exists (select from graphile_worker._private_jobs j
+                                        where j.key = 'deliver:' || d.id
+                                          and (j.locked_at is null or j.locked_at > now() - p_stale))))
+            for update of d skip locked loop
     update app.webhook_deliveries set lease_until = null, next_attempt_at = now() where id = r.id;
     perform app_private.webhook_enqueue(r.id);
     v_count := v_count + 1;
   end loop;
-  for r in select id from app.events
-            where fanout_pending and created_at < now() - p_stale
-            for update skip locked loop
+  for r in select e.id from app.events e
+            where e.fanout_pending and e.created_at < now() - p_stale
+              and not exists (select from graphile_worker._private_jobs j
+                               where j.key = 'fanout:' || e.id and (j.locked_at is null or j.locked_at > now() - p_stale))
+            for update of e skip locked loop
     perform graphile_worker.add_job('webhook_fanout', json_build_object('event_id', r.id), job_key => 'fanout:' || r.id,
                                     max_attempts => 25);
     v_count := v_count + 1;
@@ -678,6 +836,9 @@ drop function app_private.webhook_record_attempt(text, integer, timestamptz, int
   double precision, integer, integer);
 drop function app_private.webhook_retry_delay(integer, double precision);
 drop function app_private.event_resource_visible(text, text, text);
+drop function app_private.webhook_claim(text, integer);
+drop function app_private.webhook_fanout(text, integer);
+drop function app_private.client_may_read(text, text, text, text);
 drop function app_private.begin_delivery_context(text);
 drop function api.webhook_endpoint_test(text);
 drop function api.webhook_delivery_get(text, text);
@@ -687,7 +848,7 @@ drop function api.webhook_endpoint_set_status(text, text);
 drop function api.webhook_endpoint_rotate(text, text, integer);
 drop function api.webhook_endpoint_update(text, integer[], jsonb);
 drop function app_private.webhook_endpoint_lock(text, integer[]);
-drop function api.webhook_endpoint_create(text, text[], text, text);
+drop function api.webhook_endpoint_create(text, text, text[], text, text);
 drop function app_private.webhook_endpoint_not_found(text);
 drop view api.webhook_deliveries;
 drop view api.webhook_endpoints;
@@ -703,6 +864,7 @@ drop table app.webhook_delivery_attempts;
 drop table app.webhook_deliveries;
 drop table app.webhook_endpoints;
 drop function app_private.tg_webhook_endpoints__check_events();
+drop function app_private.tg_webhook_endpoints__limit();
 drop table app.events;
 drop table app_private.event_types;
 alter table app.api_clients drop constraint api_clients_organization_id_id_unique;

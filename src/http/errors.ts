@@ -143,6 +143,9 @@ const CONSTRAINTS: Record<string, { code: ProblemCode; pointer: string; detail: 
   tasks_assignees_bounded: { code: 'INVALID_ASSIGNEE', pointer: '/assignee_member_ids', detail: 'at most 50 assignees' },
   time_entries_external_id_unique: { code: 'EXTERNAL_ID_CONFLICT', pointer: '/external_id', detail: 'this external_id is already used by your client' },
   time_entries_minutes_range: { code: 'INVALID_DURATION', pointer: '/minutes', detail: 'minutes must be a whole number from 1 to 1440' },
+  webhook_endpoints_url_https: { code: 'WEBHOOK_URL_UNSAFE', pointer: '/url', detail: 'only https URLs of at most 2048 characters are accepted' },
+  webhook_endpoints_description_length: { code: 'VALIDATION_FAILED', pointer: '/description', detail: 'description: at most 1000 characters' },
+  webhook_endpoints_events_bounded: { code: 'VALIDATION_FAILED', pointer: '/events', detail: 'events: 1 to 100 event names' },
   task_dependencies_not_self: { code: 'DEPENDENCY_CYCLE', pointer: '/predecessor_task_ids', detail: 'a task cannot depend on itself' },
 };
 

@@ -35,6 +35,18 @@ export interface OperationContext<P = any, Q = any, B = any> {
   route: string;
   app: AppContext;
   request: Request;
+  /** What the operation's preflight returned. */
+  preflight?: any;
+}
+
+export interface PreflightContext<P = any, Q = any, B = any> {
+  principal: Principal;
+  params: P;
+  query: Q;
+  body: B;
+  app: AppContext;
+  request: Request;
+  read: <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>;
 }
 
 export interface OperationResult {
@@ -67,6 +79,10 @@ export interface Operation {
   oneTimeSecret?: boolean;
   /** The body may be left out altogether (then it is validated as {}). */
   bodyOptional?: boolean;
+  /** Slow outside work (network) before the write: it runs after the per-request checks and
+   * validation, holding no database connection; its result reaches the handler as ctx.preflight.
+   * `read` runs queries in a short transaction of its own with the request context set. */
+  preflight?: (ctx: PreflightContext) => Promise<unknown>;
   params?: Joi.ObjectSchema;
   query?: Joi.ObjectSchema;
   body?: Joi.ObjectSchema | Joi.AnySchema;
@@ -188,7 +204,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             // One autocommit statement: the context it sets ends with it, so nothing else could read under it.
             ? fn(app.database.db as unknown as Tx)
             : app.database.db.transaction().execute(fn);
-          const result = await run(async (tx) => {
+          const begin = async (tx: Tx) => {
             const { rows: [begun] } = await sql<{ outcome: string; organization_id: string; svc_roles: Role[]; principal: Record<string, unknown> }>`
               select * from api.begin_request(${claims.clientId}, ${claims.secretId}, ${op.roles ? `{${op.roles.join(',')}}` : null}::text[])`
               .execute(tx);
@@ -204,6 +220,19 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             const params = validate(op.params, request.params, 'params');
             const query = validate(op.query, request.query, 'query');
             const body = validate(op.body, op.bodyOptional && request.payload === null ? {} : request.payload, 'body');
+            return { principal, params, query, body };
+          };
+          let preflight: unknown;
+          if (op.preflight) {
+            const read = <T>(fn: (tx: Tx) => Promise<T>) => app.database.db.transaction().execute(async (tx) => {
+              await begin(tx);
+              return fn(tx);
+            });
+            const checked = await app.database.db.transaction().execute(begin);
+            preflight = await op.preflight({ ...checked, app, request, read });
+          }
+          const result = await run(async (tx) => {
+            const { principal, params, query, body } = await begin(tx);
 
             let ifMatch: number[] = [];
             if (op.ifMatch) {
@@ -240,7 +269,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             }
 
             const out = await op.handler({
-              tx, principal, params, query, body, ifMatch, requestId, app, request,
+              tx, principal, params, query, body, ifMatch, requestId, app, request, preflight,
               route: `${op.method} ${routeTemplate}`,
             });
             const status = out.status ?? op.response.status;

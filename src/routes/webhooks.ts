@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { sql, type RawBuilder } from 'kysely';
 import { randomBytes } from 'node:crypto';
-import type { Operation, OperationContext } from '../http/operation.ts';
+import type { Operation, OperationContext, PreflightContext } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
 import type { SortSpec } from '../http/pagination.ts';
 import { seal, unseal } from '../auth/sealing.ts';
@@ -31,11 +31,34 @@ async function one(ctx: OperationContext, q: RawBuilder<{ doc: Record<string, un
   return { body: row!.doc, version: row!.version };
 }
 
-/** The challenge goes out inside the write's transaction: a failed challenge rolls the write back. */
-async function challenge(ctx: OperationContext, row: { id: string; url: string; version: number }, secret: string) {
-  await verifyEndpoint(ctx.app.webhooks, {
-    url: row.url, secret, endpointId: row.id, organizationId: ctx.principal.organizationId, version: row.version,
-    eventId: 'evt_' + randomBytes(8).toString('hex'),
+// Challenges run before the write's transaction (no connection is held while a receiver
+// thinks), one at a time per client and at most MAX_CHALLENGES at once per process.
+const MAX_CHALLENGES = 16;
+const challenging = new Set<string>();
+
+async function challenge(ctx: PreflightContext, row: { id: string; url: string; version: number }, secret: string) {
+  const client = ctx.principal.clientId;
+  if (challenging.has(client) || challenging.size >= MAX_CHALLENGES) {
+    throw new ApiError('RATE_LIMITED', 'a verification challenge of this client is already in progress; retry when it ends',
+      { headers: { 'Retry-After': String(Math.ceil(ctx.app.config.webhooks.timeoutMs / 1000)) } });
+  }
+  challenging.add(client);
+  try {
+    await verifyEndpoint(ctx.app.webhooks, {
+      url: row.url, secret, endpointId: row.id, organizationId: ctx.principal.organizationId, version: row.version,
+      eventId: 'evt_' + randomBytes(8).toString('hex'),
+    });
+  } finally {
+    challenging.delete(client);
+  }
+}
+
+async function endpointForPreflight(ctx: PreflightContext): Promise<EndpointRow> {
+  return ctx.read(async (tx) => {
+    const { rows: [row] } = await sql<EndpointRow>`
+      select doc, version, secret_sealed, organization_id, status from api.webhook_endpoints where id = ${ctx.params.endpoint_id}`.execute(tx);
+    if (!row) throw new ApiError('WEBHOOK_ENDPOINT_NOT_FOUND', `no webhook endpoint ${ctx.params.endpoint_id} of your client`);
+    return row;
   });
 }
 
@@ -48,15 +71,19 @@ export const webhookOperations: Operation[] = [
     idempotencyKey: true, oneTimeSecret: true,
     body: Joi.object({ url: url.required(), events: events.required(), description }),
     response: { status: 201, description: 'The endpoint, enabled, with its secret', schema: schemas.webhookEndpoint },
+    preflight: async (ctx) => {
+      const safe = await assertSafeUrl(ctx.body.url, ctx.app.config.webhooks);
+      const id = await ctx.read(async (tx) => (await sql<{ id: string }>`select app_private.new_id('whe') as id`.execute(tx)).rows[0]!.id);
+      const secret = newWebhookSecret();
+      await challenge(ctx, { id, url: safe.href, version: 1 }, secret);
+      return { id, url: safe.href, secret };
+    },
     handler: async (ctx) => {
       const { body } = ctx;
-      await assertSafeUrl(body.url, ctx.app.config.webhooks);
-      const secret = newWebhookSecret();
-      const r = await one(ctx, sql`select * from api.webhook_endpoint_create(${body.url},
+      const { id, url: safeUrl, secret } = ctx.preflight as { id: string; url: string; secret: string };
+      const r = await one(ctx, sql`select * from api.webhook_endpoint_create(${id}, ${safeUrl},
         array(select jsonb_array_elements_text((${{ events: body.events }}::jsonb) -> 'events')), ${body.description ?? null},
         ${seal(sealKey(ctx), secret)})`);
-      const id = r.body.id as string;
-      await challenge(ctx, { id, url: body.url, version: r.version }, secret);
       return { ...r, status: 201, body: { ...r.body, secret }, headers: { Location: `/v1/webhook-endpoints/${id}` } };
     },
   },
@@ -86,17 +113,19 @@ export const webhookOperations: Operation[] = [
     ifMatch: true, etag: true, params: endpointId,
     body: Joi.object({ url, events, description }).min(1),
     response: { status: 200, description: 'The endpoint', schema: schemas.webhookEndpoint },
+    preflight: async (ctx) => {
+      if (ctx.body.url === undefined) return {};
+      const before = await endpointForPreflight(ctx);
+      const safe = await assertSafeUrl(ctx.body.url, ctx.app.config.webhooks);
+      if (safe.href === before.doc.url) return { url: safe.href };
+      await challenge(ctx, { id: ctx.params.endpoint_id, url: safe.href, version: before.version + 1 },
+        unseal(webhookSecretKey(ctx.app.config.secretKey), before.secret_sealed));
+      return { url: safe.href };
+    },
     handler: async (ctx) => {
-      const before = await endpoint(ctx, ctx.params.endpoint_id);
-      const urlChanged = ctx.body.url !== undefined && ctx.body.url !== before.doc.url;
-      if (urlChanged) await assertSafeUrl(ctx.body.url, ctx.app.config.webhooks);
-      const r = await one(ctx, sql`select * from api.webhook_endpoint_update(${ctx.params.endpoint_id},
-        ${`{${ctx.ifMatch.join(',')}}`}::integer[], ${ctx.body}::jsonb)`);
-      if (urlChanged) {
-        await challenge(ctx, { id: ctx.params.endpoint_id, url: ctx.body.url, version: r.version },
-          unseal(sealKey(ctx), before.secret_sealed));
-      }
-      return r;
+      const patch = { ...ctx.body, ...(ctx.preflight?.url ? { url: ctx.preflight.url } : {}) };
+      return one(ctx, sql`select * from api.webhook_endpoint_update(${ctx.params.endpoint_id},
+        ${`{${ctx.ifMatch.join(',')}}`}::integer[], ${patch}::jsonb)`);
     },
   },
   {
@@ -124,15 +153,13 @@ export const webhookOperations: Operation[] = [
     tag: 'Webhook endpoints', idempotencyKey: true, params: endpointId, etag: true,
     summary: 'Resume deliveries; the endpoint must answer the verification challenge again',
     response: { status: 200, description: 'The enabled endpoint', schema: schemas.webhookEndpoint },
-    handler: async (ctx) => {
-      const before = await endpoint(ctx, ctx.params.endpoint_id);
-      const r = await one(ctx, sql`select * from api.webhook_endpoint_set_status(${ctx.params.endpoint_id}, 'enabled')`);
-      if (before.status !== 'enabled') {
-        await challenge(ctx, { id: ctx.params.endpoint_id, url: before.doc.url as string, version: r.version },
-          unseal(sealKey(ctx), before.secret_sealed));
-      }
-      return r;
+    preflight: async (ctx) => {
+      const before = await endpointForPreflight(ctx);
+      if (before.status === 'enabled') return;
+      await challenge(ctx, { id: ctx.params.endpoint_id, url: before.doc.url as string, version: before.version + 1 },
+        unseal(webhookSecretKey(ctx.app.config.secretKey), before.secret_sealed));
     },
+    handler: (ctx) => one(ctx, sql`select * from api.webhook_endpoint_set_status(${ctx.params.endpoint_id}, 'enabled')`),
   },
   {
     operationId: 'listWebhookDeliveries', method: 'GET', path: '/v1/webhook-endpoints/{endpoint_id}/deliveries',

@@ -28,8 +28,14 @@ const LOOPBACK = ['127.0.0.0/8', '::1/128'];
  * carrier-grade NAT, reserved or unspecified addresses; IPv4-mapped IPv6 is unwrapped first. */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === 'unicast';
+  const parsed = ipaddr.process(address);
+  // IPv4-compatible IPv6 (::a.b.c.d, deprecated) is "unicast" to ipaddr.js but embeds an IPv4 address.
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) return false;
+  return parsed.range() === 'unicast';
 }
+
+/** Extra ranges refused at connect time on top of the agent's non-unicast rule. */
+const DENY = ['::/96'];
 
 function unsafe(detail: string): ApiError {
   return new ApiError('WEBHOOK_URL_UNSAFE', detail, { errors: [{ pointer: '/url', detail, code: 'WEBHOOK_URL_UNSAFE' }] });
@@ -43,7 +49,8 @@ export async function assertSafeUrl(raw: string, config: WebhookConfig): Promise
   if (url.protocol !== 'https:') throw unsafe('only https URLs are accepted');
   if (url.username || url.password) throw unsafe('credentials in the URL are not accepted');
   if (url.hash) throw unsafe('a fragment is not accepted');
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  // A trailing dot names the same host (an absolute DNS name): compare without it.
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
   if (config.allowedHosts.includes(host)) return url;
   if (net.isIP(host)) {
     if (!isPublicAddress(host)) throw unsafe('the URL names a private, loopback, link-local or otherwise non-public address');
@@ -79,9 +86,10 @@ export interface PostResult {
 function retryAfterOf(value: string | string[] | undefined): number | undefined {
   const v = Array.isArray(value) ? value[0] : value;
   if (!v) return undefined;
-  if (/^\d+$/.test(v.trim())) return Number(v.trim());
+  // Honoured up to a day: a receiver cannot push its retries past the schedule's reach.
+  if (/^\d+$/.test(v.trim())) return Math.min(86_400, Number(v.trim()));
   const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
+  return Number.isNaN(at) ? undefined : Math.min(86_400, Math.max(0, Math.ceil((at - Date.now()) / 1000)));
 }
 
 function errorCategory(e: NodeJS.ErrnoException): string {
@@ -103,8 +111,8 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 /** HTTPS POST with a hard deadline, no redirects, and the address filter at connect time. */
 export function createTransport(config: WebhookConfig): Transport {
   const ca = config.caFile ? [...tls.rootCertificates, readFileSync(config.caFile, 'utf8')] : undefined;
-  const strict = new RequestFilteringHttpsAgent({ keepAlive: true, ca });
-  const loopbackAllowed = new RequestFilteringHttpsAgent({ keepAlive: true, ca, allowIPAddressList: LOOPBACK });
+  const strict = new RequestFilteringHttpsAgent({ keepAlive: true, ca, denyIPAddressList: DENY });
+  const loopbackAllowed = new RequestFilteringHttpsAgent({ keepAlive: true, ca, allowIPAddressList: LOOPBACK, denyIPAddressList: DENY });
   return {
     post(rawUrl, headers, body) {
       const started = Date.now();
@@ -118,7 +126,7 @@ export function createTransport(config: WebhookConfig): Transport {
         };
         let url: URL;
         try { url = new URL(rawUrl); } catch { finish({ error: 'invalid_url' }); return; }
-        const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+        const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
         const agent = config.allowedHosts.includes(host) ? loopbackAllowed : strict;
         if (url.protocol !== 'https:') { finish({ error: 'destination_not_allowed' }); return; }
         const req = https.request(url, {

@@ -3,7 +3,10 @@
 import t from 'tap';
 import postgres from 'postgres';
 import { startApp, type Client } from '../helpers/app.ts';
+import { readFileSync } from 'node:fs';
 import { EVENT_TYPES } from '../../src/events/catalog.ts';
+import { buildOpenApi } from '../../src/http/openapi.ts';
+import { operations } from '../../src/http/server.ts';
 
 const opts = { max: 1, onnotice: () => {} } as const;
 
@@ -21,6 +24,10 @@ t.test('the catalogue in SQL equals the published one', async (t) => {
   const rows = await a.admin`select name, resource_type, emitted_by, description, subscribable from app_private.event_types order by name`;
   t.same(rows.map((r) => ({ name: r.name, resourceType: r.resource_type, emittedBy: r.emitted_by, description: r.description,
     subscribable: r.subscribable })), [...EVENT_TYPES].sort((x, y) => x.name.localeCompare(y.name)));
+  // Published twice: the OpenAPI document's `webhooks` and the integrators' guide.
+  t.same(Object.keys(buildOpenApi(operations).webhooks).sort(), EVENT_TYPES.map((e) => e.name).sort());
+  const guide = readFileSync(new URL('../../docs/webhooks.md', import.meta.url), 'utf8');
+  for (const e of EVENT_TYPES) t.match(guide, `| \`${e.name}\` | ${e.resourceType} |`, `docs/webhooks.md lists ${e.name}`);
 });
 
 t.test('runtime role: no context sees nothing; a client sees only its own; events cannot be forged', async (t) => {
@@ -86,6 +93,9 @@ t.test('runtime role: no context sees nothing; a client sees only its own; event
   for (const fn of [
     `app_private.emit_event('${orgA}', 'project.created', 'project', 'prj_x', 1, null)`,
     `app_private.begin_delivery_context('${c1.id}')`,
+    `app_private.client_may_read('${c1.id}', 'project.created', 'project', 'prj_x')`,
+    `app_private.webhook_fanout('evt_x', 10)`,
+    `app_private.webhook_claim('whd_x', 10)`,
     `app_private.webhook_enqueue('whd_x', null)`,
     `app_private.webhook_recover(interval '1 second')`,
     `app_private.purge_webhook_history(interval '1 day')`,
@@ -127,4 +137,26 @@ t.test('no subscriber, no job; a rolled-back write leaves no event and no job', 
   const [n] = await a.admin`select count(*)::int as n from app.events where organization_id = ${org}`;
   t.equal(n!.n, 1, 'the rolled-back project emitted no event');
   t.equal(await jobs(), 0, 'and queued no job');
+});
+
+t.test('the last retry is at the end of the 72 hours, then the delivery fails', async (t) => {
+  const a = await startApp(t);
+  const org = await a.createOrg();
+  const c = await a.createClient(org, { roles: 'manager' });
+  const [ep] = await a.admin`insert into app.webhook_endpoints (organization_id, client_id, url, events, secret_sealed)
+    values (${org}, ${c.id}, 'https://hooks.example/1', '{project.created}', 'sealed') returning id`;
+  const [ev] = await a.admin`insert into app.events (organization_id, type, resource_type, resource_id, resource_version)
+    values (${org}, 'project.created', 'project', 'prj_x', 1) returning id`;
+  // Attempt 8 fails 10 minutes before retry_until: the schedule says 20 h, the window says 10 minutes.
+  const [d] = await a.admin`insert into app.webhook_deliveries (organization_id, client_id, endpoint_id, event_id, attempt_count, retry_until)
+    values (${org}, ${c.id}, ${ep!.id}, ${ev!.id}, 8, now() + interval '10 minutes') returning id, retry_until`;
+  const record = (attempt: number) => a.admin`select app_private.webhook_record_attempt(${d!.id}, ${attempt}, now(), 5, 503, 'http_503',
+    true, null, 1, 50, 86400) as outcome`;
+  t.equal((await record(8))[0]!.outcome, 'retrying');
+  const [after] = await a.admin`select next_attempt_at = retry_until as at_end from app.webhook_deliveries where id = ${d!.id}`;
+  t.equal(after!.at_end, true, 'the final attempt is scheduled at retry_until');
+  await a.admin`update app.webhook_deliveries set attempt_count = 9, retry_until = now() - interval '1 second' where id = ${d!.id}`;
+  t.equal((await record(9))[0]!.outcome, 'failed', 'a failure at the end of the window is final');
+  const [fin] = await a.admin`select status, status_reason from app.webhook_deliveries where id = ${d!.id}`;
+  t.same({ ...fin }, { status: 'failed', status_reason: 'retry_period_exhausted' });
 });

@@ -212,7 +212,7 @@ t.test('only the client\'s own endpoints; PATCH needs If-Match; disable, enable,
   t.match(first.json, { object: 'webhook_delivery', status: 'pending', event: { type: 'webhook_endpoint.test' } });
   const rotKey = idem();
   const rot = await a.request({ method: 'POST', url: `/v1/webhook-endpoints/${ep.id}/rotate-secret`, token: p.token, headers: rotKey });
-  t.equal(rot.statusCode, 200, rot.body);
+  t.equal(rot.statusCode, 200, 'rotated');
   t.match(rot.json.secret, /^whsec_/);
   t.match(rot.json.previous_secret_expires_at, ISO);
   assertProblem(t, await a.request({ method: 'POST', url: `/v1/webhook-endpoints/${ep.id}/rotate-secret`, token: p.token, headers: rotKey }),
@@ -330,7 +330,7 @@ t.test('a rolled-back change emits nothing; a failed request emits nothing', asy
   const dup = await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: idem(), payload: { code: 'DUP', name: 'again' } });
   assertProblem(t, dup, 409, 'PROJECT_CODE_CONFLICT');
   await a.admin.begin(async (tx) => {
-    await tx`insert into app.projects (organization_id, code, name) values (${p.orgId}, 'ROLLED', 'never')`;
+    await tx`insert into app.projects (organization_id, code, name, currency) values (${p.orgId}, 'ROLLED', 'never', 'EUR')`;
     const [n] = await tx`select count(*)::int as n from app.events where organization_id = ${p.orgId} and type = 'project.created'`;
     t.equal(n!.n, 2, 'the event exists inside the transaction');
     await tx`select 1/0`;
@@ -425,4 +425,66 @@ t.test('repeated failures disable the endpoint and notify an administrator', asy
   await sleep(200);
   const [row] = await a.admin`select consecutive_failures from app.webhook_endpoints where id = ${ep.id}`;
   t.equal(row!.consecutive_failures, 0);
+});
+
+t.test('review cases: URL forms, Retry-After bounds, test events to disabled endpoints, limits, one challenge at a time', async (t) => {
+  const { a, p } = await setup(t);
+  const rx = await startReceiver(t);
+  // Normalized forms are stored normalized; odd spellings never reach the database as 500s.
+  const upper = await createEndpoint(a, p.token, rx.url.replace('https://', 'HTTPS://'), ['project.created']);
+  t.equal(upper.statusCode, 201, 'HTTPS:// accepted');
+  t.equal(upper.json.url, rx.url, 'stored normalized');
+  const dotted = await createEndpoint(a, p.token, `${rx.url}/second`, ['project.created']);
+  t.equal(dotted.statusCode, 201);
+  for (const url of ['https://[::127.0.0.1]/hooks', 'https://foo.internal./hooks', 'https://a.local./x', 'https://2130706433/',
+    'https://0x7f.1/', 'https://127.1/', 'https://localhost./hooks'.replace('localhost.', '127.0.0.1.')]) {
+    const res = await createEndpoint(a, p.token, url, ['project.created']);
+    assertProblem(t, res, 422, 'WEBHOOK_URL_UNSAFE');
+  }
+  for (const url of ['https:8.8.8.8/hooks', 'https:///8.8.8.8/hooks', 'https://@8.8.8.8/hooks', ' https://8.8.8.8/hooks']) {
+    const res = await createEndpoint(a, p.token, url, ['project.created']);
+    t.not(res.statusCode, 500, `${url}: not a 500`);
+    t.match(String(res.headers['content-type']), /problem\+json/);
+  }
+
+  // A huge Retry-After is bounded (a day, scaled): the attempt is recorded and a retry scheduled.
+  const ep = upper.json;
+  rx.behave(() => ({ status: 503, headers: { 'retry-after': '99999999999' } }));
+  const test = await a.request({ method: 'POST', url: `/v1/webhook-endpoints/${ep.id}/test`, token: p.token, headers: idem() });
+  let d: any;
+  const until = Date.now() + 5000;
+  do {
+    await sleep(100);
+    d = (await a.request({ url: `/v1/webhook-endpoints/${ep.id}/deliveries/${test.json.id}`, token: p.token })).json;
+  } while (d.attempts.length === 0 && Date.now() < until);
+  t.match(d, { status: 'pending', attempt_count: 1, attempts: [{ response_status: 503, error: 'http_503' }] });
+  const wait = Date.parse(d.next_attempt_at) - Date.parse(d.attempts[0].started_at);
+  t.ok(wait > 60_000 && wait < 200_000, `next attempt after about a day at the test scale (${wait} ms)`);
+
+  // A test event reaches a disabled endpoint (that is how a client checks a fix).
+  rx.behave(() => ({ status: 200 }));
+  await a.request({ method: 'POST', url: `/v1/webhook-endpoints/${dotted.json.id}/disable`, token: p.token, headers: idem() });
+  const before = rx.events().length;
+  const t2 = await a.request({ method: 'POST', url: `/v1/webhook-endpoints/${dotted.json.id}/test`, token: p.token, headers: idem() });
+  t.equal(t2.statusCode, 202);
+  await rx.waitFor((e) => e.length > before);
+  t.equal(rx.events().at(-1)!.body.type, 'webhook_endpoint.test');
+
+  // At most 20 endpoints per client.
+  for (let i = 2; i < 20; i++) {
+    const r = await createEndpoint(a, p.token, `${rx.url}/${i}`, ['project.created']);
+    t.equal(r.statusCode, 201, `endpoint ${i + 1}`);
+  }
+  assertProblem(t, await createEndpoint(a, p.token, `${rx.url}/21`, ['project.created']), 409, 'CONFLICT');
+
+  // One verification challenge at a time per client; no database connection is held meanwhile.
+  const other = await a.principal('manager');
+  const slow = await startReceiver(t, { answerChallenges: false });
+  slow.behave(() => ({ hang: true }));
+  const pendingCreate = createEndpoint(a, other.token, slow.url, ['project.created']);
+  await slow.waitFor(() => slow.received.length >= 1);
+  assertProblem(t, await createEndpoint(a, other.token, rx.url, ['project.created']), 429, 'RATE_LIMITED');
+  const meanwhile = await a.request({ url: '/v1/webhook-endpoints', token: p.token });
+  t.equal(meanwhile.statusCode, 200, 'other clients are served while a challenge waits');
+  assertProblem(t, await pendingCreate, 422, 'WEBHOOK_VERIFICATION_FAILED');
 });

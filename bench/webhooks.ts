@@ -1,0 +1,153 @@
+// Issue 6 benchmarks (outbox and webhooks), run by bench/run.ts on the same server (which runs the
+// worker in-process, as `make start` does) and database:
+//  - one endpoint of the benchmarked client, subscribed to project.created, pointing at a fast HTTPS
+//    receiver in this process (loopback, the test CA; the server allow-lists `localhost`);
+//  - steady load: projects committed one per transaction by the owner at 200 per second for
+//    WEBHOOK_STEADY_SECONDS; end-to-end latency = receipt time - the event's created_at (the
+//    transaction's start, so it includes the commit itself), p50/p99/max;
+//  - burst: WEBHOOK_BURST projects committed in one transaction; sustained deliveries per second =
+//    events / (last receipt - first receipt), and the time from commit to the last receipt.
+// Every delivery's signature is checked, and each event must arrive (at least once).
+import https from 'node:https';
+import { readFileSync } from 'node:fs';
+import { createHmac, randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import postgres from 'postgres';
+
+const TLS = new URL('../test/fixtures/tls/', import.meta.url);
+export const BENCH_WEBHOOK_ENV = {
+  SVC_WEBHOOK_ALLOWED_HOSTS: 'localhost',
+  SVC_WEBHOOK_CA_FILE: new URL('ca.pem', TLS).pathname,
+};
+const RATE = Number(process.env.WEBHOOK_RATE ?? 200);
+const STEADY_SECONDS = Number(process.env.WEBHOOK_STEADY_SECONDS ?? 15);
+const BURST = Number(process.env.WEBHOOK_BURST ?? 10_000);
+
+export interface WebhookBenchOptions { url: string; base: string; token: string; clientId: string }
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
+
+export async function runWebhookBench(o: WebhookBenchOptions): Promise<{ markdown: string; failed: string[] }> {
+  const log = (m: string) => process.stderr.write(`[bench:webhooks] ${m}\n`);
+  let secret = '';
+  const seen = new Map<string, number>(); // event id -> first receipt (ms)
+  let requests = 0;
+  let badSignatures = 0;
+  const latencies: number[] = [];
+  let phase: 'steady' | 'burst' | 'idle' = 'idle';
+  const burstTimes: number[] = [];
+  const server = https.createServer({
+    key: readFileSync(new URL('localhost.key', TLS)), cert: readFileSync(new URL('localhost.pem', TLS)), keepAlive: true,
+  }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const now = Date.now();
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const body = JSON.parse(raw);
+      if (body.type === 'webhook_endpoint.verification') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ challenge: body.data.challenge }));
+        return;
+      }
+      requests++;
+      const ts = String(req.headers['svc-webhook-timestamp']);
+      const sig = String(req.headers['svc-webhook-signature']);
+      const expected = 'v1=' + createHmac('sha256', secret).update(`${ts}.${raw}`).digest('hex');
+      if (!sig.split(',').includes(expected)) badSignatures++;
+      if (!seen.has(body.id)) {
+        seen.set(body.id, now);
+        if (phase === 'steady') latencies.push(now - Date.parse(body.created_at));
+        if (phase === 'burst') burstTimes.push(now);
+      }
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  const sql = postgres(o.url, { max: 4, onnotice: () => {} });
+  const failed: string[] = [];
+  try {
+    const res = await fetch(`${o.base}/v1/webhook-endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${o.token}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+      body: JSON.stringify({ url: `https://localhost:${port}/bench`, events: ['project.created'], description: 'bench' }),
+    });
+    const ep = await res.json() as { id: string; secret: string };
+    if (res.status !== 201) throw new Error(`createWebhookEndpoint: ${res.status} ${JSON.stringify(ep)}`);
+    secret = ep.secret;
+    const [{ org }] = await sql`select organization_id as org from app.api_clients where id = ${o.clientId}` as any;
+    let n = 0;
+    const insertOne = () => sql`insert into app.projects (organization_id, code, name, currency)
+      values (${org}, ${'WH' + (++n)}, 'webhook bench', 'EUR')`;
+
+    // Steady: one committed project every 5 ms.
+    phase = 'steady';
+    const steadyTotal = RATE * STEADY_SECONDS;
+    log(`steady: ${steadyTotal} events at ${RATE}/s`);
+    // Four producers, each committing one project at a time (as independent API requests would),
+    // together on a fixed schedule of RATE per second.
+    const t0 = Date.now();
+    let next = 0;
+    const producer = async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= steadyTotal) return;
+        const wait = t0 + (i * 1000) / RATE - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        await insertOne();
+      }
+    };
+    await Promise.all([producer(), producer(), producer(), producer()]);
+    const produced = (Date.now() - t0) / 1000;
+    const until = Date.now() + 60_000;
+    while (seen.size < steadyTotal && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    const steadyReceived = seen.size;
+    const sorted = [...latencies].sort((a, b) => a - b);
+
+    // Burst: one transaction, then drain.
+    phase = 'burst';
+    log(`burst: ${BURST} events in one transaction`);
+    const before = seen.size;
+    await sql`insert into app.projects (organization_id, code, name, currency)
+      select ${org}, 'WHB' || g, 'webhook burst', 'EUR' from generate_series(1, ${BURST}::int) g`;
+    const committed = Date.now();
+    const until2 = Date.now() + 300_000;
+    while (seen.size < before + BURST && Date.now() < until2) await new Promise((r) => setTimeout(r, 50));
+    const burstReceived = seen.size - before;
+    const first = Math.min(...burstTimes);
+    const last = Math.max(...burstTimes);
+    phase = 'idle';
+
+    if (steadyReceived < steadyTotal) failed.push(`webhooks steady: ${steadyTotal - steadyReceived} events not delivered`);
+    if (burstReceived < BURST) failed.push(`webhooks burst: ${BURST - burstReceived} events not delivered`);
+    if (badSignatures) failed.push(`webhooks: ${badSignatures} bad signatures`);
+    const [st] = await sql`select count(*) filter (where status = 'succeeded')::int as ok, count(*)::int as total
+      from app.webhook_deliveries where endpoint_id = ${ep.id}`;
+    return {
+      failed,
+      markdown: [
+        '### Webhooks (outbox to receipt)',
+        '',
+        `One endpoint, a fast HTTPS receiver on loopback (answers 204 at once), worker in the server process (concurrency 16).`,
+        '',
+        '| Measure | Value |',
+        '|---|---|',
+        `| steady ${RATE} events/s for ${STEADY_SECONDS} s (produced in ${produced.toFixed(1)} s): delivered | ${steadyReceived} / ${steadyTotal} |`,
+        `| commit → receipt p50 | ${pct(sorted, 0.5)} ms |`,
+        `| commit → receipt p99 | ${pct(sorted, 0.99)} ms |`,
+        `| commit → receipt max | ${sorted[sorted.length - 1]} ms |`,
+        `| burst of ${BURST} events (one transaction): delivered | ${burstReceived} / ${BURST} |`,
+        `| burst: sustained deliveries per second (first → last receipt) | ${Math.round(burstReceived / Math.max(0.001, (last - first) / 1000))} |`,
+        `| burst: commit → last receipt | ${((last - committed) / 1000).toFixed(1)} s |`,
+        `| requests received / distinct events | ${requests} / ${seen.size} |`,
+        `| deliveries succeeded / recorded | ${st!.ok} / ${st!.total} |`,
+        `| bad signatures | ${badSignatures} |`,
+        '',
+      ].join('\n'),
+    };
+  } finally {
+    await sql.end();
+    server.closeAllConnections();
+    server.close();
+  }
+}
