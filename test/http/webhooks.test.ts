@@ -488,3 +488,23 @@ t.test('review cases: URL forms, Retry-After bounds, test events to disabled end
   t.equal(meanwhile.statusCode, 200, 'other clients are served while a challenge waits');
   assertProblem(t, await pendingCreate, 422, 'WEBHOOK_VERIFICATION_FAILED');
 });
+
+t.test('every writer emits: the control plane\'s approval decision too; the purge job is scheduled', async (t) => {
+  const { a, p } = await setup(t);
+  const member = await a.addMember(p.orgId, 'w@example.com', { roles: 'member' });
+  await a.addMember(p.orgId, 'boss@example.com', { roles: 'member,manager' });
+  const project = await createProject(a, p.token);
+  const entry = await a.request({ method: 'POST', url: '/v1/time-entries', token: p.token, headers: idem(),
+    payload: { subject: { member_id: member }, project_id: project.id, work_date: '2026-01-05', minutes: 60 } });
+  t.equal(entry.statusCode, 201);
+  const submitted = await a.request({ method: 'POST', url: `/v1/time-entries/${entry.json.id}/submit`, token: p.token, headers: idem() });
+  t.equal(submitted.statusCode, 200, 'submitted');
+  const [ap] = await a.admin`select id from app.approvals where resource_id = ${entry.json.id}`;
+  await a.cli('approval', 'decide', '--approval', ap!.id, '--decision', 'approved', '--by', 'boss@example.com');
+  const events = await a.admin`select type, resource_version from app.events
+    where resource_id in (${entry.json.id}, ${ap!.id}) order by created_at, id`;
+  t.same(events.map((e) => e.type).sort(), ['approval.created', 'approval.updated', 'time_entry.approved', 'time_entry.created',
+    'time_entry.submitted'].sort());
+  const crons = await a.admin`select identifier from graphile_worker._private_known_crontabs`;
+  t.ok(crons.some((c) => c.identifier === 'webhook_purge'), 'the daily purge is registered with graphile-worker');
+});
