@@ -358,7 +358,9 @@ end
 $$;
 grant execute on function app_private.webhook_endpoint_lock(text, integer[]) to svc_runtime;
 
-create function api.webhook_endpoint_update(p_id text, p_if_match integer[], p_patch jsonb)
+/** p_verified_url: the URL whose verification challenge the server ran before this transaction; a
+ * new URL other than that one (the endpoint changed meanwhile) is refused, retryable. */
+create function api.webhook_endpoint_update(p_id text, p_if_match integer[], p_patch jsonb, p_verified_url text default null)
 returns table (doc jsonb, version integer)
 language plpgsql volatile
 set search_path = pg_catalog
@@ -366,6 +368,9 @@ as $$
 declare
   w app.webhook_endpoints := app_private.webhook_endpoint_lock(p_id, p_if_match);
 begin
+  if p_patch ? 'url' and p_patch ->> 'url' is distinct from w.url and p_patch ->> 'url' is distinct from p_verified_url then
+    perform app_private.raise('SVC09', 'CONFLICT', 'the endpoint changed while the new URL was being verified; retry the request');
+  end if;
   update app.webhook_endpoints e
      set url = case when p_patch ? 'url' then p_patch ->> 'url' else e.url end,
          events = case when p_patch ? 'events' then array(select jsonb_array_elements_text(p_patch -> 'events')) else e.events end,
@@ -374,7 +379,7 @@ begin
   return query select v.doc, v.version from api.webhook_endpoints v where v.id = w.id;
 end
 $$;
-grant execute on function api.webhook_endpoint_update(text, integer[], jsonb) to svc_runtime;
+grant execute on function api.webhook_endpoint_update(text, integer[], jsonb, text) to svc_runtime;
 
 create function api.webhook_endpoint_rotate(p_id text, p_secret_sealed text, p_previous_expires_in_seconds integer)
 returns table (doc jsonb, version integer)
@@ -395,8 +400,10 @@ end
 $$;
 grant execute on function api.webhook_endpoint_rotate(text, text, integer) to svc_runtime;
 
-/** Enable or disable; enabling clears the failure streak. Idempotent (no new version when unchanged). */
-create function api.webhook_endpoint_set_status(p_id text, p_status text)
+/** Enable or disable; enabling clears the failure streak. Idempotent (no new version when unchanged).
+ * Enabling a disabled endpoint needs p_verified (the server ran the challenge before this
+ * transaction); an endpoint disabled meanwhile is refused, retryable. */
+create function api.webhook_endpoint_set_status(p_id text, p_status text, p_verified boolean default false)
 returns table (doc jsonb, version integer)
 language plpgsql volatile
 set search_path = pg_catalog
@@ -404,6 +411,9 @@ as $$
 declare
   w app.webhook_endpoints := app_private.webhook_endpoint_lock(p_id);
 begin
+  if p_status = 'enabled' and w.status <> 'enabled' and not p_verified then
+    perform app_private.raise('SVC09', 'CONFLICT', 'the endpoint was disabled while the request was under way; retry the request');
+  end if;
   if w.status <> p_status then
     update app.webhook_endpoints e
        set status = p_status,
@@ -414,7 +424,7 @@ begin
   return query select v.doc, v.version from api.webhook_endpoints v where v.id = w.id;
 end
 $$;
-grant execute on function api.webhook_endpoint_set_status(text, text) to svc_runtime;
+grant execute on function api.webhook_endpoint_set_status(text, text, boolean) to svc_runtime;
 
 /** One delivery with all its attempts. */
 create function api.webhook_delivery_get(p_endpoint text, p_delivery text) returns table (doc jsonb)
@@ -781,16 +791,16 @@ declare
   v_count integer := 0;
   r record;
 begin
-  -- graphile-worker 0.17 keeps jobs in _private_jobs (unique key): a job that is queued, or locked
-  -- recently, is alive; only a missing job or one locked longer than p_stale by a silent worker is
-  -- replaced (a backlog of queued jobs is left alone).
+  -- graphile-worker 0.17 keeps jobs in _private_jobs (unique key): a job that is available, or locked
+  -- recently, is alive; a missing job, one out of attempts, or one locked longer than p_stale by a
+  -- silent worker is replaced (a backlog of queued jobs is left alone).
   for r in select d.id from app.webhook_deliveries d
             where d.status = 'pending'
               and (d.lease_until < now()
                    or (d.lease_until is null and d.next_attempt_at < now() - p_stale
                        and not exists (select from graphile_worker._private_jobs j
                                         where j.key = 'deliver:' || d.id
-                                          and (j.locked_at is null or j.locked_at > now() - p_stale))))
+                                          and (j.is_available or j.locked_at > now() - p_stale))))
             for update of d skip locked loop
     update app.webhook_deliveries set lease_until = null, next_attempt_at = now() where id = r.id;
     perform app_private.webhook_enqueue(r.id);
@@ -799,7 +809,7 @@ begin
   for r in select e.id from app.events e
             where e.fanout_pending and e.created_at < now() - p_stale
               and not exists (select from graphile_worker._private_jobs j
-                               where j.key = 'fanout:' || e.id and (j.locked_at is null or j.locked_at > now() - p_stale))
+                               where j.key = 'fanout:' || e.id and (j.is_available or j.locked_at > now() - p_stale))
             for update of e skip locked loop
     perform graphile_worker.add_job('webhook_fanout', json_build_object('event_id', r.id), job_key => 'fanout:' || r.id,
                                     max_attempts => 25);
@@ -844,9 +854,9 @@ drop function api.webhook_endpoint_test(text);
 drop function api.webhook_delivery_get(text, text);
 drop function api.webhook_delivery_replay(text, text);
 drop function app_private.webhook_enqueue(text, timestamptz);
-drop function api.webhook_endpoint_set_status(text, text);
+drop function api.webhook_endpoint_set_status(text, text, boolean);
 drop function api.webhook_endpoint_rotate(text, text, integer);
-drop function api.webhook_endpoint_update(text, integer[], jsonb);
+drop function api.webhook_endpoint_update(text, integer[], jsonb, text);
 drop function app_private.webhook_endpoint_lock(text, integer[]);
 drop function api.webhook_endpoint_create(text, text, text[], text, text);
 drop function app_private.webhook_endpoint_not_found(text);

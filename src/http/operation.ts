@@ -47,6 +47,8 @@ export interface PreflightContext<P = any, Q = any, B = any> {
   app: AppContext;
   request: Request;
   read: <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>;
+  /** Versions named by If-Match (operations that require it). */
+  ifMatch: number[];
 }
 
 export interface OperationResult {
@@ -222,30 +224,44 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             const body = validate(op.body, op.bodyOptional && request.payload === null ? {} : request.payload, 'body');
             return { principal, params, query, body };
           };
-          let preflight: unknown;
-          if (op.preflight) {
-            const read = <T>(fn: (tx: Tx) => Promise<T>) => app.database.db.transaction().execute(async (tx) => {
-              await begin(tx);
-              return fn(tx);
-            });
-            const checked = await app.database.db.transaction().execute(begin);
-            preflight = await op.preflight({ ...checked, app, request, read });
-          }
-          const result = await run(async (tx) => {
-            const { principal, params, query, body } = await begin(tx);
-
+          const headerChecks = () => {
             let ifMatch: number[] = [];
             if (op.ifMatch) {
               const parsed = parseIfMatch(header(request, 'if-match'));
               if (!parsed) throw new ApiError('PRECONDITION_REQUIRED', 'send If-Match with the ETag from your last read of this resource');
               ifMatch = parsed;
             }
-
             let key: string | undefined;
             if (op.idempotencyKey) {
               key = header(request, 'idempotency-key');
               if (key === undefined) throw new ApiError('IDEMPOTENCY_KEY_REQUIRED', 'send a unique Idempotency-Key header with this request');
               if (!IDEMPOTENCY_KEY.test(key)) throw new ApiError('IDEMPOTENCY_KEY_INVALID', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
+            }
+            return { ifMatch, key };
+          };
+          let preflight: unknown;
+          if (op.preflight) {
+            const read = <T>(fn: (tx: Tx) => Promise<T>) => app.database.db.transaction().execute(async (tx) => {
+              await begin(tx);
+              return fn(tx);
+            });
+            // Every check that needs no network comes first; a request whose key already has a
+            // stored response goes straight to the replay below, with nothing sent anywhere.
+            const checked = await app.database.db.transaction().execute(async (tx) => {
+              const c = await begin(tx);
+              const h = headerChecks();
+              const stored = h.key !== undefined && (await sql`
+                select from app.idempotency_keys where client_id = ${claims.clientId} and method = ${op.method}
+                   and route = ${routeTemplate} and key = ${h.key} and expires_at > now()`.execute(tx)).rows.length > 0;
+              return { ...c, ifMatch: h.ifMatch, stored };
+            });
+            if (!checked.stored) preflight = await op.preflight({ ...checked, app, request, read });
+          }
+          const result = await run(async (tx) => {
+            const { principal, params, query, body } = await begin(tx);
+            const { ifMatch, key } = headerChecks();
+
+            if (key !== undefined) {
               const fingerprint = createHash('sha256')
                 .update(request.path).update('\n').update(canonicalJson(request.payload ?? null)).digest('hex');
               const { rows: [claim] } = await sql<{ state: string; response_status: number; response_headers: Record<string, string>; response_body: string }>`

@@ -80,6 +80,7 @@ export const webhookOperations: Operation[] = [
     },
     handler: async (ctx) => {
       const { body } = ctx;
+      if (!ctx.preflight) throw new ApiError('CONFLICT', 'the request changed state while it was under way; retry it');
       const { id, url: safeUrl, secret } = ctx.preflight as { id: string; url: string; secret: string };
       const r = await one(ctx, sql`select * from api.webhook_endpoint_create(${id}, ${safeUrl},
         array(select jsonb_array_elements_text((${{ events: body.events }}::jsonb) -> 'events')), ${body.description ?? null},
@@ -117,15 +118,16 @@ export const webhookOperations: Operation[] = [
       if (ctx.body.url === undefined) return {};
       const before = await endpointForPreflight(ctx);
       const safe = await assertSafeUrl(ctx.body.url, ctx.app.config.webhooks);
-      if (safe.href === before.doc.url) return { url: safe.href };
+      // Unchanged, or a stale If-Match (the write will answer 412): nothing to verify.
+      if (safe.href === before.doc.url || !ctx.ifMatch.includes(before.version)) return { url: safe.href };
       await challenge(ctx, { id: ctx.params.endpoint_id, url: safe.href, version: before.version + 1 },
         unseal(webhookSecretKey(ctx.app.config.secretKey), before.secret_sealed));
-      return { url: safe.href };
+      return { url: safe.href, verifiedUrl: safe.href };
     },
     handler: async (ctx) => {
       const patch = { ...ctx.body, ...(ctx.preflight?.url ? { url: ctx.preflight.url } : {}) };
       return one(ctx, sql`select * from api.webhook_endpoint_update(${ctx.params.endpoint_id},
-        ${`{${ctx.ifMatch.join(',')}}`}::integer[], ${patch}::jsonb)`);
+        ${`{${ctx.ifMatch.join(',')}}`}::integer[], ${patch}::jsonb, ${ctx.preflight?.verifiedUrl ?? null})`);
     },
   },
   {
@@ -155,11 +157,13 @@ export const webhookOperations: Operation[] = [
     response: { status: 200, description: 'The enabled endpoint', schema: schemas.webhookEndpoint },
     preflight: async (ctx) => {
       const before = await endpointForPreflight(ctx);
-      if (before.status === 'enabled') return;
+      if (before.status === 'enabled') return { verified: false };
       await challenge(ctx, { id: ctx.params.endpoint_id, url: before.doc.url as string, version: before.version + 1 },
         unseal(webhookSecretKey(ctx.app.config.secretKey), before.secret_sealed));
+      return { verified: true };
     },
-    handler: (ctx) => one(ctx, sql`select * from api.webhook_endpoint_set_status(${ctx.params.endpoint_id}, 'enabled')`),
+    handler: (ctx) => one(ctx, sql`select * from api.webhook_endpoint_set_status(${ctx.params.endpoint_id}, 'enabled',
+      ${ctx.preflight?.verified === true})`),
   },
   {
     operationId: 'listWebhookDeliveries', method: 'GET', path: '/v1/webhook-endpoints/{endpoint_id}/deliveries',

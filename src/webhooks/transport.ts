@@ -118,6 +118,7 @@ export function createTransport(config: WebhookConfig): Transport {
       const started = Date.now();
       return new Promise<PostResult>((resolve) => {
         let done = false;
+        let timer: NodeJS.Timeout | undefined;
         const finish = (r: Omit<PostResult, 'durationMs'>) => {
           if (done) return;
           done = true;
@@ -146,7 +147,7 @@ export function createTransport(config: WebhookConfig): Transport {
           }));
           res.on('error', (e) => finish({ status: res.statusCode, error: errorCategory(e) }));
         });
-        const timer = setTimeout(() => req.destroy(new Error('deadline')), config.timeoutMs);
+        timer = setTimeout(() => req.destroy(new Error('deadline')), config.timeoutMs);
         req.on('error', (e) => finish({ error: errorCategory(e) }));
         req.end(body);
       });

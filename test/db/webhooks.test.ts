@@ -160,3 +160,35 @@ t.test('the last retry is at the end of the 72 hours, then the delivery fails', 
   const [fin] = await a.admin`select status, status_reason from app.webhook_deliveries where id = ${d!.id}`;
   t.same({ ...fin }, { status: 'failed', status_reason: 'retry_period_exhausted' });
 });
+
+t.test('recovery: an exhausted or missing job does not strand a delivery; enabling needs the challenge', async (t) => {
+  const a = await startApp(t);
+  const org = await a.createOrg();
+  const c = await a.createClient(org, { roles: 'manager' });
+  const [ep] = await a.admin`insert into app.webhook_endpoints (organization_id, client_id, url, events, secret_sealed)
+    values (${org}, ${c.id}, 'https://hooks.example/1', '{project.created}', 'sealed') returning id`;
+  const [ev] = await a.admin`insert into app.events (organization_id, type, resource_type, resource_id, resource_version)
+    values (${org}, 'project.created', 'project', 'prj_x', 1) returning id`;
+  const [d] = await a.admin`insert into app.webhook_deliveries (organization_id, client_id, endpoint_id, event_id, next_attempt_at)
+    values (${org}, ${c.id}, ${ep!.id}, ${ev!.id}, now() - interval '1 hour') returning id`;
+  await a.admin`select app_private.webhook_enqueue(${d!.id})`;
+  const recover = async () => (await a.admin`select app_private.webhook_recover(interval '1 second') as n`)[0]!.n;
+  t.equal(await recover(), 0, 'a queued job is alive: left alone');
+  await a.admin`update graphile_worker._private_jobs set attempts = max_attempts where key = ${'deliver:' + d!.id}`;
+  t.equal(await recover(), 1, 'a job out of attempts is dead: queued again');
+  const [job] = await a.admin`select attempts from graphile_worker._private_jobs where key = ${'deliver:' + d!.id}`;
+  t.equal(job!.attempts, 0, 'with fresh attempts');
+  await a.admin`delete from graphile_worker._private_jobs`;
+  await a.admin`update app.webhook_deliveries set next_attempt_at = now() - interval '1 hour' where id = ${d!.id}`;
+  t.equal(await recover(), 1, 'a missing job: queued again');
+
+  await a.admin`update app.webhook_endpoints set status = 'disabled', disabled_reason = 'delivery_failures' where id = ${ep!.id}`;
+  const rt = postgres(a.runtimeUrl, opts);
+  t.teardown(() => rt.end());
+  const enable = (verified: boolean) => rt.begin(async (tx) => {
+    await tx`select * from api.begin_request(${c.id}, ${c.secretId}, null)`;
+    return tx`select * from api.webhook_endpoint_set_status(${ep!.id}, 'enabled', ${verified})`;
+  });
+  t.equal(await failure(enable(false)), 'SVC09 CONFLICT', 'not without a challenge');
+  t.equal(await failure(enable(true)), 'ok');
+});

@@ -508,3 +508,24 @@ t.test('every writer emits: the control plane\'s approval decision too; the purg
   const crons = await a.admin`select identifier from graphile_worker._private_known_crontabs`;
   t.ok(crons.some((c) => c.identifier === 'webhook_purge'), 'the daily purge is registered with graphile-worker');
 });
+
+t.test('nothing goes out for a request that fails on its headers; a replay sends no challenge', async (t) => {
+  const { a, p } = await setup(t);
+  const rx = await startReceiver(t);
+  const noKey = await a.request({ method: 'POST', url: '/v1/webhook-endpoints', token: p.token,
+    payload: { url: rx.url, events: ['project.created'] } });
+  assertProblem(t, noKey, 400, 'IDEMPOTENCY_KEY_REQUIRED');
+  t.equal(rx.received.length, 0, 'no challenge for a request without Idempotency-Key');
+  const key = idem();
+  const ep = (await createEndpoint(a, p.token, rx.url, ['project.created'], key)).json;
+  t.equal(rx.received.length, 1);
+  await rx.close();
+  assertProblem(t, await createEndpoint(a, p.token, rx.url, ['project.created'], key), 409, 'WEBHOOK_SECRET_NOT_AVAILABLE');
+  const rx2 = await startReceiver(t);
+  const stale = await a.request({ method: 'PATCH', url: `/v1/webhook-endpoints/${ep.id}`, token: p.token,
+    headers: { 'if-match': '"9"' }, payload: { url: rx2.url } });
+  assertProblem(t, stale, 412, 'STALE_RESOURCE');
+  const missing = await a.request({ method: 'PATCH', url: `/v1/webhook-endpoints/${ep.id}`, token: p.token, payload: { url: rx2.url } });
+  assertProblem(t, missing, 428, 'PRECONDITION_REQUIRED');
+  t.equal(rx2.received.length, 0, 'no challenge for a stale or missing If-Match');
+});
