@@ -32,6 +32,20 @@ export interface ApiApprovals {
   version: number | null;
 }
 
+export interface ApiInvoices {
+  created_at: Timestamp | null;
+  currency: string | null;
+  customer_id: string | null;
+  doc: Json | null;
+  due_date: Timestamp | null;
+  id: string | null;
+  issue_date: Timestamp | null;
+  number: string | null;
+  organization_id: string | null;
+  status: string | null;
+  version: number | null;
+}
+
 export interface ApiMembers {
   display_name: string | null;
   doc: Json | null;
@@ -132,6 +146,7 @@ export interface ApiWebhookEndpoints {
 
 export interface DB {
   "api.approvals": ApiApprovals;
+  "api.invoices": ApiInvoices;
   "api.members": ApiMembers;
   "api.object_schemas": ApiObjectSchemas;
   "api.organization": ApiOrganization;

@@ -17,10 +17,12 @@ import { objectSchemaOperations } from '../routes/object-schemas.ts';
 import { timeEntryOperations } from '../routes/time-entries.ts';
 import { approvalOperations, approvalDecisionRefusals } from '../routes/approvals.ts';
 import { webhookOperations } from '../routes/webhooks.ts';
+import { invoiceOperations } from '../routes/invoices.ts';
 
 export const operations: Operation[] = [
   ...identityOperations, ...memberOperations, ...projectOperations, ...taskOperations, ...objectSchemaOperations,
   ...timeEntryOperations, ...approvalOperations, ...approvalDecisionRefusals, ...webhookOperations,
+  ...invoiceOperations,
 ];
 
 const BOOM_CODES: Record<number, ProblemCode> = {

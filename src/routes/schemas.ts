@@ -161,6 +161,30 @@ export const schemas = {
     approver: Joi.object({ member_id: Joi.string() }).allow(null).description('only where the people-data policy permits'),
   }).label('Approval'),
 
+  invoice: Joi.object({
+    object: Joi.string().valid('invoice').required(),
+    id: Joi.string().pattern(/^inv_/).required(),
+    number: Joi.string().allow(null).required(),
+    status: Joi.string().valid('draft', 'sent', 'paid', 'void').required(),
+    customer_id: Joi.string().required(),
+    issue_date: Joi.string().allow(null).required(),
+    due_date: Joi.string().allow(null).required(),
+    currency: Joi.string().required(),
+    memo: Joi.string().allow(null, '').required(),
+    lines: Joi.array().items(Joi.object({
+      id: Joi.string().pattern(/^invl_/), description: Joi.string(), quantity: Joi.string(), unit_price: Joi.string(),
+      tax_rate: Joi.string(), amount: Joi.string(), tax_amount: Joi.string(),
+    })).required(),
+    subtotal: Joi.string().required(),
+    tax_total: Joi.string().required(),
+    total: Joi.string().required(),
+    amount_paid: Joi.string().required(),
+    amount_due: Joi.string().required(),
+    version: Joi.number().integer().required(),
+    created_at: timestamp.required(),
+    updated_at: timestamp.required(),
+  }).label('Invoice'),
+
   webhookEndpoint: Joi.object({
     object: Joi.string().valid('webhook_endpoint').required(),
     id: Joi.string().pattern(/^whe_/).required(),

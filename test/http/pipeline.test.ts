@@ -363,6 +363,7 @@ t.test('OpenAPI, docs, health', async (t) => {
     'createWebhookEndpoint', 'listWebhookEndpoints', 'getWebhookEndpoint', 'updateWebhookEndpoint', 'rotateWebhookEndpointSecret',
     'disableWebhookEndpoint', 'enableWebhookEndpoint', 'listWebhookDeliveries', 'getWebhookDelivery', 'replayWebhookDelivery',
     'testWebhookEndpoint',
+    'listInvoices', 'createInvoice', 'getInvoice', 'updateInvoice', 'replaceInvoiceLines', 'createPayment',
   ].sort(), 'exactly the implemented operations');
 
   const docs = await a.request({ url: '/docs' });

@@ -1,0 +1,116 @@
+import Joi from 'joi';
+import { sql, type RawBuilder } from 'kysely';
+import type { Operation, OperationContext } from '../http/operation.ts';
+import { ApiError } from '../http/errors.ts';
+import type { SortSpec } from '../http/pagination.ts';
+import { schemas } from './schemas.ts';
+import { date, idOf, listPage, sortQuery } from './common.ts';
+
+const invoiceId = Joi.object({ invoice_id: idOf('inv').required() });
+const currency = Joi.string().pattern(/^[A-Z]{3}$/).message('currency: an ISO 4217 code in capitals');
+// Lines are checked in SQL, all together, so every problem comes back with its pointer
+// (INVALID_INVOICE_LINE), client-supplied amounts included.
+const lines = Joi.array().items(Joi.object().unknown(true)).max(200)
+  .description('each: description, quantity (decimal string), unit_price (decimal string, at most the currency\'s minor units), tax_rate (percent, decimal string, optional)');
+const calculated = Object.fromEntries(['subtotal', 'tax_total', 'total', 'amount_due', 'amount_paid']
+  .map((k) => [k, Joi.forbidden().messages({ 'any.unknown': `${k} is calculated by the service; client-supplied totals are rejected` })]));
+const writable = {
+  customer_id: idOf('cus'),
+  currency,
+  issue_date: date.allow(null),
+  due_date: date.allow(null),
+  memo: Joi.string().max(5000).allow('', null),
+  lines,
+  ...calculated,
+};
+const money = Joi.string().pattern(/^\d{1,12}(\.\d{1,4})?$/).message('amount: a positive decimal string');
+
+const SORTS: Record<string, SortSpec> = { created_at: { expr: 'created_at', type: 'timestamptz' } };
+
+async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version: number }>) {
+  const { rows: [row] } = await q.execute(ctx.tx);
+  if (!row) throw new ApiError('INVOICE_NOT_FOUND', `no invoice ${ctx.params.invoice_id} in your organization`);
+  return { body: row.doc, version: row.version };
+}
+
+const roles = ['manager', 'finance'] as const;
+
+export const invoiceOperations: Operation[] = [
+  {
+    operationId: 'listInvoices', method: 'GET', path: '/v1/invoices', tag: 'Invoicing', roles,
+    summary: 'Invoices of the organization',
+    query: Joi.object({
+      status: Joi.string().valid('draft', 'sent', 'paid', 'void'),
+      customer_id: idOf('cus'),
+      currency,
+      issued_after: date, issued_before: date, due_after: date, due_before: date,
+      search: Joi.string().trim().min(1).max(100).description('part of the invoice number'),
+      ...sortQuery(SORTS, 'created_at', 'desc'),
+    }),
+    response: { status: 200, description: 'A page of invoices', schema: schemas.list(schemas.invoice) },
+    handler: async (ctx) => {
+      const q = ctx.query;
+      const where: RawBuilder<boolean>[] = [];
+      if (q.status) where.push(sql`status = ${q.status}`);
+      if (q.customer_id) where.push(sql`customer_id = ${q.customer_id}`);
+      if (q.currency) where.push(sql`currency = ${q.currency}`);
+      if (q.issued_after) where.push(sql`issue_date >= ${q.issued_after}::date`);
+      if (q.issued_before) where.push(sql`issue_date <= ${q.issued_before}::date`);
+      if (q.due_after) where.push(sql`due_date >= ${q.due_after}::date`);
+      if (q.due_before) where.push(sql`due_date <= ${q.due_before}::date`);
+      if (q.search) where.push(sql`strpos(lower(number), ${q.search.toLowerCase()}) > 0`);
+      return { body: await listPage(ctx, 'api.invoices', SORTS.created_at!, q.order, where) };
+    },
+  },
+  {
+    operationId: 'createInvoice', method: 'POST', path: '/v1/invoices', tag: 'Invoicing', roles, idempotencyKey: true,
+    summary: 'A draft invoice; line amounts and totals are calculated by the service',
+    body: Joi.object({ ...writable, customer_id: writable.customer_id.required() }),
+    response: { status: 201, description: 'The draft invoice', schema: schemas.invoice },
+    handler: async (ctx) => {
+      const r = await one(ctx, sql`select * from api.invoice_create(${ctx.body}::jsonb)`);
+      return { ...r, status: 201, headers: { Location: `/v1/invoices/${(r.body as { id: string }).id}` } };
+    },
+  },
+  {
+    operationId: 'getInvoice', method: 'GET', path: '/v1/invoices/{invoice_id}', tag: 'Invoicing', roles, etag: true,
+    summary: 'One invoice with its lines', params: invoiceId,
+    response: { status: 200, description: 'The invoice', schema: schemas.invoice },
+    handler: (ctx) => one(ctx, sql`select doc, version from api.invoices where id = ${ctx.params.invoice_id}`),
+  },
+  {
+    operationId: 'updateInvoice', method: 'PATCH', path: '/v1/invoices/{invoice_id}', tag: 'Invoicing', roles,
+    ifMatch: true, etag: true, params: invoiceId,
+    summary: 'Change the supplied fields of a draft (lines, when supplied, replace all lines)',
+    body: Joi.object(writable).min(1),
+    response: { status: 200, description: 'The invoice', schema: schemas.invoice },
+    handler: (ctx) => one(ctx, sql`select * from api.invoice_update(${ctx.params.invoice_id},
+      ${`{${ctx.ifMatch.join(',')}}`}::integer[], ${ctx.body}::jsonb)`),
+  },
+  {
+    operationId: 'replaceInvoiceLines', method: 'PUT', path: '/v1/invoices/{invoice_id}/lines', tag: 'Invoicing', roles,
+    ifMatch: true, etag: true, params: invoiceId,
+    summary: 'Replace every line of a draft, atomically: the whole validated set or nothing',
+    body: Joi.object({ lines: lines.required() }),
+    response: { status: 200, description: 'The invoice', schema: schemas.invoice },
+    handler: (ctx) => one(ctx, sql`select * from api.invoice_replace_lines(${ctx.params.invoice_id},
+      ${`{${ctx.ifMatch.join(',')}}`}::integer[], (${ctx.body}::jsonb) -> 'lines')`),
+  },
+  {
+    operationId: 'createPayment', method: 'POST', path: '/v1/payments', tag: 'Invoicing', roles, idempotencyKey: true,
+    summary: 'Record a payment received outside the service (charges nothing)',
+    body: Joi.object({
+      invoice_id: idOf('inv').required(),
+      amount: money.required(),
+      currency: currency.required(),
+      received_date: date.required(),
+      method: Joi.string().min(1).max(50).required(),
+      external_reference: Joi.string().max(255).allow(null),
+    }),
+    response: { status: 201, description: 'The payment and the invoice after it', schema: Joi.object().unknown(true).label('Payment') },
+    handler: async (ctx) => {
+      const { rows: [row] } = await sql<{ doc: unknown }>`select * from api.payment_create(${ctx.body}::jsonb)`.execute(ctx.tx);
+      return { status: 201, body: row!.doc };
+    },
+  },
+];

@@ -1,0 +1,134 @@
+// Invoice money inside the database: totals against an independent computation (BigInt, no
+// floats) over thousands of random invoices in several currencies; the runtime role's limits.
+import t from 'tap';
+import postgres from 'postgres';
+import { startApp } from '../helpers/app.ts';
+
+const opts = { max: 1, onnotice: () => {} } as const;
+
+async function failure(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return 'ok';
+  } catch (e: any) {
+    return `${e?.code} ${e?.message}`;
+  }
+}
+
+/** A deterministic generator, so a failure can be replayed. */
+function rng(seed: number) {
+  return () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+}
+
+const pow10 = (n: number) => 10n ** BigInt(n);
+/** PostgreSQL's round(numeric): half away from zero. */
+function roundDiv(num: bigint, den: bigint): bigint {
+  const neg = num < 0n;
+  const a = neg ? -num : num;
+  const q = (a * 2n + den) / (2n * den);
+  return neg ? -q : q;
+}
+const toText = (v: bigint, scale: number) => {
+  const neg = v < 0n;
+  const s = (neg ? -v : v).toString().padStart(scale + 1, '0');
+  const out = scale === 0 ? s : `${s.slice(0, -scale)}.${s.slice(-scale)}`;
+  return neg ? `-${out}` : out;
+};
+
+t.test('totals equal an independent computation over 3,000 random invoices in five currencies', async (t) => {
+  const a = await startApp(t);
+  const org = await a.createOrg();
+  const c = await a.createClient(org, { roles: 'finance' });
+  const currencies: [string, number][] = [['EUR', 2], ['JPY', 0], ['KWD', 3], ['USD', 2], ['CLP', 0]];
+  const customers: Record<string, string> = {};
+  for (const [cur] of currencies) {
+    customers[cur] = (await a.cli('customer', 'create', '--org', org, '--kind', 'billing', '--name', cur, '--currency', cur)).customer_id;
+  }
+  const random = rng(20261123);
+  const invoices: { id: string; currency: string; scale: number; lines: { q: string; p: string; r: string }[] }[] = [];
+  for (let i = 0; i < 3000; i++) {
+    const [currency, scale] = currencies[i % currencies.length]!;
+    // The first line is at least 100 units; later lines may credit up to 10 units each, so the
+    // total stays positive (a negative total is refused: credit notes are not invoices).
+    const lines = Array.from({ length: 1 + Math.floor(random() * 8) }, (_, n) => {
+      const credit = n > 0 && random() < 0.15;
+      const qi = credit ? BigInt(1 + Math.floor(random() * 10_000)) : BigInt(10_000 + Math.floor(random() * 5_000_000));
+      const pi = credit ? -BigInt(1 + Math.floor(random() * 10 ** (1 + scale)))
+        : BigInt(10 ** (2 + scale) + Math.floor(random() * 2 * 10 ** (6 + scale)));
+      const ri = BigInt([0, 50_000, 70_000, 190_000, 200_000, 55_555, Math.floor(random() * 1_000_000)][Math.floor(random() * 7)]!);
+      return { q: toText(qi, 4), p: toText(pi, scale), r: toText(ri, 4) };
+    });
+    invoices.push({ id: `inv_t${String(i).padStart(6, '0')}`, currency, scale, lines });
+  }
+  // As the owner, in bulk: the same triggers compute every line and total.
+  await a.admin`insert into app.invoices (organization_id, id, customer_id, currency, created_by_client_id)
+    select ${org}, x.id, x.customer, x.currency, ${c.id} from jsonb_to_recordset(${a.admin.json(
+      invoices.map((v) => ({ id: v.id, customer: customers[v.currency], currency: v.currency })))}) as x(id text, customer text, currency text)`;
+  await a.admin`insert into app.invoice_lines (organization_id, invoice_id, position, description, quantity, unit_price, tax_rate)
+    select ${org}, x.id, x.pos, 'line', x.q::numeric, x.p::numeric, x.r::numeric
+      from jsonb_to_recordset(${a.admin.json(invoices.flatMap((v) => v.lines.map((l, pos) => ({ id: v.id, pos, ...l }))))})
+        as x(id text, pos integer, q text, p text, r text)`;
+  const rows = await a.admin<{ id: string; doc: any }[]>`select id, doc from api.invoices where organization_id = ${org}`;
+  const byId = new Map(rows.map((r) => [r.id, r.doc]));
+  let mismatches = 0;
+  let lineCount = 0;
+  for (const v of invoices) {
+    let subtotal = 0n;
+    let tax = 0n;
+    const doc = byId.get(v.id);
+    v.lines.forEach((l, i) => {
+      const qi = BigInt(l.q.replace('.', ''));
+      const pi = BigInt(l.p.replace('.', ''));
+      const ri = BigInt(l.r.replace('.', ''));
+      const amount = roundDiv(qi * pi, pow10(4)); // (4 + scale) decimals → scale
+      const lineTax = roundDiv(amount * ri, 100n * pow10(4));
+      subtotal += amount;
+      tax += lineTax;
+      lineCount++;
+      if (doc.lines[i].amount !== toText(amount, v.scale) || doc.lines[i].tax_amount !== toText(lineTax, v.scale)) mismatches++;
+    });
+    const expected = { subtotal: toText(subtotal, v.scale), tax_total: toText(tax, v.scale), total: toText(subtotal + tax, v.scale) };
+    if (doc.subtotal !== expected.subtotal || doc.tax_total !== expected.tax_total || doc.total !== expected.total) {
+      if (mismatches++ < 3) t.same({ subtotal: doc.subtotal, tax_total: doc.tax_total, total: doc.total }, expected, `${v.id} ${v.currency}`);
+    }
+  }
+  t.equal(mismatches, 0, `no drift over ${invoices.length} invoices and ${lineCount} lines`);
+});
+
+t.test('runtime role: no context sees nothing; totals are not writable; issued invoices are never deleted', async (t) => {
+  const a = await startApp(t);
+  const org = await a.createOrg();
+  const fin = await a.createClient(org, { roles: 'finance' });
+  const mem = await a.createClient(org, { roles: 'member,hr' });
+  const cus = (await a.cli('customer', 'create', '--org', org, '--kind', 'billing', '--name', 'C', '--currency', 'EUR')).customer_id;
+  const rt = postgres(a.runtimeUrl, opts);
+  t.teardown(() => rt.end());
+  const as = <T>(c: typeof fin, fn: (tx: postgres.TransactionSql) => Promise<T>) => rt.begin(async (tx) => {
+    await tx`select * from api.begin_request(${c.id}, ${c.secretId}, null)`;
+    return fn(tx);
+  }) as Promise<T>;
+  const [inv] = await as(fin, (tx) => tx`select doc ->> 'id' as id from api.invoice_create(${tx.json({ customer_id: cus,
+    lines: [{ description: 'a', quantity: '1', unit_price: '10.00' }] })})`);
+  for (const table of ['app.invoices', 'app.invoice_lines', 'app.payments', 'api.invoices']) {
+    t.equal((await rt.unsafe(`select count(*)::int as n from ${table}`))[0]!.n, 0, `${table}: nothing without context`);
+    t.equal((await as(mem, (tx) => tx.unsafe(`select count(*)::int as n from ${table}`)))[0]!.n, 0, `${table}: nothing for member/hr`);
+  }
+  t.match(await failure(as(fin, (tx) => tx`update app.invoices set total = 0 where id = ${inv!.id}`)), /^42501/, 'totals not writable');
+  t.match(await failure(as(fin, (tx) => tx`update app.invoices set status = 'paid' where id = ${inv!.id}`)), /^42501/, 'status not writable');
+  t.match(await failure(as(fin, (tx) => tx`update app.invoice_lines set amount = 1`)), /^42501/, 'line amounts not writable');
+  t.match(await failure(as(fin, (tx) => tx`insert into app.invoice_lines (organization_id, invoice_id, position, description, quantity, unit_price, amount, tax_amount)
+    values (${org}, ${inv!.id}, 5, 'x', 1, 1, 999, 0)`)), /^42501/, 'amounts cannot be supplied');
+  t.match(await failure(as(fin, (tx) => tx`delete from app.invoices where id = ${inv!.id}`)), /^42501/, 'no delete grant');
+
+  await a.admin`update app.invoices set status = 'sent', number = 'INV-1' where id = ${inv!.id}`;
+  t.equal(await failure(a.admin`delete from app.invoices where id = ${inv!.id}`), 'SVC09 INVOICE_NOT_EDITABLE', 'not even the owner deletes it');
+  t.equal(await failure(a.admin`update app.invoices set total = 1 where id = ${inv!.id}`), 'SVC09 INVOICE_NOT_EDITABLE');
+  t.equal(await failure(a.admin`delete from app.invoice_lines where invoice_id = ${inv!.id}`), 'SVC09 INVOICE_NOT_EDITABLE');
+  await as(fin, (tx) => tx`select * from api.payment_create(${tx.json({ invoice_id: inv!.id, amount: '4.00', currency: 'EUR',
+    received_date: '2026-11-01', method: 'cash' })})`);
+  t.match(await failure(a.admin`update app.payments set amount = 1`), /^SVC09/, 'payments are immutable');
+  t.match(await failure(a.admin`update app.invoices set amount_paid = 11 where id = ${inv!.id}`), /invoices_paid_within_total/);
+});
