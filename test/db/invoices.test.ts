@@ -2,18 +2,10 @@
 // floats) over thousands of random invoices in several currencies; the runtime role's limits.
 import t from 'tap';
 import postgres from 'postgres';
+import { failure, oneConnection } from '../helpers/sql.ts';
 import { startApp } from '../helpers/app.ts';
 
-const opts = { max: 1, onnotice: () => {} } as const;
-
-async function failure(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e: any) {
-    return `${e?.code} ${e?.message}`;
-  }
-}
+const opts = oneConnection;
 
 /** A deterministic generator, so a failure can be replayed. */
 function rng(seed: number) {

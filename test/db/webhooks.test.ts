@@ -2,22 +2,14 @@
 // the runtime role can neither forge nor read events, nor touch another client's endpoints.
 import t from 'tap';
 import postgres from 'postgres';
+import { failure, oneConnection } from '../helpers/sql.ts';
 import { startApp, type Client } from '../helpers/app.ts';
 import { readFileSync } from 'node:fs';
 import { EVENT_TYPES } from '../../src/events/catalog.ts';
 import { buildOpenApi } from '../../src/http/openapi.ts';
 import { operations } from '../../src/http/server.ts';
 
-const opts = { max: 1, onnotice: () => {} } as const;
-
-async function failure(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e: any) {
-    return `${e?.code} ${e?.message}`;
-  }
-}
+const opts = oneConnection;
 
 t.test('the catalogue in SQL equals the published one', async (t) => {
   const a = await startApp(t);
