@@ -138,6 +138,18 @@ export const COMMANDS: Record<string, Command> = {
     await sql`select control.approval_decide(${need(f, 'approval')}, ${need(f, 'decision')}, ${need(f, 'by')})`;
     return { approval_id: f.approval, status: f.decision, decided_by: f.by!.trim().toLowerCase() };
   },
+  'integration add': async (sql, f) => {
+    const [r] = await sql`select control.integration_add(${need(f, 'org')}, ${need(f, 'provider')}, ${need(f, 'category')},
+      ${f.ownership ?? 'organization'}, ${f.status ?? 'connected'}, ${list(f.capabilities ?? '')}::text[], ${opt(f, 'action-required')},
+      ${opt(f, 'owner-member')}) as id`;
+    return { connection_id: r!.id };
+  },
+  'integration update': async (sql, f) => {
+    await sql`select control.integration_update(${need(f, 'id')}, ${opt(f, 'status')},
+      ${f.capabilities === undefined ? null : list(f.capabilities)}::text[], ${opt(f, 'action-required')},
+      ${f['clear-action-required'] === 'true'})`;
+    return { connection_id: f.id, updated: true };
+  },
   'notifications list': async (sql, f) => {
     const rows = await sql`select id, kind, subject_id, detail, created_at from control.notifications_list(${need(f, 'org')})`;
     return { notifications: rows.map((r) => ({ ...r, id: Number(r.id) })) };

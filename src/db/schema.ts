@@ -32,6 +32,16 @@ export interface ApiApprovals {
   version: number | null;
 }
 
+export interface ApiIntegrationConnections {
+  category: string | null;
+  created_at: Timestamp | null;
+  doc: Json | null;
+  id: string | null;
+  organization_id: string | null;
+  status: string | null;
+  version: number | null;
+}
+
 export interface ApiInvoices {
   created_at: Timestamp | null;
   currency: string | null;
@@ -146,6 +156,7 @@ export interface ApiWebhookEndpoints {
 
 export interface DB {
   "api.approvals": ApiApprovals;
+  "api.integration_connections": ApiIntegrationConnections;
   "api.invoices": ApiInvoices;
   "api.members": ApiMembers;
   "api.object_schemas": ApiObjectSchemas;

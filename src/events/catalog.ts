@@ -24,6 +24,7 @@ export const EVENT_TYPES: EventType[] = [
   e('time_entry.deleted', ['deleteTimeEntry'], 'A time entry was deleted.'),
   e('approval.created', ['submitTimeEntry'], 'An approval was requested; fetch it before acting.'),
   e('approval.updated', ['submitTimeEntry'], 'An approval changed (resubmitted or decided); fetch it before acting.'),
+  e('integration_connection.updated', [], 'A connection changed (status, capabilities, action required) through the control plane.'),
   e('webhook_endpoint.test', ['testWebhookEndpoint'], 'A signed test event for one endpoint.', false),
 ];
 

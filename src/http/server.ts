@@ -18,11 +18,12 @@ import { timeEntryOperations } from '../routes/time-entries.ts';
 import { approvalOperations, approvalDecisionRefusals } from '../routes/approvals.ts';
 import { webhookOperations } from '../routes/webhooks.ts';
 import { invoiceOperations } from '../routes/invoices.ts';
+import { integrationOperations } from '../routes/integrations.ts';
 
 export const operations: Operation[] = [
   ...identityOperations, ...memberOperations, ...projectOperations, ...taskOperations, ...objectSchemaOperations,
   ...timeEntryOperations, ...approvalOperations, ...approvalDecisionRefusals, ...webhookOperations,
-  ...invoiceOperations,
+  ...invoiceOperations, ...integrationOperations,
 ];
 
 const BOOM_CODES: Record<number, ProblemCode> = {

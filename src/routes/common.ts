@@ -36,7 +36,8 @@ export function sortQuery(sorts: Record<string, SortSpec>, defaultSort: string, 
 }
 
 /** Keyset page over a view: `(sort expr, id)` compared with the cursor's last row, limit + 1 rows. */
-export async function listPage(ctx: OperationContext, view: 'api.projects' | 'api.tasks' | 'api.time_entries' | 'api.approvals' | 'api.webhook_endpoints' | 'api.webhook_deliveries' | 'api.invoices',
+export async function listPage(ctx: OperationContext, view: 'api.projects' | 'api.tasks' | 'api.time_entries' | 'api.approvals' | 'api.webhook_endpoints' | 'api.webhook_deliveries' | 'api.invoices'
+  | 'api.integration_connections',
   spec: SortSpec, order: SortOrder, where: RawBuilder<boolean>[]) {
   const { query, app, route } = ctx;
   const after = decodeCursor(app.cursorKey, route, query);

@@ -185,6 +185,33 @@ export const schemas = {
     updated_at: timestamp.required(),
   }).label('Invoice'),
 
+  integrationConnection: Joi.object({
+    object: Joi.string().valid('integration_connection').required(),
+    id: Joi.string().pattern(/^icn_/).required(),
+    provider: Joi.string().required(),
+    category: Joi.string().required(),
+    ownership: Joi.string().valid('organization').required(),
+    status: Joi.string().valid('connected', 'action_required', 'error', 'disconnected').required(),
+    capabilities: Joi.array().items(Joi.string()).required(),
+    last_success_at: timestamp.allow(null).required(),
+    action_required: Joi.string().allow(null).required(),
+    version: Joi.number().integer().required(),
+    created_at: timestamp.required(),
+    updated_at: timestamp.required(),
+  }).label('IntegrationConnection'),
+
+  integrationReadiness: Joi.object({
+    object: Joi.string().valid('integration_readiness').required(),
+    capability: Joi.string().required(),
+    resource: Joi.object({ type: Joi.string(), id: Joi.string() }).required(),
+    ready: Joi.boolean().required(),
+    connection_id: Joi.string().allow(null).required(),
+    blockers: Joi.array().items(Joi.object({
+      code: Joi.string().valid('INTEGRATION_CONNECTION_NOT_READY', 'CAPABILITY_NOT_AVAILABLE', 'PERSONAL_CONNECTION_NOT_ALLOWED', 'ROLE_REQUIRED'),
+      message: Joi.string(),
+    })).required(),
+  }).label('IntegrationReadiness'),
+
   webhookEndpoint: Joi.object({
     object: Joi.string().valid('webhook_endpoint').required(),
     id: Joi.string().pattern(/^whe_/).required(),

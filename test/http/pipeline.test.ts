@@ -364,6 +364,7 @@ t.test('OpenAPI, docs, health', async (t) => {
     'disableWebhookEndpoint', 'enableWebhookEndpoint', 'listWebhookDeliveries', 'getWebhookDelivery', 'replayWebhookDelivery',
     'testWebhookEndpoint',
     'listInvoices', 'createInvoice', 'getInvoice', 'updateInvoice', 'replaceInvoiceLines', 'createPayment',
+    'listIntegrationConnections', 'getIntegrationConnection', 'checkIntegrationConnectionReadiness',
   ].sort(), 'exactly the implemented operations');
 
   const docs = await a.request({ url: '/docs' });

@@ -1,0 +1,35 @@
+// Integration connections inside the database: Role relevance and ownership in row policies.
+import t from 'tap';
+import postgres from 'postgres';
+import { failure, oneConnection } from '../helpers/sql.ts';
+import { startApp, type Client } from '../helpers/app.ts';
+
+t.test('runtime role: organization connections by Role relevance; never personal ones; control plane only writes', async (t) => {
+  const a = await startApp(t);
+  const org = await a.createOrg();
+  const other = await a.createOrg();
+  const fin = await a.createClient(org, { roles: 'finance' });
+  const mgr = await a.createClient(org, { roles: 'manager' });
+  const mgrOther = await a.createClient(other, { roles: 'manager,finance' });
+  await a.addMember(org, 'owner@example.com', { roles: 'member' });
+  const acct = (await a.cli('integration', 'add', '--org', org, '--provider', 'xero', '--category', 'accounting', '--capabilities', 'invoice.export')).connection_id;
+  const cal = (await a.cli('integration', 'add', '--org', org, '--provider', 'gcal', '--category', 'calendar', '--capabilities', 'task.sync')).connection_id;
+  await a.cli('integration', 'add', '--org', org, '--provider', 'slack', '--category', 'messaging', '--ownership', 'personal',
+    '--owner-member', 'owner@example.com', '--capabilities', 'task.notify');
+  const rt = postgres(a.runtimeUrl, oneConnection);
+  t.teardown(() => rt.end());
+  const as = <T>(c: Client, fn: (tx: postgres.TransactionSql) => Promise<T>) => rt.begin(async (tx) => {
+    await tx`select * from api.begin_request(${c.id}, ${c.secretId}, null)`;
+    return fn(tx);
+  }) as Promise<T>;
+  t.equal((await rt`select count(*)::int as n from app.integration_connections`)[0]!.n, 0, 'nothing without context');
+  t.same((await as(fin, (tx) => tx`select id from app.integration_connections`)).map((r) => r.id), [acct]);
+  t.same((await as(mgr, (tx) => tx`select id from app.integration_connections`)).map((r) => r.id), [cal]);
+  t.equal((await as(mgrOther, (tx) => tx`select id from app.integration_connections`)).length, 0, 'another organization: none');
+  t.equal((await as(mgrOther, (tx) => tx`select api.integration_connection_hidden_reason(${acct}) as r`))[0]!.r, null,
+    'another organization learns nothing about the id');
+  t.match(await failure(as(fin, (tx) => tx`update app.integration_connections set status = 'connected'`)), /^42501/);
+  t.match(await failure(as(fin, (tx) => tx`insert into app.integration_connections (organization_id, provider, category, ownership, status)
+    values (${org}, 'x', 'accounting', 'organization', 'connected')`)), /^42501/);
+  t.match(await failure(as(fin, (tx) => tx`select control.integration_update(${acct}, 'error')`)), /^42501/, 'control plane only');
+});
