@@ -47,6 +47,7 @@ export const PROBLEMS = {
   EXTERNAL_ID_CONFLICT: { status: 409, title: 'external_id already used by this client' },
   TIME_ENTRY_LOCKED: { status: 409, title: 'Time entry not editable in its status' },
   INVOICE_NOT_EDITABLE: { status: 409, title: 'Invoice not editable in its status' },
+  WORKFLOW_BLOCKED: { status: 409, title: 'The organization\'s workflow does not allow this now' },
   WEBHOOK_SECRET_NOT_AVAILABLE: { status: 409, title: 'The signing secret is shown only once' },
   WEBHOOK_REPLAY_EXPIRED: { status: 409, title: 'The event is outside the 30-day replay window' },
   STALE_RESOURCE: { status: 412, title: 'The If-Match ETag is stale' },

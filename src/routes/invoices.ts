@@ -97,6 +97,13 @@ export const invoiceOperations: Operation[] = [
       ${`{${ctx.ifMatch.join(',')}}`}::integer[], (${ctx.body}::jsonb) -> 'lines')`),
   },
   {
+    operationId: 'voidInvoice', method: 'POST', path: '/v1/invoices/{invoice_id}/void', tag: 'Invoicing', roles,
+    idempotencyKey: true, etag: true, params: invoiceId,
+    summary: 'Void an issued invoice without payments (it stays, status void, nothing due); a void invoice is returned as is',
+    response: { status: 200, description: 'The void invoice', schema: schemas.invoice },
+    handler: (ctx) => one(ctx, sql`select * from api.invoice_void(${ctx.params.invoice_id})`),
+  },
+  {
     operationId: 'createPayment', method: 'POST', path: '/v1/payments', tag: 'Invoicing', roles, idempotencyKey: true,
     summary: 'Record a payment received outside the service (charges nothing)',
     body: Joi.object({

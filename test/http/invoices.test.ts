@@ -139,3 +139,29 @@ t.test('Roles: manager or finance; member and hr get nothing', async (t) => {
   const other = await a.principal('manager,finance');
   assertProblem(t, await a.request({ url: `/v1/invoices/${inv.id}`, token: other.token }), 404, 'INVOICE_NOT_FOUND');
 });
+
+t.test('void: issued invoices without payments; never deleted; drafts and paid ones are blocked', async (t) => {
+  const { a, p, create, issue } = await world(t);
+  const voidIt = (id: string, token = p.token) =>
+    a.request({ method: 'POST', url: `/v1/invoices/${id}/void`, token, headers: idem() });
+  const draft = (await create({ lines: [{ description: 'a', quantity: '1', unit_price: '10.00' }] })).json;
+  assertProblem(t, await voidIt(draft.id), 409, 'WORKFLOW_BLOCKED');
+  await issue(draft.id);
+  const v = await voidIt(draft.id);
+  t.equal(v.statusCode, 200, v.body);
+  t.match(v.json, { status: 'void', amount_due: '0.00', total: '10.00', version: 3 });
+  t.equal(v.headers.etag, '"3"');
+  const again = await voidIt(draft.id);
+  t.match(again.json, { status: 'void', version: 3 }, 'voiding again changes nothing');
+  assertProblem(t, await pay(a, p.token, { invoice_id: draft.id, amount: '1.00' }), 409, 'INVOICE_NOT_EDITABLE');
+  const [row] = await a.admin`select count(*)::int as n from app.invoices where id = ${draft.id}`;
+  t.equal(row!.n, 1, 'still there');
+
+  const paid = (await create({ lines: [{ description: 'a', quantity: '1', unit_price: '10.00' }] })).json;
+  await issue(paid.id);
+  t.equal((await pay(a, p.token, { invoice_id: paid.id, amount: '4.00' })).statusCode, 201);
+  assertProblem(t, await voidIt(paid.id), 409, 'WORKFLOW_BLOCKED');
+  assertProblem(t, await voidIt('inv_nope'), 404, 'INVOICE_NOT_FOUND');
+  const member = await a.principal('member,hr', { org: p.orgId });
+  assertProblem(t, await voidIt(paid.id, member.token), 403, 'ROLE_REQUIRED');
+});
