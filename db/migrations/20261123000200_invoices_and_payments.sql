@@ -86,6 +86,22 @@ begin
     return old;
   end if;
   new.scale := (select c.minor_units from app_private.currencies c where c.code = new.currency);
+  if tg_op = 'INSERT' then
+    -- Every invoice starts as a draft with nothing on it, whoever writes it; the API Client that
+    -- creates it is the one in the request context, never a value it supplies.
+    if new.status <> 'draft' or new.number is not null then
+      perform app_private.raise('SVV22', 'VALIDATION_FAILED', 'invoices are created as drafts', '/status');
+    end if;
+    new.subtotal := 0;
+    new.tax_total := 0;
+    new.total := 0;
+    new.amount_paid := 0;
+    new.created_by_client_id := coalesce(app.current_client_id(), new.created_by_client_id);
+  end if;
+  if (tg_op = 'INSERT' or new.customer_id is distinct from old.customer_id)
+     and not exists (select from app.customers c where c.id = new.customer_id and c.kind = 'billing') then
+    perform app_private.raise('SVV22', 'VALIDATION_FAILED', 'customer_id must name a billing customer (cus_) of your organization', '/customer_id');
+  end if;
   if tg_op = 'UPDATE' and old.status <> 'draft'
      and (new.customer_id, new.currency, new.issue_date, new.due_date, new.memo, new.subtotal, new.tax_total, new.total)
          is distinct from (old.customer_id, old.currency, old.issue_date, old.due_date, old.memo, old.subtotal, old.tax_total, old.total) then
@@ -190,6 +206,7 @@ as $$
 declare
   i app.invoices;
 begin
+  new.created_by_client_id := coalesce(app.current_client_id(), new.created_by_client_id);
   select * into i from app.invoices where id = new.invoice_id for update;
   if i.status not in ('sent', 'paid') then
     perform app_private.raise('SVC09', 'INVOICE_NOT_EDITABLE', format('a %s invoice takes no payments', i.status));
@@ -251,7 +268,7 @@ create policy "Managers and finance read payments" on app.payments for select to
 create policy "Managers and finance record payments" on app.payments for insert to svc_runtime
   with check (organization_id = (select app.current_organization_id()) and (select app.has_any_role('{manager,finance}')));
 -- No delete on invoices, no update on lines or payments; totals and amount_paid are not writable.
-grant select, insert on app.invoices to svc_runtime;
+grant select on app.invoices to svc_runtime;
 grant update (customer_id, currency, issue_date, due_date, memo) on app.invoices to svc_runtime;
 grant select, insert (organization_id, invoice_id, position, description, quantity, unit_price, tax_rate), delete
   on app.invoice_lines to svc_runtime;

@@ -114,6 +114,16 @@ t.test('runtime role: no context sees nothing; totals are not writable; issued i
   t.match(await failure(as(fin, (tx) => tx`insert into app.invoice_lines (organization_id, invoice_id, position, description, quantity, unit_price, amount, tax_amount)
     values (${org}, ${inv!.id}, 5, 'x', 1, 1, 999, 0)`)), /^42501/, 'amounts cannot be supplied');
   t.match(await failure(as(fin, (tx) => tx`delete from app.invoices where id = ${inv!.id}`)), /^42501/, 'no delete grant');
+  t.match(await failure(as(fin, (tx) => tx`insert into app.invoices (organization_id, customer_id, currency, created_by_client_id, status, number, total)
+    values (${org}, ${cus}, 'EUR', ${fin.id}, 'paid', 'INV-X', 100)`)), /^42501/, 'status, number and totals are not insertable');
+  const company = (await a.cli('customer', 'create', '--org', org, '--kind', 'company', '--name', 'Co')).customer_id;
+  t.equal(await failure(as(fin, (tx) => tx`insert into app.invoices (organization_id, customer_id, currency, created_by_client_id)
+    values (${org}, ${company}, 'EUR', 'apic_someone_else')`)), 'SVV22 VALIDATION_FAILED', 'only billing customers');
+  const [own] = await as(fin, (tx) => tx`insert into app.invoices (organization_id, customer_id, currency, created_by_client_id)
+    values (${org}, ${cus}, 'EUR', 'apic_someone_else') returning created_by_client_id, status, total`);
+  t.same({ ...own }, { created_by_client_id: fin.id, status: 'draft', total: '0' }, 'the creator is the caller; a draft with nothing on it');
+  t.equal(await failure(a.admin`insert into app.invoices (organization_id, customer_id, currency, created_by_client_id, status, number)
+    values (${org}, ${cus}, 'EUR', ${fin.id}, 'sent', 'INV-Y')`), 'SVV22 VALIDATION_FAILED', 'not even the owner inserts an issued invoice');
 
   await a.admin`update app.invoices set status = 'sent', number = 'INV-1' where id = ${inv!.id}`;
   t.equal(await failure(a.admin`delete from app.invoices where id = ${inv!.id}`), 'SVC09 INVOICE_NOT_EDITABLE', 'not even the owner deletes it');
