@@ -18,6 +18,7 @@ export interface Config {
   dbPoolSize: number;
   logLevel: 'info' | 'silent';
   webhooks: WebhookConfig;
+  mail: MailConfig;
   worker: { enabled: boolean; concurrency: number; recoverIntervalMs: number; staleSeconds: number };
 }
 
@@ -34,6 +35,19 @@ export interface WebhookConfig {
   disableAfterFailures: number;
   /** ... once the failure streak has lasted this long. */
   disableAfterSeconds: number;
+}
+
+export interface MailConfig {
+  /** SMTP server as a URL (smtp://user:pass@host:587, smtps://… for implicit TLS); never logged. */
+  smtpUrl?: string;
+  /** Sender address of invoice emails. */
+  from: string;
+  /** Connection, greeting and socket deadline for one email handover. */
+  timeoutMs: number;
+  /** Without an SMTP URL outside production, emails are written here as .eml files (none in production). */
+  devMailDir?: string;
+  /** Invoice sends in flight per process: each holds a database connection while the SMTP server answers. */
+  sendConcurrency: number;
 }
 
 const DEV_SECRET = 'dev-only-secret-key-change-me-in-production';
@@ -92,6 +106,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryScale: num(env, 'SVC_WEBHOOK_RETRY_SCALE', 1),
       disableAfterFailures: int(env, 'SVC_WEBHOOK_DISABLE_AFTER_FAILURES', 50),
       disableAfterSeconds: num(env, 'SVC_WEBHOOK_DISABLE_AFTER_SECONDS', 86_400),
+    },
+    mail: {
+      smtpUrl: env.SVC_SMTP_URL || undefined,
+      from: env.SVC_MAIL_FROM ?? 'invoices@svc.example',
+      timeoutMs: int(env, 'SVC_SMTP_TIMEOUT_MS', 15_000),
+      devMailDir: env.NODE_ENV === 'production' ? undefined : env.SVC_DEV_MAIL_DIR ?? '.data/mail',
+      sendConcurrency: int(env, 'SVC_INVOICE_SEND_CONCURRENCY', 2),
     },
     worker: {
       enabled: env.SVC_WORKER !== 'off',

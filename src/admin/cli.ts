@@ -132,6 +132,8 @@ export const COMMANDS: Record<string, Command> = {
     const bool = (name: string) => (f[name] === undefined ? null : ['true', 'yes', '1'].includes(f[name]!));
     await sql`select control.org_set_policy(${need(f, 'org')}, ${bool('show-approver-identities')}, ${bool('hr-may-read-time-entries')},
       ${f['time-entry-future-days'] === undefined ? null : Number(f['time-entry-future-days'])}::integer)`;
+    await sql`select control.org_set_invoice_policy(${need(f, 'org')}, ${bool('invoices-require-accounting-connection')},
+      ${opt(f, 'invoice-number-prefix')}, ${f['invoice-payment-terms-days'] === undefined ? null : Number(f['invoice-payment-terms-days'])}::integer)`;
     return { organization_id: f.org, updated: true };
   },
   'approval decide': async (sql, f) => {

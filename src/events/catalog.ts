@@ -24,6 +24,12 @@ export const EVENT_TYPES: EventType[] = [
   e('time_entry.deleted', ['deleteTimeEntry'], 'A time entry was deleted.'),
   e('approval.created', ['submitTimeEntry'], 'An approval was requested; fetch it before acting.'),
   e('approval.updated', ['submitTimeEntry'], 'An approval changed (resubmitted or decided); fetch it before acting.'),
+  e('invoice.created', ['createInvoice'], 'A draft invoice was created.'),
+  e('invoice.updated', ['updateInvoice', 'replaceInvoiceLines', 'createPayment'], 'A draft changed, a partial payment lowered the amount due, or the accounting sync status changed.'),
+  e('invoice.sent', ['sendInvoice'], 'An invoice was issued: numbered, its PDF stored and (when asked) emailed.'),
+  e('invoice.paid', ['createPayment'], 'Recorded payments settled an invoice.'),
+  e('invoice.voided', ['voidInvoice'], 'An issued invoice was voided (it is kept).'),
+  e('payment.created', ['createPayment'], 'A payment received outside the service was recorded.'),
   e('integration_connection.updated', [], 'A connection changed (status, capabilities, action required) through the control plane.'),
   e('webhook_endpoint.test', ['testWebhookEndpoint'], 'A signed test event for one endpoint.', false),
 ];

@@ -8,6 +8,8 @@ import { RateLimiter } from './rate-limit.ts';
 import { ApiError } from './errors.ts';
 import { header as readHeader } from './operation.ts';
 import { createTransport, type Transport } from '../webhooks/transport.ts';
+import { createMailer, type Mailer } from '../invoices/mailer.ts';
+import { Semaphore } from './semaphore.ts';
 
 const authorizationHeader = (request: Request) => readHeader(request, 'authorization');
 
@@ -20,6 +22,9 @@ export interface AppContext {
   cursorKey: Buffer;
   /** Outbound HTTPS to webhook receivers (verification challenges). */
   webhooks: Transport;
+  /** Invoice emails (SMTP), and how many may be in flight at once in this process. */
+  mailer: Mailer;
+  invoiceSends: Semaphore;
   authenticate(request: Request): Promise<TokenClaims>;
   rateLimit(key: string): Promise<RateLimitDecision>;
   close(): void;
@@ -47,6 +52,8 @@ export async function createAppContext(config: Config, database: Database): Prom
     tokens,
     cursorKey: deriveKey(config.secretKey, 'cursors'),
     webhooks: createTransport(config.webhooks),
+    mailer: createMailer(config.mail),
+    invoiceSends: new Semaphore(config.mail.sendConcurrency),
     async authenticate(request) {
       const header = authorizationHeader(request);
       if (!header) {

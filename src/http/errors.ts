@@ -47,6 +47,7 @@ export const PROBLEMS = {
   EXTERNAL_ID_CONFLICT: { status: 409, title: 'external_id already used by this client' },
   TIME_ENTRY_LOCKED: { status: 409, title: 'Time entry not editable in its status' },
   INVOICE_NOT_EDITABLE: { status: 409, title: 'Invoice not editable in its status' },
+  ACCOUNTING_CONNECTION_NOT_READY: { status: 409, title: 'The accounting connection is not ready' },
   WORKFLOW_BLOCKED: { status: 409, title: 'The organization\'s workflow does not allow this now' },
   WEBHOOK_SECRET_NOT_AVAILABLE: { status: 409, title: 'The signing secret is shown only once' },
   WEBHOOK_REPLAY_EXPIRED: { status: 409, title: 'The event is outside the 30-day replay window' },
@@ -70,6 +71,8 @@ export const PROBLEMS = {
   INVALID_INVOICE_LINE: { status: 422, title: 'Invalid invoice line' },
   CURRENCY_MISMATCH: { status: 422, title: 'Currency does not match the invoice' },
   PAYMENT_EXCEEDS_AMOUNT_DUE: { status: 422, title: 'Payment exceeds the amount due' },
+  CUSTOMER_DELIVERY_DETAILS_MISSING: { status: 422, title: 'The customer has no delivery details' },
+  EMAIL_DELIVERY_REFUSED: { status: 422, title: 'The mail provider refused the email' },
   WEBHOOK_EVENT_NOT_SUPPORTED: { status: 422, title: 'Unknown event name' },
   WEBHOOK_URL_UNSAFE: { status: 422, title: 'Webhook URL not allowed' },
   WEBHOOK_VERIFICATION_FAILED: { status: 422, title: 'Webhook endpoint verification failed' },
@@ -77,6 +80,7 @@ export const PROBLEMS = {
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
   INTERNAL_ERROR: { status: 500, title: 'Internal server error' },
   SERVICE_UNAVAILABLE: { status: 503, title: 'Service temporarily unavailable' },
+  EMAIL_DELIVERY_UNAVAILABLE: { status: 503, title: 'The mail provider is unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;

@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import type { Tx } from '../db/database.ts';
 import { ApiError, type FieldError, fromDatabaseError, problemResponse } from './errors.ts';
 import type { AppContext } from './context.ts';
+import type { Semaphore } from './semaphore.ts';
 
 export type Role = 'member' | 'manager' | 'finance' | 'hr';
 export const ALL_ROLES: readonly Role[] = ['member', 'manager', 'finance', 'hr'];
@@ -85,6 +86,9 @@ export interface Operation {
    * validation, holding no database connection; its result reaches the handler as ctx.preflight.
    * `read` runs queries in a short transaction of its own with the request context set. */
   preflight?: (ctx: PreflightContext) => Promise<unknown>;
+  /** Bounds how many of these requests hold a database transaction at once in this process
+   * (the handler waits on a slow outside party, such as an SMTP server, inside its transaction). */
+  concurrency?: (app: AppContext) => Semaphore;
   params?: Joi.ObjectSchema;
   query?: Joi.ObjectSchema;
   body?: Joi.ObjectSchema | Joi.AnySchema;
@@ -257,6 +261,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             });
             if (!checked.stored) preflight = await op.preflight({ ...checked, app, request, read });
           }
+          const release = op.concurrency ? await op.concurrency(app).acquire() : undefined;
           const result = await run(async (tx) => {
             const { principal, params, query, body } = await begin(tx);
             const { ifMatch, key } = headerChecks();
@@ -299,7 +304,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
               await sql`select api.idempotency_complete(${op.method}, ${routeTemplate}, ${key}, ${status}, ${headers as any}::jsonb, ${stored})`.execute(tx);
             }
             return { replay: false as const, status, headers, body: payload };
-          });
+          }).finally(() => release?.());
           const res = h.response(result.body).code(result.status);
           if (result.body !== '') res.type('application/json');
           for (const [k, v] of Object.entries({ ...result.headers, ...rateHeaders })) res.header(k, v);

@@ -5,6 +5,7 @@ import { ApiError } from '../http/errors.ts';
 import type { SortSpec } from '../http/pagination.ts';
 import { schemas } from './schemas.ts';
 import { date, idOf, listPage, sortQuery } from './common.ts';
+import { renderInvoicePdf, type InvoicePdfInput } from '../invoices/pdf.ts';
 
 const invoiceId = Joi.object({ invoice_id: idOf('inv').required() });
 const currency = Joi.string().pattern(/^[A-Z]{3}$/).message('currency: an ISO 4217 code in capitals');
@@ -95,6 +96,41 @@ export const invoiceOperations: Operation[] = [
     response: { status: 200, description: 'The invoice', schema: schemas.invoice },
     handler: (ctx) => one(ctx, sql`select * from api.invoice_replace_lines(${ctx.params.invoice_id},
       ${`{${ctx.ifMatch.join(',')}}`}::integer[], (${ctx.body}::jsonb) -> 'lines')`),
+  },
+  {
+    operationId: 'sendInvoice', method: 'POST', path: '/v1/invoices/{invoice_id}/send', tag: 'Invoicing', roles,
+    idempotencyKey: true, etag: true, params: invoiceId, bodyOptional: true,
+    summary: 'Issue a draft: the next invoice number, a PDF stored as a file linked to the invoice, and (unless delivery.email is false) an email with the PDF to the customer\'s delivery address. If the mail provider refuses, nothing changes: the invoice stays a draft and no number is used.',
+    body: Joi.object({
+      delivery: Joi.object({ email: Joi.boolean().strict().default(true).description('email the PDF to the customer (default true)') }),
+      message: Joi.string().max(2000).allow('').description('a note placed above the invoice summary in the email'),
+    }),
+    concurrency: (app) => app.invoiceSends,
+    response: { status: 200, description: 'The issued invoice (status sent)', schema: schemas.invoice },
+    handler: async (ctx) => {
+      const id = ctx.params.invoice_id as string;
+      const email = ctx.body.delivery?.email !== false;
+      // Issue and attach in this transaction, then hand the email over before it commits: a refused
+      // email rolls back the number, the PDF and the status together.
+      const { rows: [issued] } = await sql<{ out: InvoicePdfInput }>`select api.invoice_send(${id}, ${email}) as out`.execute(ctx.tx);
+      const data = issued!.out;
+      const pdf = await renderInvoicePdf(data);
+      const filename = `${data.invoice.number.replace(/[^A-Za-z0-9._-]/g, '_')}.pdf`;
+      await sql`select api.invoice_attach_pdf(${id}, ${filename}, ${pdf})`.execute(ctx.tx);
+      if (email) {
+        const { invoice, organization, customer } = data;
+        await ctx.app.mailer.send({
+          to: customer.email!,
+          fromName: organization.name,
+          subject: `Invoice ${invoice.number} from ${organization.name}`,
+          text: [ctx.body.message, `Invoice ${invoice.number} from ${organization.name}`,
+            `Amount due: ${invoice.amount_due} ${invoice.currency}, due ${invoice.due_date}.`,
+            'The invoice is attached as a PDF.'].filter(Boolean).join('\n\n'),
+          attachment: { filename, content: pdf, contentType: 'application/pdf' },
+        });
+      }
+      return one(ctx, sql`select doc, version from api.invoices where id = ${id}`);
+    },
   },
   {
     operationId: 'voidInvoice', method: 'POST', path: '/v1/invoices/{invoice_id}/void', tag: 'Invoicing', roles,

@@ -3,12 +3,15 @@
 //                   may read the resource, judged by the API's own views as svc_runtime, and
 //                   their first attempts;
 //   webhook_deliver (one per retry or replay): re-checks the client's access, signs, POSTs, records;
-//   webhook_purge   (daily, crontab): 30-day retention of events, deliveries and attempts.
+//   webhook_purge   (daily, crontab): 30-day retention of events, deliveries and attempts;
+//   accounting_sync (one per issued or voided synchronized invoice): the provider adapter's call,
+//                   and the provider-neutral outcome on the invoice.
 // A timer re-queues attempts whose worker died mid-flight (their lease ran out).
 import postgres from 'postgres';
 import { Logger, run, type Runner, type TaskList } from 'graphile-worker';
 import type { Config } from '../config.ts';
 import { unseal } from '../auth/sealing.ts';
+import { accountingProvider, ProviderError, type AccountingCustomer, type AccountingInvoice } from '../accounting/providers.ts';
 import { classify, createTransport, signedRequest, webhookSecretKey, type EventEnvelope, type Transport } from '../webhooks/transport.ts';
 
 interface EventRow { id: string; organization_id: string; type: string; resource_type: string; resource_id: string; resource_version: number; created_at: Date }
@@ -65,6 +68,37 @@ async function send(sql: postgres.Sql, config: Config, transport: Transport, del
   return r!.outcome;
 }
 
+interface SyncLoad {
+  invoice: AccountingInvoice; provider: string; sync_status: string | null; external_reference: string | null; customer: AccountingCustomer;
+}
+
+/** One sync: export or void at the provider, then record the outcome. Failures the adapter calls
+ * retryable (and anything unexpected) are retried by graphile-worker until the last attempt. */
+export async function accountingSync(sql: postgres.Sql, invoiceId: string, action: 'export' | 'void',
+  attempt: { attempts: number; maxAttempts: number }): Promise<string> {
+  const [row] = await sql<{ data: SyncLoad | null }[]>`select app_private.accounting_sync_load(${invoiceId}) as data`;
+  const data = row?.data;
+  if (!data || data.sync_status !== 'pending') return 'skipped';
+  let reference: string | null = data.external_reference;
+  try {
+    const adapter = accountingProvider(data.provider);
+    if (action === 'void') {
+      if (reference) await adapter.voidInvoice(reference, data.invoice);
+    } else {
+      reference = (await adapter.exportInvoice(data.invoice, data.customer)).externalReference;
+    }
+  } catch (e) {
+    const retryable = !(e instanceof ProviderError) || e.retryable;
+    if (retryable && attempt.attempts < attempt.maxAttempts) throw e;
+    // Only an adapter's own words reach the invoice; anything else could carry provider internals.
+    const reason = e instanceof ProviderError ? e.message : 'the accounting provider did not answer';
+    await sql`select app_private.accounting_sync_record(${invoiceId}, false, null, ${reason})`;
+    return 'failed';
+  }
+  await sql`select app_private.accounting_sync_record(${invoiceId}, true, ${reference}, null)`;
+  return 'synced';
+}
+
 export interface Worker { runner: Runner; stop: () => Promise<void>; recover: () => Promise<number> }
 
 export async function startWorker(config: Config, opts: { pollInterval?: number } = {}): Promise<Worker> {
@@ -73,6 +107,10 @@ export async function startWorker(config: Config, opts: { pollInterval?: number 
   const taskList: TaskList = {
     webhook_fanout: async (payload) => { await fanout(sql, config, transport, (payload as { event_id: string }).event_id); },
     webhook_deliver: async (payload) => { await deliver(sql, config, transport, (payload as { delivery_id: string }).delivery_id); },
+    accounting_sync: async (payload, helpers) => {
+      const { invoice_id, action } = payload as { invoice_id: string; action: 'export' | 'void' };
+      await accountingSync(sql, invoice_id, action, { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
+    },
     webhook_purge: async () => {
       await sql`select app_private.purge_webhook_history()`;
       await sql`select control.purge_expired_idempotency_keys()`;

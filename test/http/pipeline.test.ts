@@ -363,7 +363,7 @@ t.test('OpenAPI, docs, health', async (t) => {
     'createWebhookEndpoint', 'listWebhookEndpoints', 'getWebhookEndpoint', 'updateWebhookEndpoint', 'rotateWebhookEndpointSecret',
     'disableWebhookEndpoint', 'enableWebhookEndpoint', 'listWebhookDeliveries', 'getWebhookDelivery', 'replayWebhookDelivery',
     'testWebhookEndpoint',
-    'listInvoices', 'createInvoice', 'getInvoice', 'updateInvoice', 'replaceInvoiceLines', 'createPayment', 'voidInvoice',
+    'listInvoices', 'createInvoice', 'getInvoice', 'updateInvoice', 'replaceInvoiceLines', 'createPayment', 'voidInvoice', 'sendInvoice',
     'listIntegrationConnections', 'getIntegrationConnection', 'checkIntegrationConnectionReadiness',
   ].sort(), 'exactly the implemented operations');
 

@@ -1,0 +1,83 @@
+// Hands invoice emails to the configured SMTP server (nodemailer). The caller holds the issuing
+// transaction open until the server has accepted the message, so a refusal leaves the invoice a
+// draft. Outside production, without an SMTP server, messages are written to a folder instead.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import nodemailer from 'nodemailer';
+import type { MailConfig } from '../config.ts';
+import { ApiError } from '../http/errors.ts';
+
+export interface OutgoingEmail {
+  to: string;
+  fromName: string;
+  subject: string;
+  text: string;
+  attachment: { filename: string; content: Buffer; contentType: string };
+}
+
+export interface Mailer { send(mail: OutgoingEmail): Promise<{ messageId: string }> }
+
+interface SmtpError { code?: string; responseCode?: number; command?: string }
+
+/** A permanent refusal (5xx to the envelope or the message) is the request's problem; anything
+ * else (unreachable, timeout, 4xx, authentication) is ours, and worth retrying later. */
+export function deliveryError(e: unknown): ApiError {
+  const err = (e ?? {}) as SmtpError;
+  const reply = err.responseCode ? ` (SMTP ${err.responseCode}${err.command ? ` to ${err.command}` : ''})` : '';
+  if (err.responseCode && err.responseCode >= 500 && (err.code === 'EENVELOPE' || err.code === 'EMESSAGE')) {
+    return new ApiError('EMAIL_DELIVERY_REFUSED',
+      `the mail provider refused the invoice email${reply}; the invoice stays a draft and no number was used`);
+  }
+  return new ApiError('EMAIL_DELIVERY_UNAVAILABLE',
+    `the mail provider could not take the invoice email now${reply || (err.code ? ` (${err.code})` : '')}; the invoice stays a draft; retry later`,
+    { headers: { 'Retry-After': '60' } });
+}
+
+export function createMailer(config: MailConfig): Mailer {
+  if (config.smtpUrl) {
+    const transport = nodemailer.createTransport(config.smtpUrl, {});
+    const options = transport.options as Record<string, unknown>;
+    Object.assign(options, {
+      connectionTimeout: config.timeoutMs, greetingTimeout: config.timeoutMs, socketTimeout: config.timeoutMs,
+      logger: false, debug: false,
+    });
+    return {
+      async send(mail) {
+        try {
+          const info = await transport.sendMail(message(config, mail));
+          return { messageId: info.messageId };
+        } catch (e) {
+          throw deliveryError(e);
+        }
+      },
+    };
+  }
+  const dir = config.devMailDir;
+  if (!dir) {
+    return {
+      async send() {
+        throw new ApiError('EMAIL_DELIVERY_UNAVAILABLE', 'email delivery is not configured on this service (SVC_SMTP_URL); the invoice stays a draft',
+          { headers: { 'Retry-After': '3600' } });
+      },
+    };
+  }
+  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  return {
+    async send(mail) {
+      const info = await transport.sendMail(message(config, mail));
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, `${Date.now()}-${mail.attachment.filename.replace(/[^A-Za-z0-9._-]/g, '_')}.eml`), info.message as Buffer);
+      return { messageId: info.messageId };
+    },
+  };
+}
+
+function message(config: MailConfig, mail: OutgoingEmail) {
+  return {
+    from: { name: mail.fromName, address: config.from },
+    to: mail.to,
+    subject: mail.subject,
+    text: mail.text,
+    attachments: [mail.attachment],
+  };
+}
