@@ -134,3 +134,65 @@ t.test('runtime role: no context sees nothing; totals are not writable; issued i
   t.match(await failure(a.admin`update app.payments set amount = 1`), /^SVC09/, 'payments are immutable');
   t.match(await failure(a.admin`update app.invoices set amount_paid = 11 where id = ${inv!.id}`), /invoices_paid_within_total/);
 });
+
+t.test('issuing in SQL: every writer gets the next gapless number; no way back, no renumbering; PDFs are kept', async (t) => {
+  const a = await startApp(t);
+  const org = await a.createOrg();
+  const fin = await a.createClient(org, { roles: 'finance' });
+  const mem = await a.createClient(org, { roles: 'member,hr' });
+  const cus = (await a.cli('customer', 'create', '--org', org, '--kind', 'billing', '--name', 'C', '--currency', 'EUR')).customer_id;
+  const rt = postgres(a.runtimeUrl, opts);
+  t.teardown(() => rt.end());
+  const as = <T>(c: typeof fin, fn: (tx: postgres.TransactionSql) => Promise<T>) => rt.begin(async (tx) => {
+    await tx`select * from api.begin_request(${c.id}, ${c.secretId}, null)`;
+    return fn(tx);
+  }) as Promise<T>;
+  const draft = async () => (await as(fin, (tx) => tx`select doc ->> 'id' as id from api.invoice_create(${tx.json({ customer_id: cus,
+    lines: [{ description: 'a', quantity: '1', unit_price: '10.00' }] })})`))[0]!.id as string;
+  const [i1, i2, i3] = [await draft(), await draft(), await draft()];
+
+  // A DBA issuing by hand: the supplied number is ignored, the next one is taken.
+  await a.admin`update app.invoices set status = 'sent', number = 'INV-999999' where id = ${i1}`;
+  // A rolled-back issue returns its number.
+  await a.admin.begin(async (tx) => {
+    await tx`update app.invoices set status = 'sent' where id = ${i2}`;
+    await tx`rollback and chain`;
+  }).catch(() => undefined);
+  await a.admin`update app.invoices set status = 'sent' where id = ${i3}`;
+  const rows = await a.admin`select id, number, status from app.invoices where number is not null order by number`;
+  t.same(rows.map((r) => r.number), ['INV-000001', 'INV-000002'], 'gapless, whoever issues');
+  t.equal(rows[1]!.id, i3);
+
+  t.equal(await failure(a.admin`update app.invoices set number = 'INV-000007' where id = ${i1}`), 'SVC09 INVOICE_NOT_EDITABLE', 'no renumbering');
+  t.equal(await failure(a.admin`update app.invoices set status = 'draft', number = null where id = ${i1}`), 'SVC09 WORKFLOW_BLOCKED', 'no way back to draft');
+  t.match(await failure(a.admin`update app.invoices set status = 'paid' where id = ${i1}`), /invoices_paid_means_settled/, 'not paid without payments');
+  t.equal(await failure(a.admin`update app.invoices set number = 'X' where id = ${i2}`), 'SVC09 INVOICE_NOT_EDITABLE', 'a draft has no number');
+  const [empty] = await as(fin, (tx) => tx`select doc ->> 'id' as id from api.invoice_create(${tx.json({ customer_id: cus })})`);
+  t.equal(await failure(a.admin`update app.invoices set status = 'sent' where id = ${empty!.id}`), 'SVC09 WORKFLOW_BLOCKED', 'nothing to bill');
+
+  // The runtime role cannot issue by writing the status, nor store files itself.
+  t.match(await failure(as(fin, (tx) => tx`update app.invoices set status = 'sent' where id = ${i2}`)), /^42501/, 'status not writable');
+  t.match(await failure(as(fin, (tx) => tx`insert into app.files (organization_id, name, content_type, size_bytes, sha256, linked_resource_type, linked_resource_id)
+    values (${org}, 'x.pdf', 'application/pdf', 1, ${'0'.repeat(64)}, 'invoice', ${i1})`)), /^42501/, 'no file insert grant');
+  t.match(await failure(as(mem, (tx) => tx`select api.invoice_send(${i2}, false)`)), /^SVN04 INVOICE_NOT_FOUND/, 'member/hr cannot send');
+
+  // Through the API's functions: issue and attach; then the PDF is a kept financial record.
+  const file = await as(fin, async (tx) => {
+    await tx`select api.invoice_send(${i2}, false)`;
+    const [f] = await tx`select api.invoice_attach_pdf(${i2}, 'INV-000003.pdf', ${Buffer.from('%PDF-1.3 test')}) as id`;
+    return f!.id as string;
+  });
+  const [issued] = await a.admin`select number, version, pdf_file_id from app.invoices where id = ${i2}`;
+  t.same({ ...issued }, { number: 'INV-000003', version: 2, pdf_file_id: file }, 'one version for the whole send');
+  t.equal(await failure(as(fin, (tx) => tx`select api.invoice_attach_pdf(${i2}, 'again.pdf', ${Buffer.from('%PDF-2')})`)),
+    'SVC09 INVOICE_NOT_EDITABLE', 'the PDF is made once');
+  t.equal(await failure(a.admin`update app.files set name = 'other.pdf' where id = ${file}`), 'SVC09 CONFLICT', 'retained: no change');
+  t.equal(await failure(a.admin`delete from app.files where id = ${file}`), 'SVC09 CONFLICT', 'retained: no delete');
+  t.equal(await failure(a.admin`update app.file_contents set content = 'x' where file_id = ${file}`), 'SVC09 CONFLICT', 'content never changes');
+  t.equal(await failure(a.admin`update app.invoices set pdf_file_id = null where id = ${i2}`), 'SVC09 INVOICE_NOT_EDITABLE', 'the invoice keeps its PDF');
+  t.equal((await as(fin, (tx) => tx`select count(*)::int as n from app.file_contents`))[0]!.n, 1, 'finance reads the PDF');
+  for (const table of ['app.files', 'app.file_contents']) {
+    t.equal((await rt.unsafe(`select count(*)::int as n from ${table}`))[0]!.n, 0, `${table}: nothing without context`);
+    t.equal((await as(mem, (tx) => tx.unsafe(`select count(*)::int as n from ${table}`)))[0]!.n, 0, `${table}: nothing for member/hr`);
+  }
+});

@@ -1,5 +1,5 @@
 // Invoices and payments over HTTP: drafts, lines and totals computed in SQL, If-Match, payments.
-// (sendInvoice and voidInvoice are not implemented yet: tests issue an invoice as the owner.)
+// (sendInvoice itself, with SMTP and the PDF, is tested in invoice-send.test.ts.)
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import { assertProblem, startApp, type TestApp } from '../helpers/app.ts';
@@ -13,9 +13,11 @@ async function world(t: Test) {
     '--email', 'billing@acme.example', '--currency', 'EUR')).customer_id as string;
   const create = (body: Record<string, unknown>, token = p.token) =>
     a.request({ method: 'POST', url: '/v1/invoices', token, headers: idem(), payload: { customer_id: customer, ...body } });
-  /** As the owner: what sendInvoice will do (number, status). */
-  const issue = (id: string) => a.admin`update app.invoices set status = 'sent', number = ${'INV-' + id.slice(-6)}, issue_date = current_date
-    where id = ${id}`;
+  /** Issued through the API, without an email (the PDF is still made). */
+  const issue = async (id: string) => {
+    const res = await a.request({ method: 'POST', url: `/v1/invoices/${id}/send`, token: p.token, headers: idem(), payload: { delivery: { email: false } } });
+    if (res.statusCode !== 200) throw new Error(res.body);
+  };
   return { a, p, customer, create, issue };
 }
 
@@ -122,6 +124,28 @@ t.test('payments: issued invoices only, same currency, never above the amount du
   const after = await a.request({ url: `/v1/invoices/${inv.id}`, token: p.token });
   t.match(after.json, { status: 'paid', amount_due: '0.00', amount_paid: '100.00' });
   assertProblem(t, await pay(a, p.token, { invoice_id: inv.id, amount: '0.01' }), 422, 'PAYMENT_EXCEEDS_AMOUNT_DUE');
+});
+
+t.test('events: invoice.* and payment.*, one per command, visible to the Roles that read invoices', async (t) => {
+  const { a, p, create, issue } = await world(t);
+  const inv = (await create({ lines: [{ description: 'a', quantity: '1', unit_price: '50.00' }] })).json;
+  const patched = await a.request({ method: 'PATCH', url: `/v1/invoices/${inv.id}`, token: p.token, headers: { 'if-match': '"1"' }, payload: { memo: 'm' } });
+  t.equal(patched.json.version, 2);
+  await issue(inv.id);
+  const first = await pay(a, p.token, { invoice_id: inv.id, amount: '20.00' });
+  const second = await pay(a, p.token, { invoice_id: inv.id, amount: '30.00' });
+  const rows = await a.admin`select type, resource_id, resource_version from app.events
+    where resource_id in (${inv.id}, ${first.json.id}, ${second.json.id}) order by created_at, id`;
+  t.same(rows.map((r) => `${r.type}@${r.resource_version}`), ['invoice.created@1', 'invoice.updated@2', 'invoice.sent@3',
+    'invoice.updated@4', 'payment.created@1', 'invoice.paid@5', 'payment.created@1']);
+  const member = await a.createClient(p.orgId, { roles: 'member,hr' });
+  const finance = await a.createClient(p.orgId, { roles: 'finance' });
+  const mayRead = async (client: string, type: string, rt: string, id: string) =>
+    (await a.admin`select app_private.client_may_read(${client}, ${type}, ${rt}, ${id}) as ok`)[0]!.ok;
+  t.equal(await mayRead(finance.id, 'invoice.sent', 'invoice', inv.id), true, 'finance receives invoice events');
+  t.equal(await mayRead(finance.id, 'payment.created', 'payment', first.json.id), true, 'and payment events');
+  t.equal(await mayRead(member.id, 'invoice.sent', 'invoice', inv.id), false, 'member/hr receive no invoice events');
+  t.equal(await mayRead(member.id, 'payment.created', 'payment', first.json.id), false, 'nor payment events');
 });
 
 t.test('Roles: manager or finance; member and hr get nothing', async (t) => {
