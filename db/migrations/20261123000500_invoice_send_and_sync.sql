@@ -176,13 +176,18 @@ declare
   c app.integration_connections;
   v_number bigint;
 begin
-  if new.status = old.status then
+  -- What issuing fixes stays fixed, whatever else the statement changes (a void or a payment too).
+  if old.status <> 'draft' then
     if new.number is distinct from old.number or new.sent_at is distinct from old.sent_at then
       perform app_private.raise('SVC09', 'INVOICE_NOT_EDITABLE', 'an issued invoice keeps its number and date');
     end if;
     if old.pdf_file_id is not null and new.pdf_file_id is distinct from old.pdf_file_id then
       perform app_private.raise('SVC09', 'INVOICE_NOT_EDITABLE', 'an issued invoice keeps its PDF');
     end if;
+  elsif new.status = 'draft' and (new.number, new.sent_at, new.pdf_file_id, new.sync_status) is distinct from (null, null, null, null) then
+    perform app_private.raise('SVC09', 'INVOICE_NOT_EDITABLE', 'a draft has no number, PDF or sync; sending it makes them');
+  end if;
+  if new.status = old.status then
     return new;
   end if;
   if (old.status, new.status) not in (('draft', 'sent'), ('sent', 'paid'), ('sent', 'void')) then
@@ -191,11 +196,18 @@ begin
   if new.status = 'void' and new.amount_paid > 0 then
     perform app_private.raise('SVC09', 'WORKFLOW_BLOCKED', 'an invoice with recorded payments cannot be voided');
   end if;
+  if new.status = 'void' and old.sync_status = 'pending' then
+    perform app_private.raise('SVC09', 'WORKFLOW_BLOCKED',
+      'the invoice is being synchronized to the accounting provider; void it once the sync has finished');
+  end if;
   if new.status <> 'sent' then
     return new;
   end if;
 
   -- Issuing.
+  if exists (select from app.customers x where x.id = new.customer_id and x.deleted_at is not null) then
+    perform app_private.raise('SVC09', 'WORKFLOW_BLOCKED', format('the customer %s was deleted; choose another customer', new.customer_id));
+  end if;
   if not exists (select from app.invoice_lines l where l.invoice_id = new.id) then
     perform app_private.raise('SVC09', 'WORKFLOW_BLOCKED', 'an invoice without lines has nothing to bill; add lines first');
   end if;
@@ -227,6 +239,23 @@ end
 $$;
 create trigger _060_lifecycle before update on app.invoices
   for each row execute function app_private.tg_invoices__lifecycle();
+
+/** "PDF generated" is part of issuing: an invoice leaves draft only in a transaction that also
+ * stores its PDF (checked at commit, so the PDF can be made after the number is known). */
+create function app_private.tg_invoices__pdf_required() returns trigger
+language plpgsql volatile security definer
+set search_path = pg_catalog
+as $$
+begin
+  if exists (select from app.invoices x where x.id = new.id and x.status <> 'draft' and x.pdf_file_id is null) then
+    perform app_private.raise('SVC09', 'WORKFLOW_BLOCKED', format('%s cannot be issued without its PDF; sendInvoice makes it', new.id));
+  end if;
+  return null;
+end
+$$;
+create constraint trigger _990_pdf_required after update on app.invoices deferrable initially deferred
+  for each row when (old.status = 'draft' and new.status <> 'draft')
+  execute function app_private.tg_invoices__pdf_required();
 
 /** The guard no longer lets a supplied number through: issuing assigns it. */
 create or replace function app_private.tg_invoices__guard() returns trigger
@@ -268,9 +297,6 @@ begin
      and (new.customer_id, new.currency, new.issue_date, new.due_date, new.memo, new.subtotal, new.tax_total, new.total)
          is distinct from (old.customer_id, old.currency, old.issue_date, old.due_date, old.memo, old.subtotal, old.tax_total, old.total) then
     perform app_private.raise('SVC09', 'INVOICE_NOT_EDITABLE', format('a %s invoice cannot be changed', old.status));
-  end if;
-  if tg_op = 'UPDATE' and old.status = 'draft' and new.status = 'draft' and new.number is not null then
-    perform app_private.raise('SVC09', 'INVOICE_NOT_EDITABLE', 'a draft has no number; sending it assigns one');
   end if;
   if tg_op = 'UPDATE' and new.currency <> old.currency and exists (select from app.invoice_lines l where l.invoice_id = new.id) then
     perform app_private.raise('SVV22', 'VALIDATION_FAILED', 'the currency of an invoice with lines cannot change', '/currency');
@@ -359,6 +385,9 @@ select i.organization_id, i.id, i.status, i.customer_id, i.currency, i.issue_dat
 create function api.invoice_send(p_id text, p_email boolean) returns jsonb
 language plpgsql volatile security definer
 set search_path = pg_catalog
+-- Another send of the same organization holds the number counter until its SMTP server answers:
+-- wait a little, then answer 409 CONFLICT with Retry-After rather than hold a connection longer.
+set lock_timeout = '5s'
 as $$
 declare
   i app.invoices;
@@ -375,10 +404,7 @@ begin
     perform app_private.raise('SVC09', 'WORKFLOW_BLOCKED', format('the invoice is already %s (%s); only a draft is sent', i.status, i.number));
   end if;
   select * into c from app.customers x where x.id = i.customer_id;
-  if c.deleted_at is not null then
-    perform app_private.raise('SVC09', 'WORKFLOW_BLOCKED', format('the customer %s was deleted; choose another customer', c.id));
-  end if;
-  if p_email and c.delivery_email is null then
+  if p_email and c.deleted_at is null and c.delivery_email is null then
     perform app_private.raise('SVV22', 'CUSTOMER_DELIVERY_DETAILS_MISSING',
       format('the customer %s has no delivery email; an administrator adds one, or send with delivery.email false and deliver the PDF yourself', c.id),
       '/delivery/email');
@@ -411,6 +437,9 @@ begin
   end if;
   if i.status = 'draft' or i.pdf_file_id is not null then
     perform app_private.raise('SVC09', 'INVOICE_NOT_EDITABLE', 'the PDF is made once, when the invoice is issued');
+  end if;
+  if substring(p_content from 1 for 5) <> '\x255044462d'::bytea or p_name !~ '^[A-Za-z0-9._-]{1,120}\.pdf$' then
+    perform app_private.raise('SVV22', 'VALIDATION_FAILED', 'an invoice PDF: a %PDF- document with a plain .pdf name');
   end if;
   insert into app.files (organization_id, name, content_type, size_bytes, sha256, linked_resource_type, linked_resource_id,
                          retention, created_by_client_id)
@@ -502,6 +531,19 @@ begin
 end
 $$;
 
+/** Control plane: queue a failed accounting sync again (after the provider problem is fixed). */
+create function control.invoice_sync_retry(p_invoice text) returns void
+language plpgsql volatile
+set search_path = pg_catalog
+as $$
+begin
+  update app.invoices set sync_status = 'pending', sync_error = null where id = p_invoice and sync_status = 'failed';
+  if not found then
+    perform app_private.raise('SVC18', 'INVOICE_SYNC_NOT_FAILED', format('%s has no failed accounting sync', p_invoice));
+  end if;
+end
+$$;
+
 -- Events: invoice.* and payment.*.
 insert into app_private.event_types (name, resource_type, emitted_by, description, subscribable) values
   ('invoice.created', 'invoice', '{createInvoice}', 'A draft invoice was created.', true),
@@ -518,7 +560,7 @@ as $$
 begin
   if tg_op = 'INSERT' then
     perform app_private.emit_event(new.organization_id, 'invoice.created', 'invoice', new.id, new.version);
-  elsif new.version <> old.version then
+  elsif new.version <> old.version or new.status <> old.status then
     perform app_private.emit_event(new.organization_id,
       case when new.status = old.status then 'invoice.updated'
            when new.status = 'sent' then 'invoice.sent'
@@ -563,6 +605,9 @@ as $$
 $$;
 
 -- migrate:down
+drop function control.invoice_sync_retry(text);
+drop trigger _990_pdf_required on app.invoices;
+drop function app_private.tg_invoices__pdf_required();
 drop trigger _950_emit_event on app.payments;
 drop function app_private.tg_payments__emit();
 drop trigger _950_emit_event on app.invoices;

@@ -152,6 +152,10 @@ export const COMMANDS: Record<string, Command> = {
       ${f['clear-action-required'] === 'true'})`;
     return { connection_id: f.id, updated: true };
   },
+  'invoice resync': async (sql, f) => {
+    await sql`select control.invoice_sync_retry(${need(f, 'invoice')})`;
+    return { invoice_id: f.invoice, accounting_sync: 'pending' };
+  },
   'notifications list': async (sql, f) => {
     const rows = await sql`select id, kind, subject_id, detail, created_at from control.notifications_list(${need(f, 'org')})`;
     return { notifications: rows.map((r) => ({ ...r, id: Number(r.id) })) };

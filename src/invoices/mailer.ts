@@ -35,9 +35,9 @@ export function deliveryError(e: unknown): ApiError {
 
 export function createMailer(config: MailConfig): Mailer {
   if (config.smtpUrl) {
-    const transport = nodemailer.createTransport(config.smtpUrl, {});
-    const options = transport.options as Record<string, unknown>;
-    Object.assign(options, {
+    // The deadlines go in the transport options (with the URL), where the SMTP connection reads them.
+    const transport = nodemailer.createTransport({
+      url: config.smtpUrl,
       connectionTimeout: config.timeoutMs, greetingTimeout: config.timeoutMs, socketTimeout: config.timeoutMs,
       logger: false, debug: false,
     });

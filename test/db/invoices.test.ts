@@ -1,6 +1,6 @@
 // Invoice money inside the database: totals against an independent computation (BigInt, no
 // floats) over thousands of random invoices in several currencies; the runtime role's limits.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import postgres from 'postgres';
 import { failure, oneConnection } from '../helpers/sql.ts';
 import { startApp } from '../helpers/app.ts';
@@ -90,18 +90,36 @@ t.test('totals equal an independent computation over 3,000 random invoices in fi
   t.equal(mismatches, 0, `no drift over ${invoices.length} invoices and ${lineCount} lines`);
 });
 
-t.test('runtime role: no context sees nothing; totals are not writable; issued invoices are never deleted', async (t) => {
+/** An organization with a finance client and a member/hr client, a billing customer, and the
+ * runtime role's connection: `as(client, fn)` runs fn in a transaction with that client's context. */
+async function runtimeWorld(t: Test) {
   const a = await startApp(t);
   const org = await a.createOrg();
   const fin = await a.createClient(org, { roles: 'finance' });
   const mem = await a.createClient(org, { roles: 'member,hr' });
-  const cus = (await a.cli('customer', 'create', '--org', org, '--kind', 'billing', '--name', 'C', '--currency', 'EUR')).customer_id;
+  const cus = (await a.cli('customer', 'create', '--org', org, '--kind', 'billing', '--name', 'C', '--currency', 'EUR')).customer_id as string;
   const rt = postgres(a.runtimeUrl, opts);
   t.teardown(() => rt.end());
   const as = <T>(c: typeof fin, fn: (tx: postgres.TransactionSql) => Promise<T>) => rt.begin(async (tx) => {
     await tx`select * from api.begin_request(${c.id}, ${c.secretId}, null)`;
     return fn(tx);
   }) as Promise<T>;
+  /** As the owner (a DBA): issuing takes a PDF in the same transaction (checked at commit). */
+  const ownerIssue = (id: string, set: (tx: postgres.TransactionSql) => Promise<unknown> = (tx) => tx`update app.invoices set status = 'sent' where id = ${id}`) =>
+    a.admin.begin(async (tx) => {
+      await set(tx);
+      const pdf = Buffer.from(`%PDF-1.3 ${id}`);
+      const [f] = await tx`insert into app.files (organization_id, name, content_type, size_bytes, sha256, linked_resource_type, linked_resource_id, retention)
+        select organization_id, 'stand-in.pdf', 'application/pdf', ${pdf.length}, encode(sha256(${pdf}::bytea), 'hex'), 'invoice', id, 'financial_record'
+          from app.invoices where id = ${id} returning id`;
+      await tx`insert into app.file_contents (organization_id, file_id, content) values (${org}, ${f!.id}, ${pdf})`;
+      await tx`update app.invoices set pdf_file_id = ${f!.id} where id = ${id}`;
+    });
+  return { a, org, fin, mem, cus, rt, as, ownerIssue };
+}
+
+t.test('runtime role: no context sees nothing; totals are not writable; issued invoices are never deleted', async (t) => {
+  const { a, org, fin, mem, cus, rt, as, ownerIssue } = await runtimeWorld(t);
   const [inv] = await as(fin, (tx) => tx`select doc ->> 'id' as id from api.invoice_create(${tx.json({ customer_id: cus,
     lines: [{ description: 'a', quantity: '1', unit_price: '10.00' }] })})`);
   for (const table of ['app.invoices', 'app.invoice_lines', 'app.payments', 'api.invoices']) {
@@ -125,7 +143,7 @@ t.test('runtime role: no context sees nothing; totals are not writable; issued i
   t.equal(await failure(a.admin`insert into app.invoices (organization_id, customer_id, currency, created_by_client_id, status, number)
     values (${org}, ${cus}, 'EUR', ${fin.id}, 'sent', 'INV-Y')`), 'SVV22 VALIDATION_FAILED', 'not even the owner inserts an issued invoice');
 
-  await a.admin`update app.invoices set status = 'sent', number = 'INV-1' where id = ${inv!.id}`;
+  await ownerIssue(inv!.id);
   t.equal(await failure(a.admin`delete from app.invoices where id = ${inv!.id}`), 'SVC09 INVOICE_NOT_EDITABLE', 'not even the owner deletes it');
   t.equal(await failure(a.admin`update app.invoices set total = 1 where id = ${inv!.id}`), 'SVC09 INVOICE_NOT_EDITABLE');
   t.equal(await failure(a.admin`delete from app.invoice_lines where invoice_id = ${inv!.id}`), 'SVC09 INVOICE_NOT_EDITABLE');
@@ -136,37 +154,32 @@ t.test('runtime role: no context sees nothing; totals are not writable; issued i
 });
 
 t.test('issuing in SQL: every writer gets the next gapless number; no way back, no renumbering; PDFs are kept', async (t) => {
-  const a = await startApp(t);
-  const org = await a.createOrg();
-  const fin = await a.createClient(org, { roles: 'finance' });
-  const mem = await a.createClient(org, { roles: 'member,hr' });
-  const cus = (await a.cli('customer', 'create', '--org', org, '--kind', 'billing', '--name', 'C', '--currency', 'EUR')).customer_id;
-  const rt = postgres(a.runtimeUrl, opts);
-  t.teardown(() => rt.end());
-  const as = <T>(c: typeof fin, fn: (tx: postgres.TransactionSql) => Promise<T>) => rt.begin(async (tx) => {
-    await tx`select * from api.begin_request(${c.id}, ${c.secretId}, null)`;
-    return fn(tx);
-  }) as Promise<T>;
+  const { a, org, fin, mem, cus, rt, as, ownerIssue } = await runtimeWorld(t);
   const draft = async () => (await as(fin, (tx) => tx`select doc ->> 'id' as id from api.invoice_create(${tx.json({ customer_id: cus,
     lines: [{ description: 'a', quantity: '1', unit_price: '10.00' }] })})`))[0]!.id as string;
   const [i1, i2, i3] = [await draft(), await draft(), await draft()];
 
   // A DBA issuing by hand: the supplied number is ignored, the next one is taken.
-  await a.admin`update app.invoices set status = 'sent', number = 'INV-999999' where id = ${i1}`;
-  // A rolled-back issue returns its number.
+  await ownerIssue(i1, (tx) => tx`update app.invoices set status = 'sent', number = 'INV-999999' where id = ${i1}`);
+  // A rolled-back issue returns its number; so does one without its PDF (refused at commit).
   await a.admin.begin(async (tx) => {
     await tx`update app.invoices set status = 'sent' where id = ${i2}`;
-    await tx`rollback and chain`;
+    throw new Error('rolled back');
   }).catch(() => undefined);
-  await a.admin`update app.invoices set status = 'sent' where id = ${i3}`;
+  t.equal(await failure(a.admin`update app.invoices set status = 'sent' where id = ${i2}`), 'SVC09 WORKFLOW_BLOCKED', 'no PDF, no issuing (at commit)');
+  t.same(await a.admin`select status, number from app.invoices where id = ${i2}`, [{ status: 'draft', number: null }]);
+  await ownerIssue(i3);
   const rows = await a.admin`select id, number, status from app.invoices where number is not null order by number`;
   t.same(rows.map((r) => r.number), ['INV-000001', 'INV-000002'], 'gapless, whoever issues');
   t.equal(rows[1]!.id, i3);
 
   t.equal(await failure(a.admin`update app.invoices set number = 'INV-000007' where id = ${i1}`), 'SVC09 INVOICE_NOT_EDITABLE', 'no renumbering');
-  t.equal(await failure(a.admin`update app.invoices set status = 'draft', number = null where id = ${i1}`), 'SVC09 WORKFLOW_BLOCKED', 'no way back to draft');
+  t.equal(await failure(a.admin`update app.invoices set status = 'draft' where id = ${i1}`), 'SVC09 WORKFLOW_BLOCKED', 'no way back to draft');
+  t.equal(await failure(a.admin`update app.invoices set status = 'void', number = 'INV-000777' where id = ${i1}`), 'SVC09 INVOICE_NOT_EDITABLE', 'no renumbering on the way to void');
+  t.equal(await failure(a.admin`update app.invoices set status = 'void', pdf_file_id = null, sent_at = null where id = ${i1}`), 'SVC09 INVOICE_NOT_EDITABLE', 'nor losing the PDF or the date');
   t.match(await failure(a.admin`update app.invoices set status = 'paid' where id = ${i1}`), /invoices_paid_means_settled/, 'not paid without payments');
   t.equal(await failure(a.admin`update app.invoices set number = 'X' where id = ${i2}`), 'SVC09 INVOICE_NOT_EDITABLE', 'a draft has no number');
+  t.equal(await failure(a.admin`update app.invoices set sync_status = 'synced', sync_connection_id = null where id = ${i2}`), 'SVC09 INVOICE_NOT_EDITABLE', 'nor a sync');
   const [empty] = await as(fin, (tx) => tx`select doc ->> 'id' as id from api.invoice_create(${tx.json({ customer_id: cus })})`);
   t.equal(await failure(a.admin`update app.invoices set status = 'sent' where id = ${empty!.id}`), 'SVC09 WORKFLOW_BLOCKED', 'nothing to bill');
 
@@ -176,21 +189,34 @@ t.test('issuing in SQL: every writer gets the next gapless number; no way back, 
     values (${org}, 'x.pdf', 'application/pdf', 1, ${'0'.repeat(64)}, 'invoice', ${i1})`)), /^42501/, 'no file insert grant');
   t.match(await failure(as(mem, (tx) => tx`select api.invoice_send(${i2}, false)`)), /^SVN04 INVOICE_NOT_FOUND/, 'member/hr cannot send');
 
-  // Through the API's functions: issue and attach; then the PDF is a kept financial record.
+  // Through the API's functions: issuing without attaching the PDF is refused at commit; the PDF
+  // must look like one; a draft edit and the send in one transaction are one version, two events' worth.
+  t.equal(await failure(as(fin, (tx) => tx`select api.invoice_send(${i2}, false)`)), 'SVC09 WORKFLOW_BLOCKED', 'no PDF, no issuing');
+  t.equal(await failure(as(fin, async (tx) => {
+    await tx`select api.invoice_send(${i2}, false)`;
+    await tx`select api.invoice_attach_pdf(${i2}, 'INV-000003.pdf', ${Buffer.from('<html>not a pdf')})`;
+  })), 'SVV22 VALIDATION_FAILED', 'not a PDF');
+  t.equal(await failure(as(fin, async (tx) => {
+    await tx`select api.invoice_send(${i2}, false)`;
+    await tx`select api.invoice_attach_pdf(${i2}, '../../etc/passwd', ${Buffer.from('%PDF-1.3')})`;
+  })), 'SVV22 VALIDATION_FAILED', 'a plain .pdf name');
   const file = await as(fin, async (tx) => {
+    await tx`select * from api.invoice_update(${i2}, '{1}', ${tx.json({ memo: 'edited in the same transaction' })})`;
     await tx`select api.invoice_send(${i2}, false)`;
     const [f] = await tx`select api.invoice_attach_pdf(${i2}, 'INV-000003.pdf', ${Buffer.from('%PDF-1.3 test')}) as id`;
     return f!.id as string;
   });
   const [issued] = await a.admin`select number, version, pdf_file_id from app.invoices where id = ${i2}`;
   t.same({ ...issued }, { number: 'INV-000003', version: 2, pdf_file_id: file }, 'one version for the whole send');
+  t.same((await a.admin`select type from app.events where resource_id = ${i2} order by created_at, id`).map((r) => r.type),
+    ['invoice.created', 'invoice.updated', 'invoice.sent'], 'the status change is announced even within one version');
   t.equal(await failure(as(fin, (tx) => tx`select api.invoice_attach_pdf(${i2}, 'again.pdf', ${Buffer.from('%PDF-2')})`)),
     'SVC09 INVOICE_NOT_EDITABLE', 'the PDF is made once');
   t.equal(await failure(a.admin`update app.files set name = 'other.pdf' where id = ${file}`), 'SVC09 CONFLICT', 'retained: no change');
   t.equal(await failure(a.admin`delete from app.files where id = ${file}`), 'SVC09 CONFLICT', 'retained: no delete');
   t.equal(await failure(a.admin`update app.file_contents set content = 'x' where file_id = ${file}`), 'SVC09 CONFLICT', 'content never changes');
   t.equal(await failure(a.admin`update app.invoices set pdf_file_id = null where id = ${i2}`), 'SVC09 INVOICE_NOT_EDITABLE', 'the invoice keeps its PDF');
-  t.equal((await as(fin, (tx) => tx`select count(*)::int as n from app.file_contents`))[0]!.n, 1, 'finance reads the PDF');
+  t.equal((await as(fin, (tx) => tx`select count(*)::int as n from app.file_contents`))[0]!.n, 3, 'finance reads the PDFs');
   for (const table of ['app.files', 'app.file_contents']) {
     t.equal((await rt.unsafe(`select count(*)::int as n from ${table}`))[0]!.n, 0, `${table}: nothing without context`);
     t.equal((await as(mem, (tx) => tx.unsafe(`select count(*)::int as n from ${table}`)))[0]!.n, 0, `${table}: nothing for member/hr`);
