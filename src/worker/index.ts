@@ -136,13 +136,15 @@ export async function startWorker(config: Config, opts: { pollInterval?: number 
   await recover().catch(() => undefined);
   const timer = setInterval(() => { recover().catch(() => undefined); }, config.worker.recoverIntervalMs);
   timer.unref();
+  let stopping: Promise<void> | undefined;
   return {
     runner,
     recover,
-    stop: async () => {
+    // Idempotent: a shutdown path and a test teardown may both ask.
+    stop: () => (stopping ??= (async () => {
       clearInterval(timer);
       await runner.stop();
       await sql.end({ timeout: 5 });
-    },
+    })()),
   };
 }

@@ -11,7 +11,9 @@ import { simpleParser } from 'mailparser';
 import { assertProblem, startApp } from '../helpers/app.ts';
 import { startSmtp } from '../helpers/smtp.ts';
 import { sleep } from '../helpers/receiver.ts';
-import { startWorker } from '../../src/worker/index.ts';
+import { accountingSync, startWorker } from '../../src/worker/index.ts';
+import { ProviderError, registerAccountingProvider } from '../../src/accounting/providers.ts';
+import { run as admin } from '../../src/admin/cli.ts';
 
 const idem = () => ({ 'idempotency-key': randomUUID() });
 const LINES = [
@@ -244,20 +246,62 @@ t.test('accounting: a required connection must be ready; the sync job records a 
   t.match(after, { status: 'void', accounting_sync: { status: 'synced' } }, 'the void was synchronized too');
 });
 
-t.test('accounting: a provider without an adapter fails the sync visibly, without secrets', async (t) => {
+t.test('accounting: failures are recorded in safe words, retried while retryable, and queued again by an administrator', async (t) => {
   const { a, p, draft, send, get } = await world(t);
   await a.cli('integration', 'add', '--org', p.orgId, '--provider', 'ledgerly', '--category', 'accounting',
     '--status', 'connected', '--capabilities', 'invoice.export');
-  const inv = await draft();
+  const [inv, other] = [await draft(), await draft()];
   t.equal((await send(inv.id)).json.accounting_sync.status, 'pending', 'not required, but used when connected');
+  await send(other.id);
   const worker = await startWorker(a.config, { pollInterval: 50 });
   t.teardown(() => worker.stop());
-  let doc: any;
-  for (let i = 0; i < 100 && doc?.accounting_sync?.status !== 'failed'; i++) { await sleep(50); doc = await get(inv.id); }
-  t.match(doc.accounting_sync, { status: 'failed', external_reference: null, error: /no adapter for the accounting provider ledgerly/ });
-  // A failed sync does not block a void (nothing exists at the provider).
-  const v = await a.request({ method: 'POST', url: `/v1/invoices/${inv.id}/void`, token: p.token, headers: idem() });
+  const until = async (id: string, status: string) => {
+    let doc: any;
+    for (let i = 0; i < 100 && doc?.accounting_sync?.status !== status; i++) { await sleep(50); doc = await get(id); }
+    return doc;
+  };
+  t.match((await until(inv.id, 'failed')).accounting_sync,
+    { status: 'failed', external_reference: null, error: /no adapter for the accounting provider ledgerly/ }, 'no adapter: a permanent failure');
+  await until(other.id, 'failed');
+  // A failed export does not block a void (the provider does not hold the invoice).
+  const v = await a.request({ method: 'POST', url: `/v1/invoices/${other.id}/void`, token: p.token, headers: idem() });
   t.equal(v.statusCode, 200, v.body);
+
+  // The adapter interface, called directly (the worker stopped): a retryable failure is thrown back
+  // to graphile-worker until the last attempt; then the invoice shows the adapter's words, or a
+  // generic reason for anything else.
+  await worker.stop();
+  let calls = 0;
+  registerAccountingProvider('ledgerly', {
+    async exportInvoice(invoice) {
+      calls++;
+      if (invoice.number.endsWith('1') && calls === 1) throw new ProviderError('ledgerly is rate limiting; retrying', true);
+      return { externalReference: `LDG-${invoice.number}` };
+    },
+    async voidInvoice() {},
+  });
+  t.teardown(() => registerAccountingProvider('ledgerly', { exportInvoice: async () => { throw new Error('x'); }, voidInvoice: async () => {} }));
+  await a.admin`update app.invoices set sync_status = 'pending' where id = ${inv.id}`;
+  await t.rejects(accountingSync(a.admin, inv.id, 'export', { attempts: 1, maxAttempts: 8 }), /rate limiting/, 'retryable: thrown for a retry');
+  t.equal((await get(inv.id)).accounting_sync.status, 'pending', 'still pending between attempts');
+  t.equal(await accountingSync(a.admin, inv.id, 'export', { attempts: 2, maxAttempts: 8 }), 'synced');
+  t.match((await get(inv.id)).accounting_sync, { status: 'synced', external_reference: 'LDG-INV-000001', error: null });
+
+  registerAccountingProvider('ledgerly', { exportInvoice: async () => { throw new Error('HTTP 500 from https://api.ledgerly.example?token=abc'); }, voidInvoice: async () => {} });
+  const third = await draft();
+  await send(third.id);
+  t.equal(await accountingSync(a.admin, third.id, 'export', { attempts: 8, maxAttempts: 8 }), 'failed');
+  const failed = (await get(third.id)).accounting_sync;
+  t.equal(failed.error, 'the accounting provider did not answer', 'an unexpected error is not shown to clients');
+
+  // An administrator queues it again once the provider is fixed.
+  registerAccountingProvider('ledgerly', { exportInvoice: async (i) => ({ externalReference: `LDG-${i.number}` }), voidInvoice: async () => {} });
+  const notFailed = await admin(['invoice', 'resync', '--invoice', inv.id], a.adminUrl);
+  t.match(notFailed, { code: 1, err: { error: 'INVOICE_SYNC_NOT_FAILED' } }, 'only a failed sync is queued again');
+  t.same((await admin(['invoice', 'resync', '--invoice', third.id], a.adminUrl)).out, { invoice_id: third.id, accounting_sync: 'pending' });
+  const [job] = await a.admin`select count(*)::int as n from graphile_worker._private_jobs where key = ${'accounting_sync:' + third.id}`;
+  t.equal(job!.n, 1, 'queued again');
+  t.equal(await accountingSync(a.admin, third.id, 'export', { attempts: 1, maxAttempts: 8 }), 'synced');
 });
 
 t.test('without an SMTP server: a development mailbox folder; in production, 503 and nothing changes', async (t) => {
