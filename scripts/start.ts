@@ -35,6 +35,12 @@ async function seedDemo(url: string): Promise<void> {
     await call('member', 'add', '--org', org!, '--email', email, '--name', name, '--roles', roles, '--job-title', title,
       '--timezone', 'Europe/Berlin');
   }
+  // A billing customer and the sandbox ledger, so invoices can be created, sent (to .data/mail
+  // without SMTP settings) and synchronized right away.
+  const { customer_id: customer } = await call('customer', 'create', '--org', org!, '--kind', 'billing', '--name', 'Acme Corp',
+    '--email', 'billing@acme.example', '--currency', 'EUR');
+  await call('integration', 'add', '--org', org!, '--provider', 'sandbox', '--category', 'accounting',
+    '--capabilities', 'invoice.export,invoice.void');
   const client = await call('client', 'create', '--org', org!, '--name', 'Demo integration', '--license', 'manager',
     '--roles', 'member,manager,finance');
   console.log(`\nDemo organization ${org} seeded with a Manager-level API Client (member, manager, finance).`);
@@ -44,6 +50,9 @@ async function seedDemo(url: string): Promise<void> {
   console.log('Try it:');
   console.log(`  TOKEN=$(curl -s -u '${client.client_id}:${client.client_secret}' -d grant_type=client_credentials -d scope=svc.api http://127.0.0.1:${port}/oauth/token | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')`);
   console.log(`  curl -s -H "Authorization: Bearer $TOKEN" http://127.0.0.1:${port}/v1/me\n`);
+  console.log(`Billing customer ${customer} (invoices are emailed to .data/mail/*.eml unless SVC_SMTP_URL is set):`);
+  console.log(`  curl -s -H "Authorization: Bearer $TOKEN" -H "Idempotency-Key: $(uuidgen 2>/dev/null || date +%s%N)" -H 'Content-Type: application/json' \\`);
+  console.log(`    -d '{"customer_id":"${customer}","lines":[{"description":"Consulting","quantity":"10","unit_price":"120.00","tax_rate":"19"}]}' http://127.0.0.1:${port}/v1/invoices\n`);
 }
 
 const { url: server } = await serverUrl('pg-dev', Number(process.env.EMBEDDED_PG_PORT ?? 54329));
