@@ -24,6 +24,63 @@ begin
 end
 $$;
 
+/** Totals once per statement, not once per line: a 50-line invoice was 50 updates of its row.
+ * Statement triggers with transition tables see every changed line at once. */
+drop trigger _900_totals on app.invoice_lines;
+create function app_private.invoice_recompute_totals(p_invoices text[]) returns void
+language plpgsql volatile security definer
+set search_path = pg_catalog
+as $$
+declare
+  v_invoice text;
+begin
+  -- One invoice at a time (a statement usually touches one): each is two index lookups, where a
+  -- set-based join over unnest() is planned for 100 ids and scans every line.
+  foreach v_invoice in array p_invoices loop
+    update app.invoices i
+       set subtotal = t.subtotal, tax_total = t.tax_total, total = t.subtotal + t.tax_total
+      from (select coalesce(sum(l.amount), 0) as subtotal, coalesce(sum(l.tax_amount), 0) as tax_total
+              from app.invoice_lines l where l.invoice_id = v_invoice) t
+     where i.id = v_invoice
+       and (i.subtotal, i.tax_total, i.total) is distinct from (t.subtotal, t.tax_total, t.subtotal + t.tax_total);
+  end loop;
+end
+$$;
+create function app_private.tg_invoice_lines__totals_inserted() returns trigger
+language plpgsql volatile security definer
+set search_path = pg_catalog
+as $$
+begin
+  perform app_private.invoice_recompute_totals(array(select distinct n.invoice_id from inserted_lines n));
+  return null;
+end
+$$;
+create function app_private.tg_invoice_lines__totals_deleted() returns trigger
+language plpgsql volatile security definer
+set search_path = pg_catalog
+as $$
+begin
+  perform app_private.invoice_recompute_totals(array(select distinct o.invoice_id from deleted_lines o));
+  return null;
+end
+$$;
+create function app_private.tg_invoice_lines__totals_updated() returns trigger
+language plpgsql volatile security definer
+set search_path = pg_catalog
+as $$
+begin
+  perform app_private.invoice_recompute_totals(array(
+    select o.invoice_id from old_lines o union select n.invoice_id from new_lines n));
+  return null;
+end
+$$;
+create trigger _900_totals_inserted after insert on app.invoice_lines referencing new table as inserted_lines
+  for each statement execute function app_private.tg_invoice_lines__totals_inserted();
+create trigger _900_totals_deleted after delete on app.invoice_lines referencing old table as deleted_lines
+  for each statement execute function app_private.tg_invoice_lines__totals_deleted();
+create trigger _900_totals_updated after update on app.invoice_lines referencing old table as old_lines new table as new_lines
+  for each statement execute function app_private.tg_invoice_lines__totals_updated();
+
 /** Files: the service's own records of stored content. Issue 5 stores invoice PDFs here; the
  * upload and download operations arrive with the Files area. The content lives apart from the
  * record so listings never read it. */
@@ -605,6 +662,15 @@ as $$
 $$;
 
 -- migrate:down
+drop trigger _900_totals_updated on app.invoice_lines;
+drop trigger _900_totals_deleted on app.invoice_lines;
+drop trigger _900_totals_inserted on app.invoice_lines;
+drop function app_private.tg_invoice_lines__totals_updated();
+drop function app_private.tg_invoice_lines__totals_deleted();
+drop function app_private.tg_invoice_lines__totals_inserted();
+drop function app_private.invoice_recompute_totals(text[]);
+create trigger _900_totals after insert or update or delete on app.invoice_lines
+  for each row execute function app_private.tg_invoice_lines__totals();
 drop function control.invoice_sync_retry(text);
 drop trigger _990_pdf_required on app.invoices;
 drop function app_private.tg_invoices__pdf_required();
