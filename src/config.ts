@@ -42,7 +42,7 @@ export interface MailConfig {
   smtpUrl?: string;
   /** Sender address of invoice emails. */
   from: string;
-  /** Connection, greeting and socket deadline for one email handover. */
+  /** Deadline for one whole email handover (and for each step of it). */
   timeoutMs: number;
   /** Without an SMTP URL outside production, emails are written here as .eml files (none in production). */
   devMailDir?: string;

@@ -81,6 +81,40 @@ create trigger _900_totals_deleted after delete on app.invoice_lines referencing
 create trigger _900_totals_updated after update on app.invoice_lines referencing old table as old_lines new table as new_lines
   for each statement execute function app_private.tg_invoice_lines__totals_updated();
 
+/** Lines: the invoice is looked up within the line's organization; a line never moves to another
+ * invoice (it would leave an issued one). */
+create or replace function app_private.tg_invoice_lines__compute() returns trigger
+language plpgsql volatile security definer
+set search_path = pg_catalog
+as $$
+declare
+  i app.invoices;
+begin
+  if tg_op = 'UPDATE' and (new.invoice_id, new.organization_id) is distinct from (old.invoice_id, old.organization_id) then
+    perform app_private.raise('SVC09', 'INVOICE_NOT_EDITABLE', 'a line stays on its invoice');
+  end if;
+  select * into i from app.invoices
+   where id = coalesce(new.invoice_id, old.invoice_id) and organization_id = coalesce(new.organization_id, old.organization_id);
+  if not found then
+    perform app_private.invoice_not_found(coalesce(new.invoice_id, old.invoice_id));
+  end if;
+  if i.status <> 'draft' then
+    perform app_private.raise('SVC09', 'INVOICE_NOT_EDITABLE', format('a %s invoice''s lines cannot change', i.status));
+  end if;
+  if tg_op = 'DELETE' then
+    return old;
+  end if;
+  if scale(new.unit_price) > i.scale then
+    perform app_private.raise('SVV22', 'INVALID_INVOICE_LINE',
+      format('unit_price has more decimals than %s has minor units (%s)', i.currency, i.scale),
+      format('/lines/%s/unit_price', new.position));
+  end if;
+  new.amount := round(new.quantity * new.unit_price, i.scale);
+  new.tax_amount := round(new.amount * new.tax_rate / 100, i.scale);
+  return new;
+end
+$$;
+
 /** Files: the service's own records of stored content. Issue 5 stores invoice PDFs here; the
  * upload and download operations arrive with the Files area. The content lives apart from the
  * record so listings never read it. */
@@ -172,6 +206,9 @@ alter table app.invoices
   add column sync_external_reference text constraint invoices_sync_external_reference_length check (length(sync_external_reference) <= 255),
   add column sync_error text constraint invoices_sync_error_length check (length(sync_error) <= 500),
   add column synced_at timestamptz,
+  -- A failed sync whose adapter said the provider does not hold the invoice (versus retries that
+  -- ran out with the outcome unknown).
+  add column sync_failure_definitive boolean,
   add constraint invoices_paid_means_settled check (status <> 'paid' or amount_paid = total),
   add constraint invoices_sync_has_connection check ((sync_status is null) = (sync_connection_id is null)),
   add foreign key (organization_id, pdf_file_id) references app.files (organization_id, id) on delete restrict,
@@ -285,7 +322,7 @@ begin
   insert into app_private.invoice_number_counters as n (organization_id, last_number) values (new.organization_id, 1)
   on conflict (organization_id) do update set last_number = n.last_number + 1
   returning n.last_number into v_number;
-  new.number := o.invoice_number_prefix || lpad(v_number::text, 6, '0');
+  new.number := o.invoice_number_prefix || lpad(v_number::text, greatest(6, length(v_number::text)), '0');
   new.sent_at := now();
   if app_private.accounting_ready(c) then
     new.sync_connection_id := c.id;
@@ -371,7 +408,12 @@ declare
   i app.invoices;
 begin
   new.created_by_client_id := coalesce(app.current_client_id(), new.created_by_client_id);
-  select * into i from app.invoices where id = new.invoice_id for update;
+  -- By id and organization: another organization's invoice is simply not there (no amount, currency
+  -- or status leaks through the errors below).
+  select * into i from app.invoices where id = new.invoice_id and organization_id = new.organization_id for update;
+  if not found then
+    perform app_private.invoice_not_found(new.invoice_id);
+  end if;
   if i.status not in ('sent', 'paid') then
     perform app_private.raise('SVC09', 'INVOICE_NOT_EDITABLE', format('a %s invoice takes no payments', i.status));
   end if;
@@ -495,8 +537,10 @@ begin
   if i.status = 'draft' or i.pdf_file_id is not null then
     perform app_private.raise('SVC09', 'INVOICE_NOT_EDITABLE', 'the PDF is made once, when the invoice is issued');
   end if;
-  if substring(p_content from 1 for 5) <> '\x255044462d'::bytea or p_name !~ '^[A-Za-z0-9._-]{1,120}\.pdf$' then
-    perform app_private.raise('SVV22', 'VALIDATION_FAILED', 'an invoice PDF: a %PDF- document with a plain .pdf name');
+  if substring(p_content from 1 for 5) <> '\x255044462d'::bytea
+     or position('\x2525454f46'::bytea in substring(p_content from greatest(1, length(p_content) - 1023))) = 0
+     or p_name !~ '^[A-Za-z0-9._-]{1,120}\.pdf$' then
+    perform app_private.raise('SVV22', 'VALIDATION_FAILED', 'an invoice PDF: a %PDF- document ending in %%EOF, with a plain .pdf name');
   end if;
   insert into app.files (organization_id, name, content_type, size_bytes, sha256, linked_resource_type, linked_resource_id,
                          retention, created_by_client_id)
@@ -536,6 +580,10 @@ begin
       perform app_private.raise('SVC09', 'WORKFLOW_BLOCKED',
         'the invoice is being synchronized to the accounting provider; void it once the sync has finished');
     end if;
+    if i.sync_status = 'failed' and not coalesce(i.sync_failure_definitive, false) then
+      perform app_private.raise('SVC09', 'WORKFLOW_BLOCKED',
+        'the last accounting sync ended without a definite answer, so the provider may hold this invoice; an administrator synchronizes it again first');
+    end if;
     if i.sync_status = 'synced' then
       select * into c from app.integration_connections x where x.id = i.sync_connection_id;
       if not app_private.accounting_ready(c) then
@@ -543,7 +591,7 @@ begin
       end if;
       if not 'invoice.void' = any (c.capabilities) then
         perform app_private.raise('SVC09', 'WORKFLOW_BLOCKED',
-          format('the %s connection cannot void invoices (no invoice.void capability); void it in %s first', c.provider, c.provider));
+          format('the %s connection cannot void invoices (no invoice.void capability); an administrator enables voiding on the connection', c.provider));
       end if;
       update app.invoices x set status = 'void', sync_status = 'pending', sync_error = null where x.id = i.id;
     else
@@ -569,7 +617,8 @@ as $$
    where i.id = p_invoice
 $$;
 
-create function app_private.accounting_sync_record(p_invoice text, p_ok boolean, p_external_reference text, p_error text)
+create function app_private.accounting_sync_record(p_invoice text, p_ok boolean, p_external_reference text, p_error text,
+                                                   p_definitive boolean default false)
 returns void
 language plpgsql volatile
 set search_path = pg_catalog
@@ -579,6 +628,7 @@ begin
      set sync_status = case when p_ok then 'synced' else 'failed' end,
          sync_external_reference = coalesce(p_external_reference, sync_external_reference),
          sync_error = case when p_ok then null else left(p_error, 500) end,
+         sync_failure_definitive = case when p_ok then null else p_definitive end,
          synced_at = case when p_ok then now() else synced_at end
    where id = p_invoice and sync_status = 'pending';
   if p_ok then
@@ -593,11 +643,25 @@ create function control.invoice_sync_retry(p_invoice text) returns void
 language plpgsql volatile
 set search_path = pg_catalog
 as $$
+declare
+  i app.invoices;
+  c app.integration_connections;
 begin
-  update app.invoices set sync_status = 'pending', sync_error = null where id = p_invoice and sync_status = 'failed';
-  if not found then
-    perform app_private.raise('SVC18', 'INVOICE_SYNC_NOT_FAILED', format('%s has no failed accounting sync', p_invoice));
+  select * into i from app.invoices where id = p_invoice for update;
+  if i.sync_status = 'failed' then
+    update app.invoices set sync_status = 'pending', sync_error = null, sync_failure_definitive = null where id = p_invoice;
+    return;
   end if;
+  -- Issued while no accounting connection was ready: export it now that one is.
+  if i.sync_status is null and i.status in ('sent', 'paid') then
+    c := app_private.accounting_connection(i.organization_id);
+    if app_private.accounting_ready(c) then
+      update app.invoices set sync_connection_id = c.id, sync_status = 'pending' where id = p_invoice;
+      return;
+    end if;
+  end if;
+  perform app_private.raise('SVC18', 'INVOICE_SYNC_NOT_FAILED',
+    format('%s has no failed accounting sync (and is not an issued invoice waiting for a ready accounting connection)', p_invoice));
 end
 $$;
 
@@ -679,7 +743,7 @@ drop function app_private.tg_payments__emit();
 drop trigger _950_emit_event on app.invoices;
 drop function app_private.tg_invoices__emit();
 delete from app_private.event_types where resource_type in ('invoice', 'payment');
-drop function app_private.accounting_sync_record(text, boolean, text, text);
+drop function app_private.accounting_sync_record(text, boolean, text, text, boolean);
 drop function app_private.accounting_sync_load(text);
 drop function api.invoice_attach_pdf(text, text, bytea);
 drop function api.invoice_send(text, boolean);

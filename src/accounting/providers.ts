@@ -17,7 +17,9 @@ export interface AccountingProvider {
   voidInvoice(externalReference: string, invoice: AccountingInvoice): Promise<void>;
 }
 
-/** A failure the adapter has described; `retryable` says whether trying again can help. */
+/** A failure the adapter has described; `retryable` says whether trying again can help. A
+ * non-retryable failure promises that the provider does not hold the invoice (it refused it, or was
+ * never called), so the invoice may be voided locally. */
 export class ProviderError extends Error {
   constructor(message: string, readonly retryable: boolean) {
     super(message);

@@ -10,6 +10,7 @@ import { header as readHeader } from './operation.ts';
 import { createTransport, type Transport } from '../webhooks/transport.ts';
 import { createMailer, type Mailer } from '../invoices/mailer.ts';
 import { Semaphore } from './semaphore.ts';
+import { createPdfRenderer, type PdfRenderer } from '../invoices/renderer.ts';
 
 const authorizationHeader = (request: Request) => readHeader(request, 'authorization');
 
@@ -25,6 +26,7 @@ export interface AppContext {
   /** Invoice emails (SMTP), and how many may be in flight at once in this process. */
   mailer: Mailer;
   invoiceSends: Semaphore;
+  pdf: PdfRenderer;
   authenticate(request: Request): Promise<TokenClaims>;
   rateLimit(key: string): Promise<RateLimitDecision>;
   close(): void;
@@ -45,6 +47,7 @@ export async function createAppContext(config: Config, database: Database): Prom
   const { limit, windowSeconds } = config.rateLimit;
   const policy = `"default";q=${limit};w=${windowSeconds}`;
   const limiter = new RateLimiter(database.db, limit, windowSeconds);
+  const pdf = createPdfRenderer(config.mail.sendConcurrency);
   limiter.start();
   return {
     config,
@@ -54,6 +57,7 @@ export async function createAppContext(config: Config, database: Database): Prom
     webhooks: createTransport(config.webhooks),
     mailer: createMailer(config.mail),
     invoiceSends: new Semaphore(config.mail.sendConcurrency),
+    pdf,
     async authenticate(request) {
       const header = authorizationHeader(request);
       if (!header) {
@@ -76,6 +80,7 @@ export async function createAppContext(config: Config, database: Database): Prom
     },
     close() {
       limiter.stop();
+      void pdf.close();
     },
   };
 }

@@ -155,6 +155,7 @@ const CONSTRAINTS: Record<string, { code: ProblemCode; pointer: string; detail: 
   tasks_assignees_bounded: { code: 'INVALID_ASSIGNEE', pointer: '/assignee_member_ids', detail: 'at most 50 assignees' },
   time_entries_external_id_unique: { code: 'EXTERNAL_ID_CONFLICT', pointer: '/external_id', detail: 'this external_id is already used by your client' },
   time_entries_minutes_range: { code: 'INVALID_DURATION', pointer: '/minutes', detail: 'minutes must be a whole number from 1 to 1440' },
+  payments_amount_positive: { code: 'VALIDATION_FAILED', pointer: '/amount', detail: 'amount must be greater than zero' },
   invoices_total_not_negative: { code: 'INVALID_INVOICE_LINE', pointer: '/lines', detail: 'the lines must not add up to a negative total' },
   invoices_dates_ordered: { code: 'VALIDATION_FAILED', pointer: '/due_date', detail: 'due_date must not be before issue_date' },
   webhook_endpoints_url_https: { code: 'WEBHOOK_URL_UNSAFE', pointer: '/url', detail: 'only https URLs of at most 2048 characters are accepted' },

@@ -23,7 +23,8 @@ interface SmtpError { code?: string; responseCode?: number; command?: string }
  * else (unreachable, timeout, 4xx, authentication) is ours, and worth retrying later. */
 export function deliveryError(e: unknown): ApiError {
   const err = (e ?? {}) as SmtpError;
-  const reply = err.responseCode ? ` (SMTP ${err.responseCode}${err.command ? ` to ${err.command}` : ''})` : '';
+  const reply = err.responseCode ? ` (SMTP ${err.responseCode}${err.command ? ` to ${err.command}` : ''})`
+    : err.code === 'EABORT' ? ' (no answer within the deadline)' : '';
   if (err.responseCode && err.responseCode >= 500 && (err.code === 'EENVELOPE' || err.code === 'EMESSAGE')) {
     return new ApiError('EMAIL_DELIVERY_REFUSED',
       `the mail provider refused the invoice email${reply}; the invoice stays a draft and no number was used`);
@@ -44,7 +45,9 @@ export function createMailer(config: MailConfig): Mailer {
     return {
       async send(mail) {
         try {
-          const info = await transport.sendMail(message(config, mail));
+          // One deadline for the whole handover (the per-step ones alone add up command by command);
+          // the abort closes the connection, so a late reply cannot deliver a rolled-back invoice.
+          const info = await transport.sendMail({ ...message(config, mail), signal: AbortSignal.timeout(config.timeoutMs) });
           return { messageId: info.messageId };
         } catch (e) {
           throw deliveryError(e);

@@ -5,7 +5,7 @@ import { ApiError } from '../http/errors.ts';
 import type { SortSpec } from '../http/pagination.ts';
 import { schemas } from './schemas.ts';
 import { date, idOf, listPage, sortQuery } from './common.ts';
-import { renderInvoicePdf, type InvoicePdfInput } from '../invoices/pdf.ts';
+import type { InvoicePdfInput } from '../invoices/pdf.ts';
 
 const invoiceId = Joi.object({ invoice_id: idOf('inv').required() });
 const currency = Joi.string().pattern(/^[A-Z]{3}$/).message('currency: an ISO 4217 code in capitals');
@@ -24,7 +24,7 @@ const writable = {
   lines,
   ...calculated,
 };
-const money = Joi.string().pattern(/^\d{1,12}(\.\d{1,4})?$/).message('amount: a positive decimal string');
+const money = Joi.string().pattern(/^\d{1,12}(\.\d{1,4})?$/).pattern(/[1-9]/).message('amount: a positive decimal string');
 
 const SORTS: Record<string, SortSpec> = { created_at: { expr: 'created_at', type: 'timestamptz' } };
 
@@ -114,7 +114,7 @@ export const invoiceOperations: Operation[] = [
       // email rolls back the number, the PDF and the status together.
       const { rows: [issued] } = await sql<{ out: InvoicePdfInput }>`select api.invoice_send(${id}, ${email}) as out`.execute(ctx.tx);
       const data = issued!.out;
-      const pdf = await renderInvoicePdf(data);
+      const pdf = await ctx.app.pdf.render(data);
       const filename = `${data.invoice.number.replace(/[^A-Za-z0-9._-]/g, '_')}.pdf`;
       await sql`select api.invoice_attach_pdf(${id}, ${filename}, ${pdf})`.execute(ctx.tx);
       if (email) {

@@ -92,7 +92,10 @@ export async function accountingSync(sql: postgres.Sql, invoiceId: string, actio
     if (retryable && attempt.attempts < attempt.maxAttempts) throw e;
     // Only an adapter's own words reach the invoice; anything else could carry provider internals.
     const reason = e instanceof ProviderError ? e.message : 'the accounting provider did not answer';
-    await sql`select app_private.accounting_sync_record(${invoiceId}, false, null, ${reason})`;
+    // Definitive only when the adapter said so (the provider does not hold the invoice); retries
+    // that ran out leave the outcome unknown, which blocks a void until the sync is repeated.
+    const definitive = e instanceof ProviderError && !e.retryable;
+    await sql`select app_private.accounting_sync_record(${invoiceId}, false, null, ${reason}, ${definitive})`;
     return 'failed';
   }
   await sql`select app_private.accounting_sync_record(${invoiceId}, true, ${reference}, null)`;

@@ -198,12 +198,16 @@ t.test('issuing in SQL: every writer gets the next gapless number; no way back, 
   })), 'SVV22 VALIDATION_FAILED', 'not a PDF');
   t.equal(await failure(as(fin, async (tx) => {
     await tx`select api.invoice_send(${i2}, false)`;
-    await tx`select api.invoice_attach_pdf(${i2}, '../../etc/passwd', ${Buffer.from('%PDF-1.3')})`;
+    await tx`select api.invoice_attach_pdf(${i2}, 'INV-000003.pdf', ${Buffer.from('%PDF-1.3 pay to IBAN X')})`;
+  })), 'SVV22 VALIDATION_FAILED', 'not a whole PDF (no %%EOF)');
+  t.equal(await failure(as(fin, async (tx) => {
+    await tx`select api.invoice_send(${i2}, false)`;
+    await tx`select api.invoice_attach_pdf(${i2}, '../../etc/passwd', ${Buffer.from('%PDF-1.3\n%%EOF')})`;
   })), 'SVV22 VALIDATION_FAILED', 'a plain .pdf name');
   const file = await as(fin, async (tx) => {
     await tx`select * from api.invoice_update(${i2}, '{1}', ${tx.json({ memo: 'edited in the same transaction' })})`;
     await tx`select api.invoice_send(${i2}, false)`;
-    const [f] = await tx`select api.invoice_attach_pdf(${i2}, 'INV-000003.pdf', ${Buffer.from('%PDF-1.3 test')}) as id`;
+    const [f] = await tx`select api.invoice_attach_pdf(${i2}, 'INV-000003.pdf', ${Buffer.from('%PDF-1.3 test\n%%EOF\n')}) as id`;
     return f!.id as string;
   });
   const [issued] = await a.admin`select number, version, pdf_file_id from app.invoices where id = ${i2}`;
@@ -221,4 +225,29 @@ t.test('issuing in SQL: every writer gets the next gapless number; no way back, 
     t.equal((await rt.unsafe(`select count(*)::int as n from ${table}`))[0]!.n, 0, `${table}: nothing without context`);
     t.equal((await as(mem, (tx) => tx.unsafe(`select count(*)::int as n from ${table}`)))[0]!.n, 0, `${table}: nothing for member/hr`);
   }
+});
+
+t.test('SQL: no leaks across organizations through the triggers; lines stay put; numbers past 999999', async (t) => {
+  const { a, org, fin, cus, as, ownerIssue } = await runtimeWorld(t);
+  const other = await a.createOrg();
+  const finB = await a.createClient(other, { roles: 'finance' });
+  const [inv] = await as(fin, (tx) => tx`select doc ->> 'id' as id from api.invoice_create(${tx.json({ customer_id: cus,
+    lines: [{ description: 'a', quantity: '1', unit_price: '100.00' }] })})`);
+  const [inv2] = await as(fin, (tx) => tx`select doc ->> 'id' as id from api.invoice_create(${tx.json({ customer_id: cus,
+    lines: [{ description: 'b', quantity: '1', unit_price: '5.00' }] })})`);
+  await ownerIssue(inv!.id);
+  // Client B names A's invoice in its own rows: not found, and nothing about it in the error.
+  const pay = await failure(as(finB, (tx) => tx`insert into app.payments (organization_id, invoice_id, amount, currency, received_date, method, created_by_client_id)
+    values (${other}, ${inv!.id}, 1000, 'USD', '2026-11-01', 'cash', ${finB.id})`));
+  t.equal(pay, 'SVN04 INVOICE_NOT_FOUND', 'a payment against another organization\'s invoice');
+  const line = await failure(as(finB, (tx) => tx`insert into app.invoice_lines (organization_id, invoice_id, position, description, quantity, unit_price)
+    values (${other}, ${inv2!.id}, 9, 'x', 1, 1.001)`));
+  t.equal(line, 'SVN04 INVOICE_NOT_FOUND', 'a line on another organization\'s invoice');
+  // As the owner: a line never moves (it would leave an issued invoice short).
+  t.equal(await failure(a.admin`update app.invoice_lines set invoice_id = ${inv2!.id} where invoice_id = ${inv!.id}`),
+    'SVC09 INVOICE_NOT_EDITABLE', 'lines stay on their invoice');
+  // Past six digits the number just grows.
+  await a.admin`update app_private.invoice_number_counters set last_number = 999999 where organization_id = ${org}`;
+  await ownerIssue(inv2!.id);
+  t.same((await a.admin`select number from app.invoices where id = ${inv2!.id}`)[0], { number: 'INV-1000000' });
 });

@@ -13,18 +13,23 @@ export interface SmtpSink {
   refuseMessage: { code: number; message: string } | null;
   /** Delay before answering DATA (a slow provider). */
   delayMs: number;
+  /** Delay before answering MAIL FROM and RCPT TO (a provider slow at every step). */
+  stepDelayMs: number;
 }
 
 export async function startSmtp(t: Test): Promise<SmtpSink> {
-  const sink: SmtpSink = { url: '', received: [], refuseRecipient: null, refuseMessage: null, delayMs: 0 };
+  const sink: SmtpSink = { url: '', received: [], refuseRecipient: null, refuseMessage: null, delayMs: 0, stepDelayMs: 0 };
   const refusal = (r: { code: number; message: string }) => Object.assign(new Error(r.message), { responseCode: r.code });
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
+    onMailFrom(_address, _session, cb) {
+      setTimeout(() => cb(), sink.stepDelayMs);
+    },
     onRcptTo(address, _session, cb) {
       const r = sink.refuseRecipient?.(address.address) ?? null;
-      cb(r ? refusal(r) : undefined);
+      setTimeout(() => cb(r ? refusal(r) : undefined), sink.stepDelayMs);
     },
     onData(stream, _session, cb) {
       const chunks: Buffer[] = [];

@@ -236,7 +236,7 @@ t.test('accounting: a required connection must be ready; the sync job records a 
   await a.cli('integration', 'update', '--id', conn, '--status', 'connected');
   const cannot = await voidIt();
   assertProblem(t, cannot, 409, 'WORKFLOW_BLOCKED');
-  t.match(cannot.json.detail, /no invoice\.void capability/);
+  t.match(cannot.json.detail, /no invoice\.void capability\); an administrator enables voiding/);
   await a.cli('integration', 'update', '--id', conn, '--capabilities', 'invoice.export,invoice.void');
   const voided = await voidIt();
   t.equal(voided.statusCode, 200, voided.body);
@@ -293,6 +293,9 @@ t.test('accounting: failures are recorded in safe words, retried while retryable
   t.equal(await accountingSync(a.admin, third.id, 'export', { attempts: 8, maxAttempts: 8 }), 'failed');
   const failed = (await get(third.id)).accounting_sync;
   t.equal(failed.error, 'the accounting provider did not answer', 'an unexpected error is not shown to clients');
+  const unknown = await a.request({ method: 'POST', url: `/v1/invoices/${third.id}/void`, token: p.token, headers: idem() });
+  assertProblem(t, unknown, 409, 'WORKFLOW_BLOCKED');
+  t.match(unknown.json.detail, /without a definite answer/, 'the provider may hold it: no local void');
 
   // An administrator queues it again once the provider is fixed.
   registerAccountingProvider('ledgerly', { exportInvoice: async (i) => ({ externalReference: `LDG-${i.number}` }), voidInvoice: async () => {} });
@@ -302,6 +305,18 @@ t.test('accounting: failures are recorded in safe words, retried while retryable
   const [job] = await a.admin`select count(*)::int as n from graphile_worker._private_jobs where key = ${'accounting_sync:' + third.id}`;
   t.equal(job!.n, 1, 'queued again');
   t.equal(await accountingSync(a.admin, third.id, 'export', { attempts: 1, maxAttempts: 8 }), 'synced');
+
+  // Issued while the connection was not ready: no sync; once it is ready, an administrator exports it.
+  const [conn] = await a.admin`select id from app.integration_connections where organization_id = ${p.orgId}`;
+  await a.cli('integration', 'update', '--id', conn!.id, '--status', 'error');
+  const late = await draft();
+  t.equal((await send(late.id)).json.accounting_sync, null, 'not synchronized while the connection is in error');
+  t.match(await admin(['invoice', 'resync', '--invoice', late.id], a.adminUrl), { code: 1, err: { error: 'INVOICE_SYNC_NOT_FAILED' } });
+  await a.cli('integration', 'update', '--id', conn!.id, '--status', 'connected');
+  await a.cli('invoice', 'resync', '--invoice', late.id);
+  t.match((await get(late.id)).accounting_sync, { status: 'pending', connection_id: conn!.id });
+  t.equal(await accountingSync(a.admin, late.id, 'export', { attempts: 1, maxAttempts: 8 }), 'synced');
+  t.match((await get(late.id)).accounting_sync, { status: 'synced', external_reference: 'LDG-INV-000004' });
 });
 
 t.test('without an SMTP server: a development mailbox folder; in production, 503 and nothing changes', async (t) => {
@@ -335,6 +350,18 @@ t.test('a slow mail server: the SMTP deadline ends the wait with 503, nothing ch
   assertProblem(t, res, 503, 'EMAIL_DELIVERY_UNAVAILABLE');
   t.ok(Date.now() - started < 2500, `gave up after the deadline (${Date.now() - started} ms)`);
   t.match(await get(inv.id), { status: 'draft', number: null });
+});
+
+t.test('a server slow at every step: one deadline for the whole handover', async (t) => {
+  const { smtp, draft, send, get } = await world(t, { SVC_SMTP_TIMEOUT_MS: '1000' });
+  smtp.stepDelayMs = 600; // each step within the deadline, the whole not
+  const inv = await draft();
+  const res = await send(inv.id);
+  assertProblem(t, res, 503, 'EMAIL_DELIVERY_UNAVAILABLE');
+  t.match(res.json.detail, /no answer within the deadline/);
+  t.match(await get(inv.id), { status: 'draft', number: null });
+  await sleep(1500);
+  t.equal(smtp.received.length, 0, 'the aborted connection delivered nothing later');
 });
 
 t.test('a deleted customer blocks sending; voiding announces invoice.voided', async (t) => {

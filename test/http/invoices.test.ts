@@ -112,6 +112,8 @@ t.test('payments: issued invoices only, same currency, never above the amount du
   assertProblem(t, await pay(a, p.token, { invoice_id: inv.id, amount: '10.00', currency: 'USD' }), 422, 'CURRENCY_MISMATCH');
   assertProblem(t, await pay(a, p.token, { invoice_id: inv.id, amount: '100.01' }), 422, 'PAYMENT_EXCEEDS_AMOUNT_DUE');
   assertProblem(t, await pay(a, p.token, { invoice_id: inv.id, amount: '1.001' }), 422, 'VALIDATION_FAILED');
+  for (const amount of ['0', '0.00', '-1.00', '1e3', ''])
+    assertProblem(t, await pay(a, p.token, { invoice_id: inv.id, amount }), 422, 'VALIDATION_FAILED');
   assertProblem(t, await pay(a, p.token, { invoice_id: 'inv_nope', amount: '1.00' }), 404, 'INVOICE_NOT_FOUND');
   const part = await pay(a, p.token, { invoice_id: inv.id, amount: '30.00', external_reference: 'bank-1' });
   t.equal(part.statusCode, 201, part.body);

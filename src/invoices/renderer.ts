@@ -1,0 +1,22 @@
+// Invoice PDFs are drawn off the event loop, in worker threads (piscina): one large invoice takes
+// pdfkit seconds of synchronous layout, which would stall every other request of every tenant.
+import { Piscina } from 'piscina';
+import type { InvoicePdfInput } from './pdf.ts';
+
+export interface PdfRenderer {
+  render(input: InvoicePdfInput): Promise<Buffer>;
+  close(): Promise<void>;
+}
+
+export function createPdfRenderer(threads: number): PdfRenderer {
+  const pool = new Piscina({
+    filename: new URL('./pdf-thread.ts', import.meta.url).href,
+    minThreads: 0, maxThreads: threads, idleTimeout: 60_000,
+  });
+  return {
+    async render(input) {
+      return Buffer.from(await pool.run(input) as Uint8Array);
+    },
+    close: () => pool.destroy().catch(() => undefined),
+  };
+}
