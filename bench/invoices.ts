@@ -18,10 +18,10 @@
 //    the request, stores it): the 50-line drafts of the first step, a fixed number concurrently and
 //    one at a time, with the server's default SVC_INVOICE_SEND_CONCURRENCY unless set.
 // Returns a markdown section that run.ts appends to its output and to bench/results/latest.md.
-import autocannon, { type Options, type Result } from 'autocannon';
+import autocannon, { type Result } from 'autocannon';
 import postgres from 'postgres';
 import { randomUUID } from 'node:crypto';
-import { run as admin } from '../src/admin/cli.ts';
+import { cli, logger, ms, type BenchOptions, type BenchResult, type LoadOptions, type RequestSpec } from './common.ts';
 
 const LINES = 50;
 const SEQUENTIAL_CREATES = 200;
@@ -38,36 +38,13 @@ const SEED_SEND_WORKERS = 8;
 const ANALYZE_AFTER_WARMUP = process.env.BENCH_INVOICES_ANALYZE !== '0';
 const CURRENCY = 'EUR';
 
-export interface InvoiceBenchOptions {
-  /** Owner (superuser) URL of the bench database. */
-  url: string;
-  /** Base URL of the running server. */
-  base: string;
-  token: string;
-  clientId: string;
-  connections: number;
-  duration: number;
-  warmup: number;
-}
+export type InvoiceBenchOptions = BenchOptions;
 
-export interface InvoiceBenchResult {
-  markdown: string;
-  /** Names of measurements that saw non-2xx responses or errors, or failed a check. */
-  failed: string[];
-}
+export type InvoiceBenchResult = BenchResult;
 
-const log = (msg: string) => process.stderr.write(`[bench:invoices] ${msg}\n`);
-const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
+const log = logger('invoices');
 
-type RequestSpec = { method?: string; path?: string; headers?: Record<string, string>; body?: string;
-  setupRequest?: (req: RequestSpec, context: unknown) => RequestSpec };
-type LoadOptions = Options & { requests?: RequestSpec[]; amount?: number };
 
-async function cli(url: string, ...argv: string[]): Promise<Record<string, unknown>> {
-  const r = await admin(argv, url);
-  if (r.code !== 0) throw new Error(`svc-admin ${argv.join(' ')}: ${JSON.stringify(r.err)}`);
-  return r.out as Record<string, unknown>;
-}
 
 const ok2xx = (r: Result) => Object.entries(r.statusCodeStats ?? {})
   .filter(([code]) => code.startsWith('2')).reduce((n, [, s]) => n + s.count, 0);

@@ -7,13 +7,13 @@
 //    explicitly): the cost of the RLS predicates;
 //  - POST /v1/tasks with a fresh Idempotency-Key per request.
 // Returns a markdown section that run.ts appends to its output and to bench/results/latest.md.
-import autocannon, { type Options, type Result } from 'autocannon';
+import autocannon, { type Result } from 'autocannon';
 import postgres from 'postgres';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { run as admin } from '../src/admin/cli.ts';
+import { cli, logger, ms, type BenchOptions, type BenchResult, type LoadOptions } from './common.ts';
 import { loadConfig } from '../src/config.ts';
 import { connect } from '../src/db/database.ts';
 import { createAppContext } from '../src/http/context.ts';
@@ -27,36 +27,13 @@ const RUNTIME_ROLE = 'svc_runtime';
 const RUNTIME_PASSWORD = 'svc_runtime';
 const RESULTS = 'bench/results';
 
-export interface TaskBenchOptions {
-  /** Owner (superuser) URL of the bench database. */
-  url: string;
-  /** Base URL of the running server. */
-  base: string;
-  token: string;
-  clientId: string;
-  connections: number;
-  duration: number;
-  warmup: number;
-}
+export type TaskBenchOptions = BenchOptions;
 
-export interface TaskBenchResult {
-  markdown: string;
-  /** Names of measurements that saw non-2xx responses, errors or failed pgbench runs. */
-  failed: string[];
-}
+export type TaskBenchResult = BenchResult;
 
-const log = (msg: string) => process.stderr.write(`[bench:tasks] ${msg}\n`);
-const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
+const log = logger('tasks');
 
-type RequestSpec = { method?: string; path?: string; headers?: Record<string, string>; body?: string;
-  setupRequest?: (req: RequestSpec, context: unknown) => RequestSpec };
-type LoadOptions = Options & { requests?: RequestSpec[] };
 
-async function cli(url: string, ...argv: string[]): Promise<Record<string, unknown>> {
-  const r = await admin(argv, url);
-  if (r.code !== 0) throw new Error(`svc-admin ${argv.join(' ')}: ${JSON.stringify(r.err)}`);
-  return r.out as Record<string, unknown>;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Seed

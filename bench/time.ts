@@ -7,12 +7,12 @@
 //  - POST /v1/time-entries/batches, 100 valid entries each (atomic), a fresh Idempotency-Key per
 //    request, concurrently and one at a time (a fixed number of batches, not a duration).
 // Returns a markdown section that run.ts appends to its output and to bench/results/latest.md.
-import autocannon, { type Options, type Result } from 'autocannon';
+import autocannon, { type Result } from 'autocannon';
 import postgres from 'postgres';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { run as admin } from '../src/admin/cli.ts';
+import { cli, logger, ms, type BenchOptions, type BenchResult, type LoadOptions, type RequestSpec } from './common.ts';
 import { loadConfig } from '../src/config.ts';
 
 const ENTRIES = 500_000;
@@ -28,36 +28,13 @@ const BATCHES_SEQUENTIAL = 200;
 const BATCHES_WARMUP = 20;
 const RESULTS = 'bench/results';
 
-export interface TimeBenchOptions {
-  /** Owner (superuser) URL of the bench database. */
-  url: string;
-  /** Base URL of the running server. */
-  base: string;
-  token: string;
-  clientId: string;
-  connections: number;
-  duration: number;
-  warmup: number;
-}
+export type TimeBenchOptions = BenchOptions;
 
-export interface TimeBenchResult {
-  markdown: string;
-  /** Names of measurements that saw non-2xx responses or errors. */
-  failed: string[];
-}
+export type TimeBenchResult = BenchResult;
 
-const log = (msg: string) => process.stderr.write(`[bench:time] ${msg}\n`);
-const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
+const log = logger('time');
 
-type RequestSpec = { method?: string; path?: string; headers?: Record<string, string>; body?: string;
-  setupRequest?: (req: RequestSpec, context: unknown) => RequestSpec };
-type LoadOptions = Options & { requests?: RequestSpec[]; amount?: number };
 
-async function cli(url: string, ...argv: string[]): Promise<Record<string, unknown>> {
-  const r = await admin(argv, url);
-  if (r.code !== 0) throw new Error(`svc-admin ${argv.join(' ')}: ${JSON.stringify(r.err)}`);
-  return r.out as Record<string, unknown>;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Seed

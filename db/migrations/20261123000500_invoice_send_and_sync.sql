@@ -46,40 +46,28 @@ begin
   end loop;
 end
 $$;
-create function app_private.tg_invoice_lines__totals_inserted() returns trigger
+create function app_private.tg_invoice_lines__totals_changed() returns trigger
 language plpgsql volatile security definer
 set search_path = pg_catalog
 as $$
 begin
-  perform app_private.invoice_recompute_totals(array(select distinct n.invoice_id from inserted_lines n));
-  return null;
-end
-$$;
-create function app_private.tg_invoice_lines__totals_deleted() returns trigger
-language plpgsql volatile security definer
-set search_path = pg_catalog
-as $$
-begin
-  perform app_private.invoice_recompute_totals(array(select distinct o.invoice_id from deleted_lines o));
-  return null;
-end
-$$;
-create function app_private.tg_invoice_lines__totals_updated() returns trigger
-language plpgsql volatile security definer
-set search_path = pg_catalog
-as $$
-begin
-  perform app_private.invoice_recompute_totals(array(
-    select o.invoice_id from old_lines o union select n.invoice_id from new_lines n));
+  -- Each branch names its own trigger's transition tables (a branch is planned only when it runs).
+  if tg_op = 'INSERT' then
+    perform app_private.invoice_recompute_totals(array(select distinct n.invoice_id from inserted_lines n));
+  elsif tg_op = 'DELETE' then
+    perform app_private.invoice_recompute_totals(array(select distinct o.invoice_id from deleted_lines o));
+  else
+    perform app_private.invoice_recompute_totals(array(select o.invoice_id from old_lines o union select n.invoice_id from new_lines n));
+  end if;
   return null;
 end
 $$;
 create trigger _900_totals_inserted after insert on app.invoice_lines referencing new table as inserted_lines
-  for each statement execute function app_private.tg_invoice_lines__totals_inserted();
+  for each statement execute function app_private.tg_invoice_lines__totals_changed();
 create trigger _900_totals_deleted after delete on app.invoice_lines referencing old table as deleted_lines
-  for each statement execute function app_private.tg_invoice_lines__totals_deleted();
+  for each statement execute function app_private.tg_invoice_lines__totals_changed();
 create trigger _900_totals_updated after update on app.invoice_lines referencing old table as old_lines new table as new_lines
-  for each statement execute function app_private.tg_invoice_lines__totals_updated();
+  for each statement execute function app_private.tg_invoice_lines__totals_changed();
 
 /** Lines: the invoice is looked up within the line's organization; a line never moves to another
  * invoice (it would leave an issued one). */
@@ -729,9 +717,7 @@ $$;
 drop trigger _900_totals_updated on app.invoice_lines;
 drop trigger _900_totals_deleted on app.invoice_lines;
 drop trigger _900_totals_inserted on app.invoice_lines;
-drop function app_private.tg_invoice_lines__totals_updated();
-drop function app_private.tg_invoice_lines__totals_deleted();
-drop function app_private.tg_invoice_lines__totals_inserted();
+drop function app_private.tg_invoice_lines__totals_changed();
 drop function app_private.invoice_recompute_totals(text[]);
 create trigger _900_totals after insert or update or delete on app.invoice_lines
   for each row execute function app_private.tg_invoice_lines__totals();
