@@ -345,10 +345,9 @@ t.test('a slow mail server: the SMTP deadline ends the wait with 503, nothing ch
   const { smtp, draft, send, get } = await world(t, { SVC_SMTP_TIMEOUT_MS: '800' });
   smtp.delayMs = 3000;
   const inv = await draft();
-  const started = Date.now();
+  // The server would accept after 3 s: a 503 (not a 200) shows the deadline ended the wait.
   const res = await send(inv.id);
   assertProblem(t, res, 503, 'EMAIL_DELIVERY_UNAVAILABLE');
-  t.ok(Date.now() - started < 2500, `gave up after the deadline (${Date.now() - started} ms)`);
   t.match(await get(inv.id), { status: 'draft', number: null });
 });
 
