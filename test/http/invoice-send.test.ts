@@ -225,7 +225,7 @@ t.test('accounting: a required connection must be ready; the sync job records a 
   const worker = await startWorker(a.config, { pollInterval: 50 });
   t.teardown(() => worker.stop());
   let synced: any;
-  for (let i = 0; i < 100 && synced?.accounting_sync?.status !== 'synced'; i++) { await sleep(50); synced = await get(inv.id); }
+  for (let i = 0; i < 400 && synced?.accounting_sync?.status !== 'synced'; i++) { await sleep(50); synced = await get(inv.id); }
   t.match(synced, { status: 'sent', version: 3, accounting_sync: { status: 'synced', external_reference: 'SBX-INV-000001', synced_at: /Z$/, error: null } });
   t.same(await events(inv.id), ['invoice.created', 'invoice.sent', 'invoice.updated']);
 
@@ -242,7 +242,7 @@ t.test('accounting: a required connection must be ready; the sync job records a 
   t.equal(voided.statusCode, 200, voided.body);
   t.match(voided.json, { status: 'void', amount_due: '0.00', accounting_sync: { status: 'pending', external_reference: 'SBX-INV-000001' } });
   let after: any;
-  for (let i = 0; i < 100 && after?.accounting_sync?.status !== 'synced'; i++) { await sleep(50); after = await get(inv.id); }
+  for (let i = 0; i < 400 && after?.accounting_sync?.status !== 'synced'; i++) { await sleep(50); after = await get(inv.id); }
   t.match(after, { status: 'void', accounting_sync: { status: 'synced' } }, 'the void was synchronized too');
 });
 
@@ -257,7 +257,7 @@ t.test('accounting: failures are recorded in safe words, retried while retryable
   t.teardown(() => worker.stop());
   const until = async (id: string, status: string) => {
     let doc: any;
-    for (let i = 0; i < 100 && doc?.accounting_sync?.status !== status; i++) { await sleep(50); doc = await get(id); }
+    for (let i = 0; i < 400 && doc?.accounting_sync?.status !== status; i++) { await sleep(50); doc = await get(id); }
     return doc;
   };
   t.match((await until(inv.id, 'failed')).accounting_sync,
