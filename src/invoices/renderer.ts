@@ -5,6 +5,8 @@ import type { InvoicePdfInput } from './pdf.ts';
 
 export interface PdfRenderer {
   render(input: InvoicePdfInput): Promise<Buffer>;
+  /** Starts a thread if none is running, so a cold start is not paid while holding locks. */
+  warm(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -16,6 +18,9 @@ export function createPdfRenderer(threads: number): PdfRenderer {
   return {
     async render(input) {
       return Buffer.from(await pool.run(input) as Uint8Array);
+    },
+    async warm() {
+      await pool.run(null);
     },
     close: () => pool.destroy().catch(() => undefined),
   };

@@ -112,6 +112,8 @@ export const invoiceOperations: Operation[] = [
       const email = ctx.body.delivery?.email !== false;
       // Issue and attach in this transaction, then hand the email over before it commits: a refused
       // email rolls back the number, the PDF and the status together.
+      // A cold PDF thread starts before the number is taken, not while its counter is locked.
+      await ctx.app.pdf.warm();
       const { rows: [issued] } = await sql<{ out: InvoicePdfInput }>`select api.invoice_send(${id}, ${email}) as out`.execute(ctx.tx);
       const data = issued!.out;
       const pdf = await ctx.app.pdf.render(data);
