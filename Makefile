@@ -2,9 +2,9 @@
 SHELL := /bin/bash
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: start test test-quick bench typecheck codegen migrate install
+.PHONY: start test test-quick bench typecheck codegen migrate install client dbdoc
 
-$(NODE_MODULES_STAMP): package.json package-lock.json
+$(NODE_MODULES_STAMP): package.json package-lock.json $(wildcard patches/*.patch)
 	npm install --no-audit --no-fund
 	@touch $(NODE_MODULES_STAMP)
 
@@ -32,3 +32,11 @@ typecheck: install
 ## Regenerates src/db/schema.ts (Kysely types) from a freshly migrated database.
 codegen: install
 	npx tsx scripts/codegen.ts
+
+## Regenerates docs/database.md (RLS, policies, grants, triggers, functions) from a freshly migrated database.
+dbdoc: install
+	npx tsx scripts/database-doc.ts
+
+## Regenerates client/openapi.json and client/schema.d.ts (types for the client in client/) from the routes.
+client: install
+	npx tsx scripts/client.ts

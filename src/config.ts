@@ -1,5 +1,7 @@
 // Every setting comes from the environment; README "Configuration" lists them all.
 import { createHash } from 'node:crypto';
+import type { LevelWithSilent } from 'pino';
+import { LOG_LEVELS } from './observability/logger.ts';
 
 export interface Config {
   /** Owner connection: migrations, the control plane (svc-admin), the embedded default. */
@@ -12,11 +14,21 @@ export interface Config {
   issuer: string;
   audience: string;
   tokenTtlSeconds: number;
+  /** How often each instance re-reads the shared signing keys (rotations and retirements reach it within this). */
+  signingKeyRefreshMs: number;
   /** 32-byte key material for sealing signing keys and signing cursors. */
   secretKey: Buffer;
   rateLimit: { limit: number; windowSeconds: number };
   dbPoolSize: number;
-  logLevel: 'info' | 'silent';
+  /** Named prepared statements on the server's connections (off behind PgBouncer < 1.21 in transaction mode). */
+  dbPrepare: boolean;
+  /** Deadlines towards the database: a new connection, a statement, a free pooled connection. */
+  dbTimeouts: { connectMs: number; statementMs: number; acquireMs: number };
+  /** SIGTERM: how long in-flight requests and jobs may take to finish before the process exits anyway. */
+  shutdownTimeoutMs: number;
+  logLevel: LevelWithSilent;
+  /** When set, GET /metrics requires `Authorization: Bearer <this>`. */
+  metricsToken?: string;
   webhooks: WebhookConfig;
   mail: MailConfig;
   worker: { enabled: boolean; concurrency: number; recoverIntervalMs: number; staleSeconds: number };
@@ -68,6 +80,12 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return n;
 }
 
+function logLevel(raw: string | undefined): LevelWithSilent {
+  if (raw === undefined || raw === '') return 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  return raw as LevelWithSilent;
+}
+
 /** The runtime URL defaults to DATABASE_URL with the user swapped for svc_runtime. */
 export function runtimeUrlFrom(databaseUrl: string, password: string): string {
   const url = new URL(databaseUrl);
@@ -95,10 +113,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     issuer: env.SVC_ISSUER ?? 'https://svc.example',
     audience: env.SVC_AUDIENCE ?? 'https://svc.example/v1',
     tokenTtlSeconds: 3600,
+    signingKeyRefreshMs: int(env, 'SVC_SIGNING_KEY_REFRESH_MS', 60_000),
     secretKey: masterKey(env),
     rateLimit: { limit: int(env, 'RATE_LIMIT_REQUESTS', 1200), windowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60) },
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10),
-    logLevel: env.LOG_LEVEL === 'silent' ? 'silent' : 'info',
+    dbPrepare: env.SVC_DB_PREPARE !== 'off',
+    dbTimeouts: {
+      connectMs: int(env, 'SVC_DB_CONNECT_TIMEOUT_MS', 5000),
+      statementMs: num(env, 'SVC_DB_STATEMENT_TIMEOUT_MS', 15_000),
+      acquireMs: int(env, 'SVC_DB_ACQUIRE_TIMEOUT_MS', 5000),
+    },
+    shutdownTimeoutMs: int(env, 'SVC_SHUTDOWN_TIMEOUT_MS', 20_000),
+    logLevel: logLevel(env.LOG_LEVEL),
+    metricsToken: env.SVC_METRICS_TOKEN || undefined,
     webhooks: {
       allowedHosts: (env.SVC_WEBHOOK_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
       caFile: env.SVC_WEBHOOK_CA_FILE || undefined,

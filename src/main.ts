@@ -1,28 +1,48 @@
 // Production entry point: serve with the configuration from the environment.
 import { loadConfig, type Config } from './config.ts';
-import { connect } from './db/database.ts';
+import { connectRuntime } from './db/database.ts';
 import { createAppContext } from './http/context.ts';
 import { createServer } from './http/server.ts';
 import { startWorker } from './worker/index.ts';
+import { survivePoolRejections } from './db/faults.ts';
 
-export async function serve(config: Config = loadConfig()) {
-  const database = connect(config.runtimeDatabaseUrl, config.dbPoolSize);
+export async function serve(config: Config = loadConfig(), opts: { onStopped?: () => Promise<void> } = {}) {
+  const database = connectRuntime(config);
   const app = await createAppContext(config, database);
+  survivePoolRejections((e) => app.logger.error({ err: e }, 'a connection failure nobody awaited (logged, not fatal)'));
   const server = await createServer(app);
   await server.start();
   // The outbox worker runs in the same process unless SVC_WORKER=off (then run src/worker/main.ts).
-  const worker = config.worker.enabled ? await startWorker(config) : undefined;
-  const stop = async () => {
-    await server.stop({ timeout: 5000 });
-    await worker?.stop();
+  const worker = config.worker.enabled ? await startWorker(config, { logger: app.logger, metrics: app.metrics }) : undefined;
+  let stopping: Promise<void> | undefined;
+  // What container platforms send on every deploy: stop accepting at once, let in-flight requests
+  // and jobs finish, then close the pool. hapi stops listening before it waits.
+  const stop = () => (stopping ??= (async () => {
+    await Promise.all([server.stop({ timeout: config.shutdownTimeoutMs }), worker?.stop()]);
     await database.close();
+    await opts.onStopped?.();
+  })());
+  const shutdown = (signal: string) => {
+    app.logger.info({ signal, deadline_ms: config.shutdownTimeoutMs }, 'shutting down');
+    const deadline = setTimeout(() => {
+      app.logger.error({ deadline_ms: config.shutdownTimeoutMs }, 'shutdown deadline passed; exiting with work unfinished');
+      process.exit(1);
+    }, config.shutdownTimeoutMs + 2000);
+    deadline.unref();
+    stop().then(() => {
+      app.logger.info('stopped');
+      process.exit(0);
+    }, (e) => {
+      app.logger.error({ err: e }, 'shutdown failed');
+      process.exit(1);
+    });
   };
-  process.once('SIGINT', () => void stop().then(() => process.exit(0)));
-  process.once('SIGTERM', () => void stop().then(() => process.exit(0)));
-  return { server, stop };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  app.logger.info({ uri: server.info.uri, worker: !!worker }, 'listening');
+  return { server, app, stop };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { server } = await serve();
-  console.log(JSON.stringify({ level: 'info', msg: 'listening', uri: server.info.uri }));
+  await serve();
 }

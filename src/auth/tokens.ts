@@ -7,12 +7,11 @@ import type { Db } from '../db/database.ts';
 import { seal, unseal, deriveKey } from './sealing.ts';
 
 const ALG = 'EdDSA';
-const KEY_REFRESH_MS = 60_000;
 /** Verified tokens are remembered (until their expiry) so a token reused for an hour is
  * verified once, not on every request: signature checks are the largest CPU cost per call. */
 const VERIFIED_CACHE_SIZE = 10_000;
 
-export interface TokenClaims { clientId: string; secretId: string; jti: string }
+export interface TokenClaims { clientId: string; secretId: string; organizationId: string; jti: string }
 
 type Key = Awaited<ReturnType<typeof importJWK>>;
 interface LoadedKey { kid: string; publicKey: Key; privateKey: Key }
@@ -31,11 +30,19 @@ export class TokenService {
   private loadedAt = 0;
   private loading: Promise<void> | undefined;
   private verified = new Map<string, TokenClaims & { exp: number; kid: string }>();
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Db,
-    private readonly opts: { issuer: string; audience: string; ttlSeconds: number; masterKey: Buffer },
+    private readonly opts: { issuer: string; audience: string; ttlSeconds: number; masterKey: Buffer;
+      /** How often every instance re-reads the shared keys: rotations and retirements reach it within this. */
+      refreshMs: number },
   ) {}
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
 
   /** Loads the shared keys, creating the first one if the database has none. */
   async init(): Promise<void> {
@@ -46,6 +53,9 @@ export class TokenService {
       await this.reload();
     }
     if (!this.current) throw new Error('no signing key available');
+    // In the background, so no request waits for it; a failed read keeps the keys it has.
+    this.timer ??= setInterval(() => { this.reload().catch(() => {}); }, this.opts.refreshMs);
+    this.timer.unref();
   }
 
   private async reload(): Promise<void> {
@@ -73,14 +83,10 @@ export class TokenService {
     return this.loading;
   }
 
-  private async refreshIfStale(): Promise<void> {
-    if (Date.now() - this.loadedAt > KEY_REFRESH_MS) await this.reload();
-  }
-
-  async issue(clientId: string, secretId: string): Promise<string> {
-    await this.refreshIfStale();
+  /** A signed access token. It works only once its SHA-256 is recorded (api.access_token_record). */
+  async issue(clientId: string, secretId: string, organizationId: string): Promise<string> {
     const key = this.current!;
-    return new SignJWT({ client_id: clientId, scope: 'svc.api', sid: secretId })
+    return new SignJWT({ client_id: clientId, scope: 'svc.api', sid: secretId, org: organizationId })
       .setProtectedHeader({ alg: ALG, typ: 'at+jwt', kid: key.kid })
       .setIssuer(this.opts.issuer)
       .setAudience(this.opts.audience)
@@ -95,7 +101,7 @@ export class TokenService {
   async verify(token: string): Promise<TokenClaims | undefined> {
     const cached = this.verified.get(token);
     if (cached) {
-      if (cached.exp > Date.now() / 1000) return { clientId: cached.clientId, secretId: cached.secretId, jti: cached.jti };
+      if (cached.exp > Date.now() / 1000) return { clientId: cached.clientId, secretId: cached.secretId, organizationId: cached.organizationId, jti: cached.jti };
       this.verified.delete(token);
       return undefined;
     }
@@ -103,7 +109,7 @@ export class TokenService {
     if (claims) {
       if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
       this.verified.set(token, claims);
-      return { clientId: claims.clientId, secretId: claims.secretId, jti: claims.jti };
+      return { clientId: claims.clientId, secretId: claims.secretId, organizationId: claims.organizationId, jti: claims.jti };
     }
     return undefined;
   }
@@ -133,8 +139,8 @@ export class TokenService {
       });
       const clientId = payload.client_id;
       if (typeof clientId !== 'string' || clientId !== payload.sub || typeof payload.sid !== 'string') return undefined;
-      if (payload.scope !== 'svc.api') return undefined;
-      return { clientId, secretId: payload.sid, jti: payload.jti!, exp: payload.exp!, kid };
+      if (typeof payload.org !== 'string' || payload.scope !== 'svc.api') return undefined;
+      return { clientId, secretId: payload.sid, organizationId: payload.org, jti: payload.jti!, exp: payload.exp!, kid };
     } catch (e) {
       if (e instanceof joseErrors.JOSEError) return undefined;
       throw e;

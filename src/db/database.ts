@@ -2,6 +2,8 @@ import postgres from 'postgres';
 import { Kysely, type Transaction } from 'kysely';
 import { PostgresJSDialect } from 'kysely-postgres-js';
 import type { DB } from './schema.ts';
+import type { Config } from '../config.ts';
+import { Breaker, isConnectionFailure, unavailable } from './faults.ts';
 
 export type Db = Kysely<DB>;
 export type Tx = Transaction<DB>;
@@ -9,6 +11,10 @@ export type Tx = Transaction<DB>;
 export interface Database {
   db: Db;
   sql: postgres.Sql;
+  /** Connections held by transactions, and callers waiting for one (for /metrics). */
+  stats: () => { size: number; inUse: number; waiting: number; unreachable: boolean };
+  /** True while the database is known to be unreachable (requests fail fast). */
+  unreachable: () => boolean;
   close: () => Promise<void>;
 }
 
@@ -16,20 +22,38 @@ export interface Database {
  * default: each parameterized query would cost an extra round trip to describe its parameters.
  * Reserved connections here prepare (and cache per connection) every statement, and pipeline
  * `begin` with the transaction's first statement instead of waiting a round trip for it. */
-function preparingDriver(sql: postgres.Sql) {
+function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: number }, prepare: boolean,
+  deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker) {
+  /** A connection failure anywhere opens the breaker; the error goes on to the caller. */
+  const watch = <T>(p: Promise<T>): Promise<T> => p.catch((e) => {
+    if (isConnectionFailure(e)) breaker.failed();
+    throw e;
+  });
   return {
     async reserve() {
-      const connection = await sql.reserve();
+      const admitted = breaker.admit();
+      if (admitted === 'reject') throw unavailable();
+      counts.waiting++;
+      let connection: postgres.ReservedSql;
+      try {
+        connection = await watch(withDeadline(sql.reserve(), admitted === 'probe' ? deadlines.connectMs : deadlines.acquireMs));
+        breaker.succeeded();
+      } finally {
+        counts.waiting--;
+        if (admitted === 'probe') breaker.released();
+      }
+      counts.inUse++;
+      let released = false;
       let pendingBegin: Promise<unknown> | undefined;
       return {
         async unsafe(query: string, parameters: unknown[]) {
           if (query === 'begin' && parameters.length === 0) {
             // postgres.js writes queries to the connection in call order; errors surface below.
-            pendingBegin = connection.unsafe('begin');
+            pendingBegin = watch(connection.unsafe('begin'));
             pendingBegin.catch(() => {});
             return Object.assign([], { command: 'BEGIN', count: 0 });
           }
-          const result = connection.unsafe(query, parameters as postgres.ParameterOrJSON<never>[], { prepare: true });
+          const result = watch(connection.unsafe(query, parameters as postgres.ParameterOrJSON<never>[], { prepare }));
           if (pendingBegin) {
             const begin = pendingBegin;
             pendingBegin = undefined;
@@ -38,23 +62,85 @@ function preparingDriver(sql: postgres.Sql) {
           }
           return result;
         },
-        release: () => connection.release(),
+        release: () => {
+          if (!released) { released = true; counts.inUse--; }
+          connection.release();
+        },
       };
     },
     end: () => sql.end({ timeout: 5 }),
   };
 }
 
-export function connect(url: string, max = 10): Database {
+/** Waiting for a pooled connection is bounded: past the deadline the request fails (503) rather
+ * than queueing without end behind connections that a slow or unreachable database holds. A
+ * connection that arrives after the deadline goes straight back to the pool. */
+function withDeadline(reserving: Promise<postgres.ReservedSql>, ms: number): Promise<postgres.ReservedSql> {
+  return new Promise((resolve, reject) => {
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      reject(Object.assign(new Error(`no database connection became free within ${ms} ms`), { code: 'DB_POOL_TIMEOUT' }));
+    }, ms);
+    reserving.then((c) => {
+      clearTimeout(timer);
+      if (late) c.release(); else resolve(c);
+    }, (e) => {
+      clearTimeout(timer);
+      if (!late) reject(e);
+    });
+  });
+}
+
+export interface ConnectOptions {
+  /** false sends unnamed statements only, for a pooler in transaction mode that cannot keep named
+   * prepared statements (PgBouncer before 1.21; docs/scaling.md). */
+  prepare?: boolean;
+  /** Deadline of a new connection (TCP and start-up). */
+  connectTimeoutMs?: number;
+  /** statement_timeout of the server's sessions (0: the server's own setting). */
+  statementTimeoutMs?: number;
+  /** Deadline for a free pooled connection. */
+  acquireTimeoutMs?: number;
+}
+
+export function connect(url: string, max = 10, opts: ConnectOptions = {}): Database {
+  const prepare = opts.prepare ?? true;
   const sql = postgres(url, {
     max,
+    prepare,
     onnotice: () => {},
     transform: { undefined: null },
-    connection: { application_name: 'svc-api' },
+    connect_timeout: Math.max(1, Math.ceil((opts.connectTimeoutMs ?? 5000) / 1000)),
+    connection: {
+      application_name: 'svc-api',
+      // A start-up parameter, so every session of the pool has it from its first statement.
+      ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
+    },
   });
+  const counts = { inUse: 0, waiting: 0 };
+  const breaker = new Breaker();
+  const deadlines = { acquireMs: opts.acquireTimeoutMs ?? 5000, connectMs: opts.connectTimeoutMs ?? 5000 };
   const db = new Kysely<DB>({
-    dialect: new PostgresJSDialect({ postgres: (async () => preparingDriver(sql)) as never }),
+    dialect: new PostgresJSDialect({
+      postgres: (async () => preparingDriver(sql, counts, prepare, deadlines, breaker)) as never,
+    }),
   });
-  // postgres.js can wait forever for idle connections to end (porsager/postgres#925): bound it.
-  return { db, sql, close: async () => { await db.destroy(); await sql.end({ timeout: 5 }); } };
+  return {
+    db, sql,
+    stats: () => ({ size: max, ...counts, unreachable: breaker.open }),
+    unreachable: () => breaker.open,
+    // postgres.js can wait forever for idle connections to end (porsager/postgres#925): bound it.
+    close: async () => { await db.destroy(); await sql.end({ timeout: 5 }); },
+  };
+}
+
+/** The server's own pool (as svc_runtime), with the configured pooling and deadlines. */
+export function connectRuntime(config: Config, max = config.dbPoolSize): Database {
+  return connect(config.runtimeDatabaseUrl, max, {
+    prepare: config.dbPrepare,
+    connectTimeoutMs: config.dbTimeouts.connectMs,
+    statementTimeoutMs: config.dbTimeouts.statementMs,
+    acquireTimeoutMs: config.dbTimeouts.acquireMs,
+  });
 }

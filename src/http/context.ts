@@ -11,6 +11,9 @@ import { createTransport, type Transport } from '../webhooks/transport.ts';
 import { createMailer, type Mailer } from '../invoices/mailer.ts';
 import { Semaphore } from './semaphore.ts';
 import { createPdfRenderer, type PdfRenderer } from '../invoices/renderer.ts';
+import type { DestinationStream, Logger } from 'pino';
+import { createLogger } from '../observability/logger.ts';
+import { createMetrics, type Metrics } from '../observability/metrics.ts';
 
 const authorizationHeader = (request: Request) => readHeader(request, 'authorization');
 
@@ -27,7 +30,10 @@ export interface AppContext {
   mailer: Mailer;
   invoiceSends: Semaphore;
   pdf: PdfRenderer;
-  authenticate(request: Request): Promise<TokenClaims>;
+  logger: Logger;
+  metrics: Metrics;
+  /** The verified claims and the token itself (the database looks its record up by its hash). */
+  authenticate(request: Request): Promise<TokenClaims & { token: string }>;
   rateLimit(key: string): Promise<RateLimitDecision>;
   close(): void;
 }
@@ -39,9 +45,11 @@ export function invalidToken(detail: string): ApiError {
     { headers: { 'WWW-Authenticate': 'Bearer realm="svc", error="invalid_token"' } });
 }
 
-export async function createAppContext(config: Config, database: Database): Promise<AppContext> {
+export async function createAppContext(config: Config, database: Database,
+  opts: { logDestination?: DestinationStream; metrics?: Metrics } = {}): Promise<AppContext> {
   const tokens = new TokenService(database.db, {
     issuer: config.issuer, audience: config.audience, ttlSeconds: config.tokenTtlSeconds, masterKey: config.secretKey,
+    refreshMs: config.signingKeyRefreshMs,
   });
   await tokens.init();
   const { limit, windowSeconds } = config.rateLimit;
@@ -49,6 +57,14 @@ export async function createAppContext(config: Config, database: Database): Prom
   const limiter = new RateLimiter(database.db, limit, windowSeconds);
   const pdf = createPdfRenderer(config.mail.sendConcurrency);
   limiter.start();
+  const metrics = opts.metrics ?? createMetrics();
+  metrics.watchPool(database.stats);
+  metrics.watchOutbox(async () => {
+    const [o] = await database.sql<{ oldest_pending_event_seconds: number; deliveries_pending: string; oldest_due_delivery_seconds: number }[]>`
+      select * from api.service_outbox_status()`;
+    return { oldestPendingEventSeconds: o!.oldest_pending_event_seconds, deliveriesPending: Number(o!.deliveries_pending),
+      oldestDueDeliverySeconds: o!.oldest_due_delivery_seconds };
+  });
   return {
     config,
     database,
@@ -58,6 +74,8 @@ export async function createAppContext(config: Config, database: Database): Prom
     mailer: createMailer(config.mail),
     invoiceSends: new Semaphore(config.mail.sendConcurrency),
     pdf,
+    logger: createLogger(config.logLevel, opts.logDestination),
+    metrics,
     async authenticate(request) {
       const header = authorizationHeader(request);
       if (!header) {
@@ -68,7 +86,7 @@ export async function createAppContext(config: Config, database: Database): Prom
       if (!m) throw invalidToken('the Authorization header is not a Bearer token');
       const claims = await tokens.verify(m[1]!);
       if (!claims) throw invalidToken('the access token is invalid or expired');
-      return claims;
+      return { ...claims, token: m[1]! };
     },
     async rateLimit(key) {
       const r = await limiter.take(key);
@@ -80,6 +98,7 @@ export async function createAppContext(config: Config, database: Database): Prom
     },
     close() {
       limiter.stop();
+      tokens.stop();
       void pdf.close();
     },
   };

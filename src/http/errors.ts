@@ -1,6 +1,7 @@
 // One path for every error: a thrown ApiError, a registered SQLSTATE from the database,
 // or a hapi/Boom error all become one RFC 9457 problem document here.
 import type { ResponseToolkit, ResponseObject } from '@hapi/hapi';
+import { isConnectionFailure, isTimeout } from '../db/faults.ts';
 
 export interface FieldError { pointer: string; detail: string; code: string }
 
@@ -164,10 +165,24 @@ const CONSTRAINTS: Record<string, { code: ProblemCode; pointer: string; detail: 
   task_dependencies_not_self: { code: 'DEPENDENCY_CYCLE', pointer: '/predecessor_task_ids', detail: 'a task cannot depend on itself' },
 };
 
+/** The database cannot be reached (src/db/faults.ts) or did not answer in time (a statement or
+ * idle-transaction timeout, no free pooled connection). None is the client's doing: 503. */
+export function isDatabaseUnavailable(e: unknown): boolean {
+  return isConnectionFailure(e) || isTimeout(e);
+}
+
+export function databaseUnavailable(e: unknown): ApiError {
+  const timeout = isTimeout(e);
+  return new ApiError('SERVICE_UNAVAILABLE', timeout
+    ? 'the database did not answer in time; retry the request'
+    : 'the database is not reachable right now; retry the request', { headers: { 'Retry-After': timeout ? '2' : '5' } });
+}
+
 /** Maps a database error to an ApiError, or returns undefined (an unexpected error: 500). */
 export function fromDatabaseError(e: unknown): ApiError | undefined {
   const pg = e as PgError;
   if (!pg || typeof pg.code !== 'string') return undefined;
+  if (isDatabaseUnavailable(pg)) return databaseUnavailable(pg);
   const registered = SQLSTATES[pg.code];
   if (registered) {
     // The message carries the spec's code; it must be one we know, else it is our bug.

@@ -2,10 +2,24 @@
 import type Joi from 'joi';
 import joiToJson from 'joi-to-json';
 import type { Operation } from './operation.ts';
-import { PROBLEMS } from './errors.ts';
+import { PROBLEMS, type ProblemCode } from './errors.ts';
 import { TOKEN_ERRORS } from '../routes/oauth.ts';
 import { schemas } from '../routes/schemas.ts';
 import { EVENT_TYPES } from '../events/catalog.ts';
+
+/** What each area of the API is for, shown in the reference. */
+const TAGS: Record<string, string> = {
+  'Authentication and identity': 'Access tokens (OAuth 2.0 client credentials), the calling API Client and its organization.',
+  Members: 'The organization\'s people, read-only; fields per the caller\'s Roles.',
+  Projects: 'Projects with custom fields; archived rather than deleted.',
+  Tasks: 'Tasks with workflows as data: transitions, notes, dependencies.',
+  'Custom-field schemas': 'The custom fields of each object type that the caller may read.',
+  'Time entries': 'Time worked per member, project and task; submitted for approval by named users.',
+  Approvals: 'Approval requests, read-only: only named users decide.',
+  Invoicing: 'Invoices with calculated totals, sending, voiding and recorded payments.',
+  'Integration connections': 'Provider connections the organization configured, read-only, with readiness checks.',
+  'Webhook endpoints': 'HTTPS endpoints that receive signed events, their deliveries and replays.',
+};
 
 const toSchema = (s: Joi.Schema) => (joiToJson as unknown as (s: Joi.Schema, type: string) => unknown)(s, 'open-api-3.1') as Record<string, unknown>;
 const openApiPath = (p: string) => p.replace(/\{(\w+)\??\}/g, '{$1}');
@@ -36,14 +50,39 @@ function parameters(op: Operation) {
   return out;
 }
 
-const problemRef = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
+/** Every problem code an operation can answer, by HTTP status: the pipeline's own codes (from
+ * the operation's flags) and the operation's area codes. The contract check in the test suite
+ * fails on any problem whose code is not listed here for its operation and status. */
+export function problemCodesOf(op: Operation): Map<number, ProblemCode[]> {
+  const codes = new Set<ProblemCode>(['INVALID_TOKEN', 'CLIENT_DISABLED', 'LICENSE_INACTIVE', 'ORG_SUBSCRIPTION_INACTIVE',
+    'ROLE_REQUIRED', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE']);
+  if (op.params || op.query) codes.add('INVALID_REQUEST');
+  if (op.query && 'after' in (op.query.describe().keys ?? {})) codes.add('INVALID_CURSOR');
+  if (op.method !== 'GET' && op.method !== 'DELETE') {
+    for (const c of ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'VALIDATION_FAILED'] as const) codes.add(c);
+  }
+  if (op.method !== 'GET') codes.add('CONFLICT');
+  if (op.idempotencyKey) {
+    for (const c of ['IDEMPOTENCY_KEY_REQUIRED', 'IDEMPOTENCY_KEY_INVALID', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED'] as const) codes.add(c);
+  }
+  if (op.ifMatch) { codes.add('PRECONDITION_REQUIRED'); codes.add('STALE_RESOURCE'); }
+  if (op.schemaVersion) { codes.add('INVALID_SCHEMA_VERSION'); codes.add('OBJECT_SCHEMA_CHANGED'); }
+  for (const c of op.errors ?? []) codes.add(c);
+  for (const c of Object.values(op.fieldCodes ?? {})) codes.add(c);
+  const byStatus = new Map<number, ProblemCode[]>();
+  for (const c of [...codes].sort()) {
+    const status = PROBLEMS[c].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), c]);
+  }
+  return new Map([...byStatus].sort(([a], [b]) => a - b));
+}
 
 function errorResponses(op: Operation) {
-  const statuses = new Set([400, 401, 403, 404, 409, 422, 429, 500]);
-  if (op.ifMatch) { statuses.add(412); statuses.add(428); }
-  return Object.fromEntries([...statuses].sort().map((s) => [String(s), {
-    description: Object.entries(PROBLEMS).filter(([, p]) => p.status === s).map(([c]) => c).join(', ') || 'Error',
-    content: problemRef,
+  return Object.fromEntries([...problemCodesOf(op)].map(([status, codes]) => [String(status), {
+    description: codes.join(', '),
+    content: { 'application/problem+json': { schema: {
+      allOf: [{ $ref: '#/components/schemas/Problem' }, { type: 'object', properties: { code: { enum: codes } } }],
+    } } },
   }]));
 }
 
@@ -64,11 +103,13 @@ export function buildOpenApi(ops: Operation[], info: { serverUrl?: string } = {}
       parameters: parameters(op),
       ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(op.body) } } } } : {}),
       responses: {
-        [String(op.response.status)]: {
+        ...Object.fromEntries([op.response.status, ...(op.response.also ?? [])].map((status) => [String(status), {
           description: op.response.description,
           headers: responseHeaders,
-          ...(op.response.schema ? { content: { 'application/json': { schema: toSchema(op.response.schema) } } } : {}),
-        },
+          ...(op.response.schema || op.response.mediaType
+            ? { content: { [op.response.mediaType ?? 'application/json']: { schema: op.response.schema ? toSchema(op.response.schema) : {} } } }
+            : {}),
+        }])),
         ...errorResponses(op),
       },
     };
@@ -91,7 +132,7 @@ export function buildOpenApi(ops: Operation[], info: { serverUrl?: string } = {}
           type: 'object', required: ['access_token', 'token_type', 'expires_in', 'scope'],
           properties: { access_token: { type: 'string' }, token_type: { const: 'Bearer' }, expires_in: { type: 'integer' }, scope: { const: 'svc.api' } },
         } } } },
-        ...Object.fromEntries([400, 401, 429].map((s) => [String(s), {
+        ...Object.fromEntries([400, 401, 429, 503].map((s) => [String(s), {
           description: Object.entries(TOKEN_ERRORS).filter(([, e]) => e.status === s).map(([c]) => c).join(', '),
           content: { 'application/json': { schema: { $ref: '#/components/schemas/OAuthError' } } },
         }])),
@@ -111,6 +152,7 @@ export function buildOpenApi(ops: Operation[], info: { serverUrl?: string } = {}
       description: `${e.subscribable ? 'Subscribable.' : 'Not subscribable: sent only by testWebhookEndpoint.'} Emitted by: ${
         e.emittedBy.length ? e.emittedBy.join(', ') : 'the control plane'}. \`data.object\` references a ${e.resourceType}; fetch it for its current state.`,
       tags: ['Webhook endpoints'],
+      security: [{ webhookSignature: [] }],
       parameters: webhookHeaders,
       requestBody: { required: true, content: { 'application/json': { schema: {
         type: 'object', required: ['id', 'type', 'api_version', 'created_at', 'organization_id', 'data'],
@@ -130,15 +172,18 @@ export function buildOpenApi(ops: Operation[], info: { serverUrl?: string } = {}
       title: 'Work-Management Service API',
       version: 'v1',
       description: 'A private JSON-over-HTTPS API for the non-human API Clients of one organization.',
+      license: { name: 'Proprietary', url: 'https://svc.example/terms' },
     },
     servers: [{ url: info.serverUrl ?? '/' }],
-    tags: [...new Set(ops.filter((o) => !o.hidden).map((o) => o.tag))].map((name) => ({ name })),
+    tags: [...new Set(ops.filter((o) => !o.hidden).map((o) => o.tag))].map((name) => ({ name, description: TAGS[name] ?? name })),
     paths,
     webhooks,
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
         basic: { type: 'http', scheme: 'basic' },
+        webhookSignature: { type: 'apiKey', in: 'header', name: 'Svc-Webhook-Signature',
+          description: 'How receivers authenticate our webhook requests: v1=<hex HMAC-SHA256 of "<Svc-Webhook-Timestamp>.<raw body>"> keyed with the endpoint secret' },
       },
       schemas: {
         Problem: toSchema(schemas.problem),

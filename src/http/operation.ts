@@ -9,7 +9,7 @@ import type Joi from 'joi';
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Tx } from '../db/database.ts';
-import { ApiError, type FieldError, fromDatabaseError, problemResponse } from './errors.ts';
+import { ApiError, PROBLEMS, type FieldError, type ProblemCode, fromDatabaseError, problemResponse } from './errors.ts';
 import type { AppContext } from './context.ts';
 import type { Semaphore } from './semaphore.ts';
 
@@ -92,13 +92,21 @@ export interface Operation {
   params?: Joi.ObjectSchema;
   query?: Joi.ObjectSchema;
   body?: Joi.ObjectSchema | Joi.AnySchema;
-  response: { status: number; description: string; schema?: Joi.Schema };
+  /** The success response; `also` lists other success statuses with the same body; `mediaType`
+   * is the body's type when it is not JSON (an event stream, a file's bytes). */
+  response: { status: number; also?: number[]; description: string; schema?: Joi.Schema; mediaType?: string };
+  /** The area's problem codes this operation can answer, beyond those its flags imply (see problemCodesOf). */
+  errors?: ProblemCode[];
+  /** Body fields whose rule the spec gives its own code (minutes: INVALID_DURATION): a problem with
+   * the field, or inside it, carries that code, and it wins over VALIDATION_FAILED. Keyed by JSON
+   * pointer, as in `errors[].pointer`; `/list/*` covers the list's items but not the list itself. */
+  fieldCodes?: Record<string, ProblemCode>;
   handler: (ctx: OperationContext) => Promise<OperationResult>;
 }
 
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 
-function fieldErrors(error: Joi.ValidationError, prefix = ''): FieldError[] {
+export function fieldErrors(error: Joi.ValidationError, prefix = ''): FieldError[] {
   return error.details.map((d) => ({
     pointer: prefix + '/' + d.path.map((p) => String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('/'),
     detail: d.message.replace(/"/g, "'"),
@@ -106,7 +114,24 @@ function fieldErrors(error: Joi.ValidationError, prefix = ''): FieldError[] {
   }));
 }
 
-function validate<T>(schema: Joi.ObjectSchema | Joi.AnySchema | undefined, value: unknown, where: 'params' | 'query' | 'body'): T {
+/** The spec's own code for problems at (or inside) a field: each such problem carries it, and the
+ * first one names the response (as in SQL's raise_errors: the top-level code is the first one's). */
+export function withFieldCodes(errors: FieldError[], codes: Record<string, ProblemCode> | undefined, base = ''): { code: ProblemCode; errors: FieldError[] } {
+  const mapped = errors.map((e) => {
+    // A missing field is a missing field, whatever rule it would have broken.
+    if (e.code === 'any.required') return e;
+    // '/events/*' names the items of a list only (an empty or missing list is a plain validation problem).
+    const field = Object.keys(codes ?? {}).filter((f) => (f.endsWith('/*')
+      ? e.pointer.startsWith(base + f.slice(0, -1))
+      : e.pointer === base + f || e.pointer.startsWith(base + f + '/'))).sort((x, y) => y.length - x.length)[0];
+    return field ? { ...e, code: codes![field]! } : e;
+  });
+  const specific = mapped.find((e) => e.code in PROBLEMS);
+  return { code: (specific?.code as ProblemCode | undefined) ?? 'VALIDATION_FAILED', errors: mapped };
+}
+
+function validate<T>(schema: Joi.ObjectSchema | Joi.AnySchema | undefined, value: unknown, where: 'params' | 'query' | 'body',
+  fieldCodes?: Record<string, ProblemCode>): T {
   if (!schema) {
     // An empty JSON object is tolerated where an operation takes no body.
     if (where === 'body' && value !== null && value !== undefined
@@ -126,7 +151,8 @@ function validate<T>(schema: Joi.ObjectSchema | Joi.AnySchema | undefined, value
   });
   if (error) {
     if (where === 'body') {
-      throw new ApiError('VALIDATION_FAILED', 'the request body is invalid; see errors', { errors: fieldErrors(error) });
+      const { code, errors } = withFieldCodes(fieldErrors(error), fieldCodes);
+      throw new ApiError(code, errors.length === 1 ? errors[0]!.detail : 'the request body is invalid; see errors', { errors });
     }
     throw new ApiError('INVALID_REQUEST', `invalid ${where === 'query' ? 'query parameter' : 'path parameter'}; see errors`,
       { errors: fieldErrors(error) });
@@ -212,7 +238,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             : app.database.db.transaction().execute(fn);
           const begin = async (tx: Tx) => {
             const { rows: [begun] } = await sql<{ outcome: string; organization_id: string; svc_roles: Role[]; principal: Record<string, unknown> }>`
-              select * from api.begin_request(${claims.clientId}, ${claims.secretId}, ${op.roles ? `{${op.roles.join(',')}}` : null}::text[])`
+              select * from api.begin_request(${claims.organizationId}, ${claims.token}, ${op.roles ? `{${op.roles.join(',')}}` : null}::text[])`
               .execute(tx);
             if (!begun || begun.outcome !== 'ok') {
               if (begun?.outcome === 'role_required') {
@@ -225,7 +251,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             };
             const params = validate(op.params, request.params, 'params');
             const query = validate(op.query, request.query, 'query');
-            const body = validate(op.body, op.bodyOptional && request.payload === null ? {} : request.payload, 'body');
+            const body = validate(op.body, op.bodyOptional && request.payload === null ? {} : request.payload, 'body', op.fieldCodes);
             return { principal, params, query, body };
           };
           const headerChecks = () => {
@@ -254,9 +280,8 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             const checked = await app.database.db.transaction().execute(async (tx) => {
               const c = await begin(tx);
               const h = headerChecks();
-              const stored = h.key !== undefined && (await sql`
-                select from app.idempotency_keys where client_id = ${claims.clientId} and method = ${op.method}
-                   and route = ${routeTemplate} and key = ${h.key} and expires_at > now()`.execute(tx)).rows.length > 0;
+              const stored = h.key !== undefined && (await sql<{ stored: boolean }>`
+                select api.idempotency_stored(${op.method}, ${routeTemplate}, ${h.key}) as stored`.execute(tx)).rows[0]?.stored === true;
               return { ...c, ifMatch: h.ifMatch, stored };
             });
             if (!checked.stored) preflight = await op.preflight({ ...checked, app, request, read });

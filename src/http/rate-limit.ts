@@ -1,29 +1,37 @@
-// Per-client rate limits that hold across instances without a database round trip per request:
-// each instance counts locally and adds its counts to the shared buckets in one batched
-// statement every SYNC_MS, reading back the total of all instances. Close to the limit it
-// synchronises before every decision, so small quotas are exact and large ones overshoot by
-// at most what other instances admit within one sync interval.
+// Per-client rate limits that hold across instances, exactly, without a database round trip per
+// request: an instance leases a few admissions of a key's window at a time from the shared bucket
+// (api.rate_limit_lease) and spends them locally. The database never grants beyond the limit, so
+// the instances together admit at most the limit; grants shrink to one as the window fills, and
+// leases left unspent for IDLE_MS go back, so a client that moves to another instance loses little.
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 
-const SYNC_MS = 100;
+const IDLE_MS = 1000;
+/** After a refusal, how long the instance answers 429 for the key without asking again. */
+const RECHECK_MS = 100;
 
-interface Bucket { window: number; shared: number; local: number; inflight: number }
+interface Bucket {
+  window: number;
+  /** Admissions leased and not yet spent. */
+  leased: number;
+  /** The shared count (leases of every instance) as of this instance's last lease. */
+  hits: number;
+  lastUsed: number;
+  refusedUntil: number;
+  waiting: number;
+  leasing?: Promise<void>;
+}
 
 export interface RateDecision { allowed: boolean; remaining: number; resetSeconds: number }
 
 export class RateLimiter {
   private buckets = new Map<string, Bucket>();
-  private flushing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private readonly margin: number;
 
-  constructor(private readonly db: Db, private readonly limit: number, private readonly windowSeconds: number) {
-    this.margin = Math.max(1, Math.ceil(limit * 0.1));
-  }
+  constructor(private readonly db: Db, private readonly limit: number, private readonly windowSeconds: number) {}
 
   start(): void {
-    this.timer ??= setInterval(() => void this.flush().catch(() => {}), SYNC_MS);
+    this.timer ??= setInterval(() => void this.releaseIdle().catch(() => {}), IDLE_MS);
     this.timer.unref();
   }
 
@@ -35,61 +43,66 @@ export class RateLimiter {
   private bucket(key: string, window: number): Bucket {
     let b = this.buckets.get(key);
     if (!b || b.window !== window) {
-      b = { window, shared: 0, local: 0, inflight: 0 };
+      b = { window, leased: 0, hits: 0, lastUsed: 0, refusedUntil: 0, waiting: 0 };
       this.buckets.set(key, b);
     }
     return b;
   }
 
   async take(key: string): Promise<RateDecision> {
-    const now = Date.now() / 1000;
-    const window = Math.floor(now / this.windowSeconds) * this.windowSeconds;
-    const resetSeconds = Math.max(1, Math.ceil(window + this.windowSeconds - now));
-    let b = this.bucket(key, window);
-    if (b.shared + b.local + b.inflight + this.margin >= this.limit) {
-      await this.flush([key]);
-      b = this.bucket(key, window);
+    const now = Date.now();
+    const window = Math.floor(now / 1000 / this.windowSeconds) * this.windowSeconds;
+    const resetSeconds = Math.max(1, Math.ceil(window + this.windowSeconds - now / 1000));
+    const b = this.bucket(key, window);
+    for (;;) {
+      if (b.leased > 0) {
+        b.leased--;
+        b.lastUsed = now;
+        return { allowed: true, remaining: Math.max(0, this.limit - b.hits + b.leased), resetSeconds };
+      }
+      if (Date.now() < b.refusedUntil) return { allowed: false, remaining: 0, resetSeconds };
+      b.waiting++;
+      try {
+        await this.lease(key, b);
+      } finally {
+        b.waiting--;
+      }
     }
-    const used = b.shared + b.local + b.inflight;
-    if (used >= this.limit) return { allowed: false, remaining: 0, resetSeconds };
-    b.local++;
-    return { allowed: true, remaining: this.limit - used - 1, resetSeconds };
   }
 
-  /** Sends local counts (and reads back totals for `refresh` keys); concurrent calls share one round trip. */
-  async flush(refresh: string[] = []): Promise<void> {
-    if (this.flushing) {
-      await this.flushing;
-      if (refresh.every((k) => (this.buckets.get(k)?.local ?? 0) === 0)) return;
-    }
-    this.flushing = this.send(new Set(refresh)).finally(() => { this.flushing = undefined; });
-    return this.flushing;
+  /** One lease request per key at a time; concurrent takers wait for it and share what it grants. */
+  private lease(key: string, b: Bucket): Promise<void> {
+    b.leasing ??= (async () => {
+      try {
+        const { rows: [r] } = await sql<{ granted: number; hits: number }>`
+          select granted, hits from api.rate_limit_lease(${key}, ${b.window}::bigint, ${b.waiting}::integer, ${this.limit}::integer)`
+          .execute(this.db);
+        b.hits = r!.hits;
+        b.leased += r!.granted;
+        if (r!.granted === 0) b.refusedUntil = Date.now() + RECHECK_MS;
+      } finally {
+        b.leasing = undefined;
+      }
+    })();
+    return b.leasing;
   }
 
-  private async send(refresh: Set<string>): Promise<void> {
-    const current = Math.floor(Date.now() / 1000 / this.windowSeconds) * this.windowSeconds;
-    const batch: { key: string; b: Bucket; sent: number }[] = [];
+  /** Gives back what idle keys hold, and forgets past windows. */
+  async releaseIdle(olderThanMs = IDLE_MS): Promise<void> {
+    const now = Date.now();
+    const current = Math.floor(now / 1000 / this.windowSeconds) * this.windowSeconds;
+    const batch: { key: string; b: Bucket; n: number }[] = [];
     for (const [key, b] of this.buckets) {
       if (b.window < current) { this.buckets.delete(key); continue; }
-      if (b.local > 0 || refresh.has(key)) {
-        batch.push({ key, b, sent: b.local });
-        b.inflight += b.local;
-        b.local = 0;
-      }
+      if (b.leased > 0 && !b.leasing && now - b.lastUsed >= olderThanMs) batch.push({ key, b, n: b.leased });
     }
     if (batch.length === 0) return;
+    for (const x of batch) x.b.leased -= x.n;
     try {
-      const { rows } = await sql<{ key: string; window_start: string; hits: number }>`
-        select * from api.rate_limit_add(${batch.map((x) => x.key)}::text[], ${batch.map((x) => x.b.window)}::bigint[],
-          ${batch.map((x) => x.sent)}::integer[])`.execute(this.db);
-      const totals = new Map(rows.map((r) => [r.key, r]));
-      for (const { key, b, sent } of batch) {
-        b.inflight -= sent;
-        const t = totals.get(key);
-        if (t && Number(t.window_start) === b.window) b.shared = t.hits;
-      }
+      await sql`select api.rate_limit_release(${batch.map((x) => x.key)}::text[], ${batch.map((x) => x.b.window)}::bigint[],
+        ${batch.map((x) => x.n)}::integer[])`.execute(this.db);
     } catch (e) {
-      for (const { b, sent } of batch) { b.inflight -= sent; b.local += sent; }
+      for (const x of batch) x.b.leased += x.n;
       throw e;
     }
   }

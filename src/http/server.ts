@@ -1,13 +1,15 @@
 // Builds the hapi server: shared extensions (request id, problem+json for every error, logs)
 // and the routes of every area.
 import Hapi, { type Request, type ResponseToolkit } from '@hapi/hapi';
+import hapiPino from 'hapi-pino';
 import type { Boom } from '@hapi/boom';
 import { randomBytes } from 'node:crypto';
 import type { AppContext } from './context.ts';
-import { ApiError, problemResponse, type ProblemCode } from './errors.ts';
+import { ApiError, databaseUnavailable, isDatabaseUnavailable, problemResponse, type ProblemCode } from './errors.ts';
 import { toRoute, requestIdOf, header, type Operation } from './operation.ts';
 import { buildOpenApi } from './openapi.ts';
-import { renderDocsPage } from './docs-page.ts';
+import { docsRoutes } from './docs-page.ts';
+import { operatorRoutes } from './operator-routes.ts';
 import { tokenRoute } from '../routes/oauth.ts';
 import { identityOperations } from '../routes/identity.ts';
 import { memberOperations } from '../routes/members.ts';
@@ -69,6 +71,9 @@ export async function createServer(app: AppContext, extra: Operation[] = []) {
           : new ApiError('INVALID_REQUEST', 'the request is malformed (for example a bad percent-encoding in the path)');
       } else if (BOOM_CODES[status]) {
         err = new ApiError(BOOM_CODES[status]!, boom.output.payload.message);
+      } else if (isDatabaseUnavailable(boom)) {
+        // A database outage reaching here (outside an operation's own mapping) is still not a bug.
+        err = databaseUnavailable(boom);
       } else {
         if (status >= 500) request.log(['error'], boom);
         err = new ApiError('INTERNAL_ERROR', 'an unexpected error occurred; quote request_id when reporting it');
@@ -94,32 +99,38 @@ export async function createServer(app: AppContext, extra: Operation[] = []) {
     return response;
   });
 
-  if (app.config.logLevel !== 'silent') {
-    // One JSON line per request. Never headers, bodies or query strings: they can carry secrets.
-    server.events.on('response', (request: Request) => {
-      const res = request.response as any;
-      process.stdout.write(JSON.stringify({
-        level: 'info', msg: 'request', time: new Date().toISOString(),
-        request_id: requestIdOf(request), client_request_id: header(request, 'x-client-request-id'),
-        method: request.method.toUpperCase(), route: request.route.path, status: res?.statusCode,
-        ms: Date.now() - request.info.received,
-      }) + '\n');
-    });
-    server.events.on({ name: 'request', channels: 'error' }, (request: Request, event) => {
-      const e = event.error as Error | undefined;
-      process.stderr.write(JSON.stringify({
-        level: 'error', msg: e?.message ?? 'error', request_id: requestIdOf(request), stack: e?.stack,
-      }) + '\n');
-    });
-  }
+  // Logs through pino: hapi-pino gives every request a child logger bound to its request id and
+  // logs errors; the one line per completed request is ours, so that it names the route template
+  // (never the path, which can hold a capability URL, or the query string).
+  await server.register({
+    plugin: hapiPino,
+    options: {
+      instance: app.logger,
+      logRequestComplete: false,
+      logRequestStart: false,
+      getChildBindings: (request: Request) => ({ request_id: requestIdOf(request) }),
+      ignorePaths: ['/health', '/metrics'],
+    },
+  });
+  server.events.on('response', (request: Request) => {
+    const res = request.response as { statusCode?: number } | null;
+    const status = res?.statusCode ?? 0;
+    const route = request.route.path;
+    const seconds = (Date.now() - request.info.received) / 1000;
+    const labels = { method: request.method.toUpperCase(), route, status: String(status) };
+    app.metrics.httpRequests.inc(labels);
+    app.metrics.httpDuration.observe(labels, seconds);
+    if (route === '/health' || route === '/metrics') return;
+    request.logger.info({ method: labels.method, route, status, ms: Math.round(seconds * 1000),
+      client_request_id: header(request, 'x-client-request-id')?.slice(0, 200) }, 'request');
+  });
 
-  server.route({ method: 'GET', path: '/health', options: { handler: () => ({ status: 'ok' }) } });
+  server.route(operatorRoutes(app));
   server.route(tokenRoute(app));
   for (const op of ops) server.route(toRoute(op, app));
 
   const openapi = buildOpenApi(ops);
   server.route({ method: 'GET', path: '/openapi.json', options: { handler: () => openapi } });
-  const docsPage = renderDocsPage(openapi);
-  server.route({ method: 'GET', path: '/docs', options: { handler: (_r, h) => h.response(docsPage).type('text/html') } });
+  server.route(docsRoutes(openapi));
   return server;
 }

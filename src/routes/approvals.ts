@@ -37,6 +37,7 @@ export const approvalOperations: Operation[] = [
     operationId: 'getApproval', method: 'GET', path: '/v1/approvals/{approval_id}', tag: 'Approvals',
     summary: 'One approval (fetch it before acting on an approval event)', etag: true,
     params: Joi.object({ approval_id: idOf('apr').required() }),
+    errors: ['APPROVAL_NOT_FOUND', 'APPROVAL_ACCESS_DENIED'],
     response: { status: 200, description: 'The approval', schema: schemas.approval },
     handler: async ({ tx, params }) => {
       const { rows: [row] } = await sql<{ doc: unknown; version: number; visible: boolean }>`

@@ -33,6 +33,7 @@ export const integrationOperations: Operation[] = [
     operationId: 'getIntegrationConnection', method: 'GET', path: '/v1/integration-connections/{connection_id}',
     tag: 'Integration connections', roles, summary: 'One connection (never credentials or provider tokens)', etag: true,
     params: Joi.object({ connection_id: idOf('icn').required() }),
+    errors: ['INTEGRATION_CONNECTION_NOT_FOUND', 'PERSONAL_CONNECTION_NOT_ALLOWED'],
     response: { status: 200, description: 'The connection', schema: schemas.integrationConnection },
     handler: async (ctx) => {
       const { rows: [row] } = await sql<{ doc: unknown; version: number }>`
@@ -58,6 +59,7 @@ export const integrationOperations: Operation[] = [
       resource: Joi.object({ type: Joi.string().valid(...Object.keys(RESOURCE_VIEWS)).required(), id: Joi.string().max(80).required() })
         .required(),
     }),
+    errors: ['RESOURCE_NOT_FOUND'],
     response: { status: 200, description: 'The readiness report', schema: schemas.integrationReadiness },
     handler: async (ctx) => {
       const { capability, resource } = ctx.body;

@@ -67,6 +67,8 @@ export const invoiceOperations: Operation[] = [
     operationId: 'createInvoice', method: 'POST', path: '/v1/invoices', tag: 'Invoicing', roles, idempotencyKey: true,
     summary: 'A draft invoice; line amounts and totals are calculated by the service',
     body: Joi.object({ ...writable, customer_id: writable.customer_id.required() }),
+    fieldCodes: { '/lines/*': 'INVALID_INVOICE_LINE' },
+    errors: ['INVALID_INVOICE_LINE', 'CURRENCY_MISMATCH', 'RESOURCE_NOT_FOUND'],
     response: { status: 201, description: 'The draft invoice', schema: schemas.invoice },
     handler: async (ctx) => {
       const r = await one(ctx, sql`select * from api.invoice_create(${ctx.body}::jsonb)`);
@@ -76,6 +78,7 @@ export const invoiceOperations: Operation[] = [
   {
     operationId: 'getInvoice', method: 'GET', path: '/v1/invoices/{invoice_id}', tag: 'Invoicing', roles, etag: true,
     summary: 'One invoice with its lines', params: invoiceId,
+    errors: ['INVOICE_NOT_FOUND'],
     response: { status: 200, description: 'The invoice', schema: schemas.invoice },
     handler: (ctx) => one(ctx, sql`select doc, version from api.invoices where id = ${ctx.params.invoice_id}`),
   },
@@ -84,6 +87,8 @@ export const invoiceOperations: Operation[] = [
     ifMatch: true, etag: true, params: invoiceId,
     summary: 'Change the supplied fields of a draft (lines, when supplied, replace all lines)',
     body: Joi.object(writable).min(1),
+    fieldCodes: { '/lines/*': 'INVALID_INVOICE_LINE' },
+    errors: ['INVOICE_NOT_FOUND', 'INVOICE_NOT_EDITABLE', 'INVALID_INVOICE_LINE', 'IMMUTABLE_FIELD', 'CURRENCY_MISMATCH', 'RESOURCE_NOT_FOUND'],
     response: { status: 200, description: 'The invoice', schema: schemas.invoice },
     handler: (ctx) => one(ctx, sql`select * from api.invoice_update(${ctx.params.invoice_id},
       ${`{${ctx.ifMatch.join(',')}}`}::integer[], ${ctx.body}::jsonb)`),
@@ -93,6 +98,8 @@ export const invoiceOperations: Operation[] = [
     ifMatch: true, etag: true, params: invoiceId,
     summary: 'Replace every line of a draft, atomically: the whole validated set or nothing',
     body: Joi.object({ lines: lines.required() }),
+    fieldCodes: { '/lines/*': 'INVALID_INVOICE_LINE' },
+    errors: ['INVOICE_NOT_FOUND', 'INVOICE_NOT_EDITABLE', 'INVALID_INVOICE_LINE'],
     response: { status: 200, description: 'The invoice', schema: schemas.invoice },
     handler: (ctx) => one(ctx, sql`select * from api.invoice_replace_lines(${ctx.params.invoice_id},
       ${`{${ctx.ifMatch.join(',')}}`}::integer[], (${ctx.body}::jsonb) -> 'lines')`),
@@ -106,6 +113,7 @@ export const invoiceOperations: Operation[] = [
       message: Joi.string().max(2000).allow('').description('a note placed above the invoice summary in the email'),
     }),
     concurrency: (app) => app.invoiceSends,
+    errors: ['INVOICE_NOT_FOUND', 'INVOICE_NOT_EDITABLE', 'WORKFLOW_BLOCKED', 'CUSTOMER_DELIVERY_DETAILS_MISSING', 'ACCOUNTING_CONNECTION_NOT_READY', 'EMAIL_DELIVERY_REFUSED', 'EMAIL_DELIVERY_UNAVAILABLE'],
     response: { status: 200, description: 'The issued invoice (status sent)', schema: schemas.invoice },
     handler: async (ctx) => {
       const id = ctx.params.invoice_id as string;
@@ -138,6 +146,7 @@ export const invoiceOperations: Operation[] = [
     operationId: 'voidInvoice', method: 'POST', path: '/v1/invoices/{invoice_id}/void', tag: 'Invoicing', roles,
     idempotencyKey: true, etag: true, params: invoiceId,
     summary: 'Void an issued invoice without payments (it stays, status void, nothing due); a void invoice is returned as is',
+    errors: ['INVOICE_NOT_FOUND', 'WORKFLOW_BLOCKED', 'ACCOUNTING_CONNECTION_NOT_READY'],
     response: { status: 200, description: 'The void invoice', schema: schemas.invoice },
     handler: (ctx) => one(ctx, sql`select * from api.invoice_void(${ctx.params.invoice_id})`),
   },
@@ -152,6 +161,7 @@ export const invoiceOperations: Operation[] = [
       method: Joi.string().min(1).max(50).required(),
       external_reference: Joi.string().max(255).allow(null),
     }),
+    errors: ['INVOICE_NOT_FOUND', 'INVOICE_NOT_EDITABLE', 'CURRENCY_MISMATCH', 'PAYMENT_EXCEEDS_AMOUNT_DUE'],
     response: { status: 201, description: 'The payment and the invoice after it', schema: Joi.object().unknown(true).label('Payment') },
     handler: async (ctx) => {
       const { rows: [row] } = await sql<{ doc: unknown }>`select * from api.payment_create(${ctx.body}::jsonb)`.execute(ctx.tx);

@@ -51,6 +51,7 @@ export const memberOperations: Operation[] = [
     summary: 'One member, by URL-encoded email (case-insensitive)',
     etag: true,
     params: Joi.object({ member_id: Joi.string().min(3).max(320).required().description('the member\'s email, URL-encoded') }),
+    errors: ['MEMBER_NOT_FOUND'],
     response: { status: 200, description: 'The member', schema: schemas.member },
     handler: async ({ tx, params }) => {
       const row = await tx.selectFrom('api.members')

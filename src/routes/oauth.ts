@@ -2,11 +2,13 @@
 // HTTP Basic (§2.3.1), errors in the OAuth format (§5.2) with the spec's codes in `code`.
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import { sql } from 'kysely';
+import { createHash } from 'node:crypto';
 import type { AppContext } from '../http/context.ts';
 import { header } from '../http/operation.ts';
+import { isDatabaseUnavailable } from '../http/errors.ts';
 
 type TokenError = 'INVALID_REQUEST' | 'INVALID_CLIENT' | 'CLIENT_DISABLED' | 'LICENSE_INACTIVE'
-  | 'ORG_SUBSCRIPTION_INACTIVE' | 'UNSUPPORTED_GRANT_TYPE' | 'INVALID_SCOPE' | 'RATE_LIMITED';
+  | 'ORG_SUBSCRIPTION_INACTIVE' | 'UNSUPPORTED_GRANT_TYPE' | 'INVALID_SCOPE' | 'RATE_LIMITED' | 'SERVICE_UNAVAILABLE';
 
 export const TOKEN_ERRORS: Record<TokenError, { status: number; error: string; description: string }> = {
   INVALID_REQUEST: { status: 400, error: 'invalid_request', description: 'the request is malformed' },
@@ -17,6 +19,8 @@ export const TOKEN_ERRORS: Record<TokenError, { status: number; error: string; d
   UNSUPPORTED_GRANT_TYPE: { status: 400, error: 'unsupported_grant_type', description: 'grant_type must be client_credentials' },
   INVALID_SCOPE: { status: 400, error: 'invalid_scope', description: 'scope must be exactly svc.api' },
   RATE_LIMITED: { status: 429, error: 'rate_limited', description: 'too many token requests' },
+  // RFC 6749 §4.1.2.1's temporarily_unavailable, with 503 and Retry-After (RFC 9110 §15.6.4).
+  SERVICE_UNAVAILABLE: { status: 503, error: 'temporarily_unavailable', description: 'the service cannot issue tokens right now; retry shortly' },
 };
 
 const OUTCOMES: Record<string, TokenError> = {
@@ -59,31 +63,47 @@ export function tokenRoute(app: AppContext): ServerRoute {
       id: 'createAccessToken',
       payload: { parse: true, output: 'data', maxBytes: 16 * 1024, failAction: 'error' },
       handler: async (request: Request, h: ResponseToolkit) => {
-        if (request.mime !== 'application/x-www-form-urlencoded') {
-          return tokenError(h, 'INVALID_REQUEST', {}, 'send the form body as application/x-www-form-urlencoded');
+        try {
+          return await issueToken(request, h);
+        } catch (e) {
+          if (!isDatabaseUnavailable(e)) throw e;
+          return tokenError(h, 'SERVICE_UNAVAILABLE', { 'Retry-After': '5' });
         }
-        const creds = basicCredentials(header(request, 'authorization'));
-        if (!creds) return tokenError(h, 'INVALID_CLIENT', {}, 'send the client id and secret as HTTP Basic credentials');
-        const form = (request.payload ?? {}) as Record<string, unknown>;
-        if (Array.isArray(form.grant_type) || Array.isArray(form.scope)) {
-          return tokenError(h, 'INVALID_REQUEST', {}, 'each parameter may appear only once');
-        }
-        if (form.grant_type !== 'client_credentials') return tokenError(h, 'UNSUPPORTED_GRANT_TYPE');
-        if (form.scope !== 'svc.api') return tokenError(h, 'INVALID_SCOPE');
-
-        const rl = await app.rateLimit(`token:${creds.id}`);
-        if (!rl.allowed) return tokenError(h, 'RATE_LIMITED', { ...rl.headers, 'Retry-After': String(rl.resetSeconds) });
-
-        const { rows: [r] } = await sql<{ outcome: string; secret_id: string | null }>`
-          select outcome, secret_id from api.authenticate_client(${creds.id}, ${creds.secret})`.execute(app.database.db);
-        if (r!.outcome !== 'ok') return tokenError(h, OUTCOMES[r!.outcome] ?? 'INVALID_CLIENT', rl.headers);
-
-        const accessToken = await app.tokens.issue(creds.id, r!.secret_id!);
-        const res = h.response({ access_token: accessToken, token_type: 'Bearer', expires_in: app.config.tokenTtlSeconds, scope: 'svc.api' })
-          .code(200).type('application/json');
-        for (const [k, v] of Object.entries({ ...NO_STORE, ...rl.headers })) res.header(k, v);
-        return res;
       },
     },
   };
+
+  async function issueToken(request: Request, h: ResponseToolkit) {
+    if (request.mime !== 'application/x-www-form-urlencoded') {
+      return tokenError(h, 'INVALID_REQUEST', {}, 'send the form body as application/x-www-form-urlencoded');
+    }
+    const creds = basicCredentials(header(request, 'authorization'));
+    if (!creds) return tokenError(h, 'INVALID_CLIENT', {}, 'send the client id and secret as HTTP Basic credentials');
+    const form = (request.payload ?? {}) as Record<string, unknown>;
+    if (Array.isArray(form.grant_type) || Array.isArray(form.scope)) {
+      return tokenError(h, 'INVALID_REQUEST', {}, 'each parameter may appear only once');
+    }
+    if (form.grant_type !== 'client_credentials') return tokenError(h, 'UNSUPPORTED_GRANT_TYPE');
+    if (form.scope !== 'svc.api') return tokenError(h, 'INVALID_SCOPE');
+
+    const rl = await app.rateLimit(`token:${creds.id}`);
+    if (!rl.allowed) return tokenError(h, 'RATE_LIMITED', { ...rl.headers, 'Retry-After': String(rl.resetSeconds) });
+
+    const { rows: [r] } = await sql<{ outcome: string; secret_id: string | null; organization_id: string | null }>`
+      select outcome, secret_id, organization_id from api.authenticate_client(${creds.id}, ${creds.secret})`.execute(app.database.db);
+    if (r!.outcome !== 'ok') return tokenError(h, OUTCOMES[r!.outcome] ?? 'INVALID_CLIENT', rl.headers);
+
+    const accessToken = await app.tokens.issue(creds.id, r!.secret_id!, r!.organization_id!);
+    // The token works only once the database has recorded it, and it records it only for a live
+    // secret: the request context needs this credential, not just ids (db migration 20261124000300).
+    const expiresAt = new Date(Date.now() + app.config.tokenTtlSeconds * 1000);
+    const { rows: [recorded] } = await sql<{ ok: boolean }>`
+      select api.access_token_record(${creds.id}, ${creds.secret}, ${createHash('sha256').update(accessToken).digest()},
+        ${expiresAt}::timestamptz) as ok`.execute(app.database.db);
+    if (!recorded?.ok) return tokenError(h, 'INVALID_CLIENT', rl.headers);
+    const res = h.response({ access_token: accessToken, token_type: 'Bearer', expires_in: app.config.tokenTtlSeconds, scope: 'svc.api' })
+      .code(200).type('application/json');
+    for (const [k, v] of Object.entries({ ...NO_STORE, ...rl.headers })) res.header(k, v);
+    return res;
+  }
 }

@@ -18,6 +18,7 @@ export const objectSchemaOperations: Operation[] = [
     operationId: 'getObjectSchema', method: 'GET', path: '/v1/schemas/{object_type}', tag: 'Custom-field schemas',
     summary: 'The fields of an object type that the caller may read', etag: true,
     params: Joi.object({ object_type: Joi.string().max(64).required() }),
+    errors: ['OBJECT_SCHEMA_NOT_FOUND'],
     response: { status: 200, description: 'The object_schema', schema: schemas.objectSchema },
     handler: async ({ tx, params }) => {
       const { rows: [row] } = await sql<{ doc: unknown; schema_version: number }>`

@@ -76,6 +76,8 @@ export const projectOperations: Operation[] = [
     operationId: 'createProject', method: 'POST', path: '/v1/projects', tag: 'Projects',
     summary: 'Create a project (status active)', roles: ['manager'], idempotencyKey: true, schemaVersion: true,
     body: Joi.object({ ...writable, code: code.required(), name: writable.name.required() }),
+    fieldCodes: { '/manager_member_id': 'INVALID_MANAGER', '/custom_fields': 'INVALID_CUSTOM_FIELD' },
+    errors: ['PROJECT_CODE_CONFLICT', 'INVALID_MANAGER', 'INVALID_CUSTOM_FIELD', 'CUSTOM_FIELD_NOT_FOUND', 'CUSTOM_FIELD_READ_ONLY', 'CUSTOM_FIELD_FORBIDDEN', 'CUSTOM_FIELD_VALUE_INVALID', 'CUSTOM_FIELD_REQUIRED'],
     response: { status: 201, description: 'The project', schema: schemas.project },
     handler: async (ctx) => {
       const r = await one(ctx, sql`select * from api.project_create(${ctx.body}::jsonb, ${schemaVersionOf(ctx.request)}::integer)`);
@@ -85,6 +87,7 @@ export const projectOperations: Operation[] = [
   {
     operationId: 'getProject', method: 'GET', path: '/v1/projects/{project_id}', tag: 'Projects',
     summary: 'One project', etag: true, params: projectId,
+    errors: ['PROJECT_NOT_FOUND'],
     response: { status: 200, description: 'The project', schema: schemas.project },
     handler: (ctx) => one(ctx, sql`select * from api.project_get(${ctx.params.project_id})`),
   },
@@ -92,6 +95,8 @@ export const projectOperations: Operation[] = [
     operationId: 'updateProject', method: 'PATCH', path: '/v1/projects/{project_id}', tag: 'Projects',
     summary: 'Change the supplied fields', roles: ['manager'], ifMatch: true, etag: true, params: projectId, schemaVersion: true,
     body: Joi.object({ ...writable, ...echoed }).min(1),
+    fieldCodes: { '/manager_member_id': 'INVALID_MANAGER', '/custom_fields': 'INVALID_CUSTOM_FIELD' },
+    errors: ['PROJECT_NOT_FOUND', 'PROJECT_CODE_CONFLICT', 'INVALID_MANAGER', 'IMMUTABLE_FIELD', 'INVALID_CUSTOM_FIELD', 'CUSTOM_FIELD_NOT_FOUND', 'CUSTOM_FIELD_READ_ONLY', 'CUSTOM_FIELD_FORBIDDEN', 'CUSTOM_FIELD_VALUE_INVALID', 'CUSTOM_FIELD_REQUIRED'],
     response: { status: 200, description: 'The project', schema: schemas.project },
     handler: (ctx) => one(ctx, sql`select * from api.project_update(${ctx.params.project_id}, ${`{${ctx.ifMatch.join(',')}}`}::integer[],
       ${ctx.body}::jsonb, ${schemaVersionOf(ctx.request)}::integer)`),
@@ -100,6 +105,7 @@ export const projectOperations: Operation[] = [
     operationId: 'archiveProject', method: 'POST', path: '/v1/projects/{project_id}/archive', tag: 'Projects',
     summary: 'Archive (409 PROJECT_ARCHIVE_BLOCKED while it has open tasks)', roles: ['manager'], idempotencyKey: true,
     etag: true, params: projectId,
+    errors: ['PROJECT_NOT_FOUND', 'PROJECT_ARCHIVE_BLOCKED'],
     response: { status: 200, description: 'The archived project', schema: schemas.project },
     handler: (ctx) => one(ctx, sql`select * from api.project_set_status(${ctx.params.project_id}, 'archived')`),
   },
@@ -107,6 +113,7 @@ export const projectOperations: Operation[] = [
     operationId: 'restoreProject', method: 'POST', path: '/v1/projects/{project_id}/restore', tag: 'Projects',
     summary: 'Restore an archived project while its references are still valid', roles: ['manager'], etag: true,
     params: projectId,
+    errors: ['PROJECT_NOT_FOUND', 'INVALID_MANAGER'],
     response: { status: 200, description: 'The restored project', schema: schemas.project },
     handler: (ctx) => one(ctx, sql`select * from api.project_set_status(${ctx.params.project_id}, 'active')`),
   },

@@ -3,6 +3,8 @@ import Joi from 'joi';
 
 const role = Joi.string().valid('member', 'manager', 'finance', 'hr');
 const timestamp = Joi.string().isoDate().description('ISO 8601 UTC date-time');
+/** A calendar date, YYYY-MM-DD (`format: date` in the document, not date-time). */
+const date = Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/).meta({ format: 'date' }).description('ISO 8601 calendar date');
 
 export const schemas = {
   principal: Joi.object({
@@ -42,7 +44,7 @@ export const schemas = {
     job_title: Joi.string().allow(null).description('member, manager, hr only'),
     timezone: Joi.string().allow(null).description('member, manager, hr only'),
     employee_number: Joi.string().allow(null).description('HR-restricted: hr only'),
-    hire_date: Joi.string().isoDate().allow(null).description('HR-restricted: hr only'),
+    hire_date: date.allow(null).description('HR-restricted: hr only'),
     employment_type: Joi.string().valid('employee', 'contractor', 'intern').allow(null).description('HR-restricted: hr only'),
   }).label('Member'),
 
@@ -53,8 +55,8 @@ export const schemas = {
     name: Joi.string().required(),
     description: Joi.string().allow(null).description('member, manager'),
     status: Joi.string().valid('active', 'archived').required(),
-    start_date: Joi.string().isoDate().allow(null),
-    end_date: Joi.string().isoDate().allow(null),
+    start_date: date.allow(null),
+    end_date: date.allow(null),
     customer_id: Joi.string().allow(null).description('member, manager, finance'),
     manager_member_id: Joi.string().allow(null).description('member, manager, hr'),
     currency: Joi.string().length(3).description('member, manager, finance'),
@@ -123,7 +125,7 @@ export const schemas = {
     member_id: Joi.string().required().description('the subject member'),
     project_id: Joi.string().required(),
     task_id: Joi.string().allow(null),
-    work_date: Joi.string().isoDate().required(),
+    work_date: date.required(),
     minutes: Joi.number().integer().min(1).max(1440).required(),
     billable: Joi.boolean().required(),
     notes: Joi.string().allow(null),
@@ -167,8 +169,8 @@ export const schemas = {
     number: Joi.string().allow(null).required(),
     status: Joi.string().valid('draft', 'sent', 'paid', 'void').required(),
     customer_id: Joi.string().required(),
-    issue_date: Joi.string().allow(null).required(),
-    due_date: Joi.string().allow(null).required(),
+    issue_date: date.allow(null).required(),
+    due_date: date.allow(null).required(),
     currency: Joi.string().required(),
     memo: Joi.string().allow(null, '').required(),
     lines: Joi.array().items(Joi.object({
@@ -273,6 +275,9 @@ export const schemas = {
     instance: Joi.string(),
     code: Joi.string().required().description("the spec's error code"),
     request_id: Joi.string().required(),
-    errors: Joi.array().items(Joi.object({ pointer: Joi.string(), detail: Joi.string(), code: Joi.string() })),
-  }).label('Problem'),
+    errors: Joi.array().items(Joi.object({ pointer: Joi.string(), detail: Joi.string(), code: Joi.string() }))
+      .description('every problem with the input, each with a JSON pointer'),
+    current_etag: Joi.string().description('STALE_RESOURCE: the current ETag'),
+    resource_id: Joi.string().description('the resource the problem is about, where one exists'),
+  }).unknown(true).label('Problem').description('RFC 9457 problem details; further extension members may appear'),
 };

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { sql, type RawBuilder } from 'kysely';
-import type { Operation, OperationContext } from '../http/operation.ts';
+import { fieldErrors, withFieldCodes, type Operation, type OperationContext } from '../http/operation.ts';
 import { ApiError, PROBLEMS, type ProblemCode } from '../http/errors.ts';
 import { listQuery } from '../http/pagination.ts';
 import { schemas } from './schemas.ts';
@@ -9,6 +9,9 @@ import { date, email, idOf, listPage, subject } from './common.ts';
 /** Longest span of an organization-wide listing (no member, project, task or external id filter). */
 export const MAX_ORG_WIDE_DAYS = 93;
 export const MAX_BATCH = 100;
+
+/** The spec's codes for the entry fields' rules (a bad duration is INVALID_DURATION, …). */
+const TIME_ENTRY_FIELD_CODES: Record<string, ProblemCode> = { '/minutes': 'INVALID_DURATION', '/work_date': 'INVALID_WORK_DATE', '/subject': 'INVALID_SUBJECT_MEMBER' };
 
 const timeEntryId = Joi.object({ time_entry_id: idOf('tim').required() });
 const fields = {
@@ -79,6 +82,8 @@ export const timeEntryOperations: Operation[] = [
   {
     operationId: 'createTimeEntry', method: 'POST', path: '/v1/time-entries', tag: 'Time entries',
     summary: 'Record time for a subject member (status draft)', roles: ['manager'], idempotencyKey: true, body: entry,
+    fieldCodes: TIME_ENTRY_FIELD_CODES,
+    errors: ['INVALID_SUBJECT_MEMBER', 'INVALID_WORK_DATE', 'INVALID_DURATION', 'EXTERNAL_ID_CONFLICT'],
     response: { status: 201, description: 'The time entry', schema: schemas.timeEntry },
     handler: async (ctx) => {
       const r = await one(ctx, sql`select * from api.time_entry_create(${ctx.body}::jsonb)`, 201);
@@ -92,13 +97,15 @@ export const timeEntryOperations: Operation[] = [
       entries: Joi.array().items(Joi.object().unknown(true)).min(1).max(MAX_BATCH).required(),
       atomic: Joi.boolean().strict().default(true),
     }),
-    response: { status: 201, description: 'Per-item results, in order (201 when atomic; 200 with atomic=false, where failed items are reported, not fatal)', schema: schemas.timeEntryBatch },
+    errors: ['INVALID_SUBJECT_MEMBER', 'INVALID_WORK_DATE', 'INVALID_DURATION', 'EXTERNAL_ID_CONFLICT'],
+    response: { status: 201, also: [200], description: 'Per-item results, in order (201 when atomic; 200 with atomic=false, where failed items are reported, not fatal)', schema: schemas.timeEntryBatch },
     handler: async (ctx) => {
       // Each item is checked against the entry schema first; SQL checks the rest in one statement.
       const items = ctx.body.entries.map((item: unknown, index: number) => {
         const { error, value } = entry.validate(item, { abortEarly: false, convert: false, errors: { wrap: { label: "'" } } });
         if (error) {
-          return { index, invalid: error.details.map((d) => ({ pointer: '/' + d.path.join('/'), detail: d.message.replace(/"/g, "'"), code: d.type })) };
+          const { code, errors } = withFieldCodes(fieldErrors(error), TIME_ENTRY_FIELD_CODES);
+          return { index, invalid: errors, code };
         }
         return { index, value };
       });
@@ -109,7 +116,7 @@ export const timeEntryOperations: Operation[] = [
         select api.time_entry_batch(${JSON.stringify(valid.map((i: any) => i.value))}::text::jsonb, false) as result`.execute(ctx.tx);
       const sqlResults = row!.result.results;
       const results = items.map((i: any) => {
-        if (i.invalid) return { index: i.index, status: 'failed', error: { code: 'VALIDATION_FAILED', errors: i.invalid } };
+        if (i.invalid) return { index: i.index, status: 'failed', error: { code: i.code, errors: i.invalid } };
         return { ...sqlResults[valid.indexOf(i)], index: i.index };
       });
       const failed = results.filter((r: any) => r.status === 'failed');
@@ -129,6 +136,7 @@ export const timeEntryOperations: Operation[] = [
   {
     operationId: 'getTimeEntry', method: 'GET', path: '/v1/time-entries/{time_entry_id}', tag: 'Time entries',
     summary: 'One time entry', roles: ['manager', 'finance', 'hr'], etag: true, params: timeEntryId,
+    errors: ['TIME_ENTRY_NOT_FOUND'],
     response: { status: 200, description: 'The time entry', schema: schemas.timeEntry },
     handler: (ctx) => one(ctx, sql`select * from api.time_entry_get(${ctx.params.time_entry_id})`),
   },
@@ -136,6 +144,8 @@ export const timeEntryOperations: Operation[] = [
     operationId: 'updateTimeEntry', method: 'PATCH', path: '/v1/time-entries/{time_entry_id}', tag: 'Time entries',
     summary: 'Change a draft or rejected entry', roles: ['manager'], ifMatch: true, etag: true, params: timeEntryId,
     body: Joi.object({ ...fields, ...echoed }).min(1),
+    fieldCodes: TIME_ENTRY_FIELD_CODES,
+    errors: ['TIME_ENTRY_NOT_FOUND', 'TIME_ENTRY_LOCKED', 'APPROVAL_REQUIRED', 'IMMUTABLE_FIELD', 'INVALID_SUBJECT_MEMBER', 'INVALID_WORK_DATE', 'INVALID_DURATION', 'EXTERNAL_ID_CONFLICT'],
     response: { status: 200, description: 'The time entry', schema: schemas.timeEntry },
     handler: (ctx) => one(ctx, sql`select * from api.time_entry_update(${ctx.params.time_entry_id}, ${`{${ctx.ifMatch.join(',')}}`}::integer[],
       ${ctx.body}::jsonb)`),
@@ -144,6 +154,7 @@ export const timeEntryOperations: Operation[] = [
     operationId: 'submitTimeEntry', method: 'POST', path: '/v1/time-entries/{time_entry_id}/submit', tag: 'Time entries',
     summary: 'Request approval from a named user (never approves)', roles: ['manager'], idempotencyKey: true, etag: true,
     params: timeEntryId,
+    errors: ['TIME_ENTRY_NOT_FOUND', 'TIME_ENTRY_LOCKED'],
     response: { status: 200, description: 'The submitted time entry (approval_id names the request)', schema: schemas.timeEntry },
     handler: (ctx) => one(ctx, sql`select * from api.time_entry_submit(${ctx.params.time_entry_id})`),
   },
@@ -151,6 +162,7 @@ export const timeEntryOperations: Operation[] = [
     operationId: 'deleteTimeEntry', method: 'DELETE', path: '/v1/time-entries/{time_entry_id}', tag: 'Time entries',
     summary: 'Delete a draft or rejected entry (audited; deleting again succeeds)', roles: ['manager'], idempotencyKey: true,
     params: timeEntryId,
+    errors: ['TIME_ENTRY_NOT_FOUND', 'TIME_ENTRY_LOCKED'],
     response: { status: 204, description: 'Deleted' },
     handler: async (ctx) => {
       await sql`select api.time_entry_delete(${ctx.params.time_entry_id})`.execute(ctx.tx);

@@ -70,6 +70,8 @@ export const webhookOperations: Operation[] = [
     summary: 'Register an HTTPS endpoint; it must answer the verification challenge. Returns the signing secret once.',
     idempotencyKey: true, oneTimeSecret: true,
     body: Joi.object({ url: url.required(), events: events.required(), description }),
+    fieldCodes: { '/url': 'WEBHOOK_URL_UNSAFE', '/events/*': 'WEBHOOK_EVENT_NOT_SUPPORTED' },
+    errors: ['WEBHOOK_EVENT_NOT_SUPPORTED', 'WEBHOOK_URL_UNSAFE', 'WEBHOOK_VERIFICATION_FAILED', 'WEBHOOK_SECRET_NOT_AVAILABLE'],
     response: { status: 201, description: 'The endpoint, enabled, with its secret', schema: schemas.webhookEndpoint },
     preflight: async (ctx) => {
       const safe = await assertSafeUrl(ctx.body.url, ctx.app.config.webhooks);
@@ -102,6 +104,7 @@ export const webhookOperations: Operation[] = [
   {
     operationId: 'getWebhookEndpoint', method: 'GET', path: '/v1/webhook-endpoints/{endpoint_id}', tag: 'Webhook endpoints',
     summary: 'One endpoint (never its secret)', etag: true, params: endpointId,
+    errors: ['WEBHOOK_ENDPOINT_NOT_FOUND'],
     response: { status: 200, description: 'The endpoint', schema: schemas.webhookEndpoint },
     handler: async (ctx) => {
       const row = await endpoint(ctx, ctx.params.endpoint_id);
@@ -113,6 +116,8 @@ export const webhookOperations: Operation[] = [
     summary: 'Change url, events or description; a new url must answer the verification challenge',
     ifMatch: true, etag: true, params: endpointId,
     body: Joi.object({ url, events, description }).min(1),
+    fieldCodes: { '/url': 'WEBHOOK_URL_UNSAFE', '/events/*': 'WEBHOOK_EVENT_NOT_SUPPORTED' },
+    errors: ['WEBHOOK_ENDPOINT_NOT_FOUND', 'WEBHOOK_EVENT_NOT_SUPPORTED', 'WEBHOOK_URL_UNSAFE', 'WEBHOOK_VERIFICATION_FAILED', 'IMMUTABLE_FIELD'],
     response: { status: 200, description: 'The endpoint', schema: schemas.webhookEndpoint },
     preflight: async (ctx) => {
       if (ctx.body.url === undefined) return {};
@@ -135,6 +140,7 @@ export const webhookOperations: Operation[] = [
     tag: 'Webhook endpoints', idempotencyKey: true, oneTimeSecret: true, bodyOptional: true, params: endpointId, etag: true,
     summary: 'A new signing secret, shown once; the previous one keeps signing for previous_secret_expires_in seconds (default 86400)',
     body: Joi.object({ previous_secret_expires_in: Joi.number().integer().min(0).max(604800).default(86400) }),
+    errors: ['WEBHOOK_ENDPOINT_NOT_FOUND', 'WEBHOOK_SECRET_NOT_AVAILABLE'],
     response: { status: 200, description: 'The endpoint with its new secret', schema: schemas.webhookEndpoint },
     handler: async (ctx) => {
       const secret = newWebhookSecret();
@@ -147,6 +153,7 @@ export const webhookOperations: Operation[] = [
     operationId: 'disableWebhookEndpoint', method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/disable',
     tag: 'Webhook endpoints', idempotencyKey: true, params: endpointId, etag: true,
     summary: 'Stop deliveries; pending ones are cancelled when their turn comes',
+    errors: ['WEBHOOK_ENDPOINT_NOT_FOUND'],
     response: { status: 200, description: 'The disabled endpoint', schema: schemas.webhookEndpoint },
     handler: (ctx) => one(ctx, sql`select * from api.webhook_endpoint_set_status(${ctx.params.endpoint_id}, 'disabled')`),
   },
@@ -154,6 +161,7 @@ export const webhookOperations: Operation[] = [
     operationId: 'enableWebhookEndpoint', method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/enable',
     tag: 'Webhook endpoints', idempotencyKey: true, params: endpointId, etag: true,
     summary: 'Resume deliveries; the endpoint must answer the verification challenge again',
+    errors: ['WEBHOOK_ENDPOINT_NOT_FOUND', 'WEBHOOK_VERIFICATION_FAILED'],
     response: { status: 200, description: 'The enabled endpoint', schema: schemas.webhookEndpoint },
     preflight: async (ctx) => {
       const before = await endpointForPreflight(ctx);
@@ -175,6 +183,7 @@ export const webhookOperations: Operation[] = [
       event_id: idOf('evt'),
       ...sortQuery(SORTS, 'created_at', 'desc'),
     }),
+    errors: ['WEBHOOK_ENDPOINT_NOT_FOUND'],
     response: { status: 200, description: 'A page of deliveries', schema: schemas.list(schemas.webhookDelivery) },
     handler: async (ctx) => {
       await endpoint(ctx, ctx.params.endpoint_id);
@@ -189,6 +198,7 @@ export const webhookOperations: Operation[] = [
     operationId: 'getWebhookDelivery', method: 'GET', path: '/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}',
     tag: 'Webhook endpoints', params: deliveryParams,
     summary: 'One delivery with every attempt (status, duration, error category)',
+    errors: ['WEBHOOK_ENDPOINT_NOT_FOUND', 'WEBHOOK_DELIVERY_NOT_FOUND'],
     response: { status: 200, description: 'The delivery', schema: schemas.webhookDelivery },
     handler: async (ctx) => {
       await endpoint(ctx, ctx.params.endpoint_id);
@@ -203,6 +213,7 @@ export const webhookOperations: Operation[] = [
     path: '/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/replay', tag: 'Webhook endpoints',
     idempotencyKey: true, params: deliveryParams,
     summary: 'A new delivery of the same event (same event id) inside the 30-day window',
+    errors: ['WEBHOOK_ENDPOINT_NOT_FOUND', 'WEBHOOK_DELIVERY_NOT_FOUND', 'WEBHOOK_REPLAY_EXPIRED'],
     response: { status: 202, description: 'The new delivery, queued', schema: schemas.webhookDelivery },
     handler: async (ctx) => {
       const { rows: [row] } = await sql<{ doc: unknown }>`select * from api.webhook_delivery_replay(${ctx.params.endpoint_id}, ${ctx.params.delivery_id})`
@@ -214,6 +225,7 @@ export const webhookOperations: Operation[] = [
     operationId: 'testWebhookEndpoint', method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/test', tag: 'Webhook endpoints',
     idempotencyKey: true, params: endpointId,
     summary: 'Send a signed webhook_endpoint.test event to this endpoint',
+    errors: ['WEBHOOK_ENDPOINT_NOT_FOUND'],
     response: { status: 202, description: 'The test delivery, queued', schema: schemas.webhookDelivery },
     handler: async (ctx) => {
       const { rows: [row] } = await sql<{ doc: unknown }>`select * from api.webhook_endpoint_test(${ctx.params.endpoint_id})`.execute(ctx.tx);

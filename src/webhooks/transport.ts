@@ -3,6 +3,7 @@
 import https from 'node:https';
 import tls from 'node:tls';
 import dns from 'node:dns/promises';
+import { lookup as lookupCallback, type LookupAddress, type LookupOptions } from 'node:dns';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import { createHmac, randomBytes } from 'node:crypto';
@@ -22,7 +23,6 @@ export function signatureHeader(secrets: string[], timestamp: number, body: stri
   return secrets.map((s) => 'v1=' + createHmac('sha256', s).update(`${timestamp}.${body}`).digest('hex')).join(',');
 }
 
-const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 
 /** Only ordinary public unicast: no private, loopback, link-local (cloud metadata), multicast,
  * carrier-grade NAT, reserved or unspecified addresses; IPv4-mapped IPv6 is unwrapped first. */
@@ -34,8 +34,33 @@ export function isPublicAddress(address: string): boolean {
   return parsed.range() === 'unicast';
 }
 
-/** Extra ranges refused at connect time on top of the agent's non-unicast rule. */
-const DENY = ['::/96'];
+/** Our rule at connect time, applied to every address a delivery's DNS lookup returns, before
+ * request-filtering-agent applies its own (non-unicast refused). Checking by family here, rather
+ * than handing the agent mixed IPv4/IPv6 lists, keeps it from matching an IPv6 range against an
+ * IPv4 address (it logs a stack trace for each such pair). Allowed hosts (local testing) may
+ * resolve to loopback too; nothing else private, ever. */
+function addressAllowed(address: string, loopbackAllowed: boolean): boolean {
+  if (isPublicAddress(address)) return true;
+  return loopbackAllowed && ipaddr.isValid(address) && ipaddr.process(address).range() === 'loopback';
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** dns.lookup, then addressAllowed for every address (the form net.connect's `lookup` option takes). */
+function checkedLookup(loopbackAllowed: boolean) {
+  return (hostname: string, options: LookupOptions, cb: LookupCallback) => {
+    lookupCallback(hostname, options, (err, result, family) => {
+      if (err) { cb(err, '', 0); return; }
+      const all = Array.isArray(result) ? result : [{ address: result, family: family ?? 0 }];
+      const refused = all.find((a) => !addressAllowed(a.address, loopbackAllowed));
+      if (refused) {
+        cb(Object.assign(new Error(`DNS lookup ${refused.address} (host: ${hostname}) is not allowed`), { code: 'EADDRNOTALLOWED' }), '', 0);
+        return;
+      }
+      cb(null, result, family);
+    });
+  };
+}
 
 function unsafe(detail: string): ApiError {
   return new ApiError('WEBHOOK_URL_UNSAFE', detail, { errors: [{ pointer: '/url', detail, code: 'WEBHOOK_URL_UNSAFE' }] });
@@ -94,7 +119,7 @@ function retryAfterOf(value: string | string[] | undefined): number | undefined 
 
 function errorCategory(e: NodeJS.ErrnoException): string {
   if (e.message === 'deadline') return 'timeout';
-  if (/is not allowed/.test(e.message)) return 'destination_not_allowed';
+  if (e.code === 'EADDRNOTALLOWED' || /is not allowed/.test(e.message)) return 'destination_not_allowed';
   switch (e.code) {
     case 'ECONNREFUSED': return 'connection_refused';
     case 'ECONNRESET': case 'EPIPE': return 'connection_reset';
@@ -111,8 +136,9 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 /** HTTPS POST with a hard deadline, no redirects, and the address filter at connect time. */
 export function createTransport(config: WebhookConfig): Transport {
   const ca = config.caFile ? [...tls.rootCertificates, readFileSync(config.caFile, 'utf8')] : undefined;
-  const strict = new RequestFilteringHttpsAgent({ keepAlive: true, ca, denyIPAddressList: DENY });
-  const loopbackAllowed = new RequestFilteringHttpsAgent({ keepAlive: true, ca, allowIPAddressList: LOOPBACK, denyIPAddressList: DENY });
+  const strict = new RequestFilteringHttpsAgent({ keepAlive: true, ca });
+  // Loopback passes the agent here; checkedLookup(true) still refuses every other private address.
+  const loopbackAllowed = new RequestFilteringHttpsAgent({ keepAlive: true, ca, allowPrivateIPAddress: true });
   return {
     post(rawUrl, headers, body) {
       const started = Date.now();
@@ -128,10 +154,12 @@ export function createTransport(config: WebhookConfig): Transport {
         let url: URL;
         try { url = new URL(rawUrl); } catch { finish({ error: 'invalid_url' }); return; }
         const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
-        const agent = config.allowedHosts.includes(host) ? loopbackAllowed : strict;
+        const allowed = config.allowedHosts.includes(host);
         if (url.protocol !== 'https:') { finish({ error: 'destination_not_allowed' }); return; }
+        // An IP literal has no lookup: it must pass the same rule here (the strict agent checks it too).
+        if (net.isIP(host) && !addressAllowed(host, false)) { finish({ error: 'destination_not_allowed' }); return; }
         const req = https.request(url, {
-          method: 'POST', agent,
+          method: 'POST', agent: allowed ? loopbackAllowed : strict, lookup: checkedLookup(allowed) as never,
           headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'svc-webhooks/1', ...headers },
         }, (res) => {
           const chunks: Buffer[] = [];

@@ -4,20 +4,32 @@
 //                   their first attempts;
 //   webhook_deliver (one per retry or replay): re-checks the client's access, signs, POSTs, records;
 //   webhook_purge   (daily, crontab): 30-day retention of events, deliveries and attempts;
+//   token_purge     (hourly, crontab): expired access-token records;
 //   accounting_sync (one per issued or voided synchronized invoice): the provider adapter's call,
 //                   and the provider-neutral outcome on the invoice.
 // A timer re-queues attempts whose worker died mid-flight (their lease ran out).
 import postgres from 'postgres';
+import pg from 'pg';
 import { Logger, run, type Runner, type TaskList } from 'graphile-worker';
 import type { Config } from '../config.ts';
 import { unseal } from '../auth/sealing.ts';
 import { accountingProvider, ProviderError, type AccountingCustomer, type AccountingInvoice } from '../accounting/providers.ts';
 import { classify, createTransport, signedRequest, webhookSecretKey, type EventEnvelope, type Transport } from '../webhooks/transport.ts';
+import type { Logger as Pino } from 'pino';
+import { createLogger } from '../observability/logger.ts';
+import { createMetrics, type Metrics } from '../observability/metrics.ts';
+import { isConnectionFailure } from '../db/faults.ts';
 
 interface EventRow { id: string; organization_id: string; type: string; resource_type: string; resource_id: string; resource_version: number; created_at: Date }
 
-const quiet = new Logger(() => (level, message) => {
-  if (level === 'error') console.error(JSON.stringify({ level: 'error', msg: message }));
+/** graphile-worker's log lines through pino (its debug chatter stays at debug). */
+const graphileLogger = (log: Pino) => new Logger((scope) => {
+  const child = log.child({ component: 'graphile-worker', ...(scope.taskIdentifier ? { task: scope.taskIdentifier } : {}),
+    ...(scope.jobId ? { job_id: scope.jobId } : {}) });
+  return (level, message) => {
+    const pinoLevel = level === 'warning' ? 'warn' : level;
+    child[pinoLevel as 'error' | 'warn' | 'info' | 'debug'](message);
+  };
 });
 
 export function envelopeOf(ev: EventRow): EventEnvelope {
@@ -36,20 +48,20 @@ const leaseSecondsOf = (config: Config) => Math.ceil(config.webhooks.timeoutMs /
 
 /** One statement decides who receives the event and claims the first attempts
  * (app_private.webhook_fanout); they are sent at once, in this job. */
-export async function fanout(sql: postgres.Sql, config: Config, transport: Transport, eventId: string): Promise<string[]> {
+export async function fanout(sql: postgres.Sql, config: Config, transport: Transport, eventId: string, metrics?: Metrics): Promise<string[]> {
   const rows = await sql<(ClaimRow & { delivery_id: string })[]>`
     select * from app_private.webhook_fanout(${eventId}, ${leaseSecondsOf(config)})`;
-  return Promise.all(rows.map((c) => send(sql, config, transport, c.delivery_id, c)));
+  return Promise.all(rows.map((c) => send(sql, config, transport, c.delivery_id, c, metrics)));
 }
 
 /** A retry or replay: claim (the client's access is re-checked in SQL), then send. */
-export async function deliver(sql: postgres.Sql, config: Config, transport: Transport, deliveryId: string): Promise<string> {
+export async function deliver(sql: postgres.Sql, config: Config, transport: Transport, deliveryId: string, metrics?: Metrics): Promise<string> {
   const [c] = await sql<ClaimRow[]>`select * from app_private.webhook_claim(${deliveryId}, ${leaseSecondsOf(config)})`;
-  return c ? send(sql, config, transport, deliveryId, c) : 'skipped';
+  return c ? send(sql, config, transport, deliveryId, c, metrics) : 'skipped';
 }
 
 /** Sign, POST, record: one request and one statement. */
-async function send(sql: postgres.Sql, config: Config, transport: Transport, deliveryId: string, c: ClaimRow): Promise<string> {
+async function send(sql: postgres.Sql, config: Config, transport: Transport, deliveryId: string, c: ClaimRow, metrics?: Metrics): Promise<string> {
   const key = webhookSecretKey(config.secretKey);
   const secrets = [unseal(key, c.secret_sealed)];
   if (c.previous_secret_sealed) secrets.push(unseal(key, c.previous_secret_sealed));
@@ -65,6 +77,7 @@ async function send(sql: postgres.Sql, config: Config, transport: Transport, del
       ${result.status ?? null}, ${verdict.ok ? null : verdict.error ?? 'failed'}, ${verdict.retryable},
       ${result.retryAfterSeconds ?? null}, ${config.webhooks.retryScale}, ${config.webhooks.disableAfterFailures},
       ${Math.round(config.webhooks.disableAfterSeconds)}) as outcome`;
+  metrics?.webhookAttempts.inc({ outcome: verdict.ok ? 'succeeded' : verdict.retryable ? 'retryable_failure' : 'permanent_failure' });
   return r!.outcome;
 }
 
@@ -102,14 +115,17 @@ export async function accountingSync(sql: postgres.Sql, invoiceId: string, actio
   return 'synced';
 }
 
-export interface Worker { runner: Runner; stop: () => Promise<void>; recover: () => Promise<number> }
+export interface Worker { metrics: Metrics; stop: () => Promise<void>; recover: () => Promise<number> }
 
-export async function startWorker(config: Config, opts: { pollInterval?: number } = {}): Promise<Worker> {
+export async function startWorker(config: Config,
+  opts: { pollInterval?: number; logger?: Pino; metrics?: Metrics } = {}): Promise<Worker> {
+  const log = (opts.logger ?? createLogger(config.logLevel)).child({ component: 'worker' });
+  const metrics = opts.metrics ?? createMetrics();
   const sql = postgres(config.databaseUrl, { max: Math.min(config.worker.concurrency + 2, 20), onnotice: () => {} });
   const transport = createTransport(config.webhooks);
   const taskList: TaskList = {
-    webhook_fanout: async (payload) => { await fanout(sql, config, transport, (payload as { event_id: string }).event_id); },
-    webhook_deliver: async (payload) => { await deliver(sql, config, transport, (payload as { delivery_id: string }).delivery_id); },
+    webhook_fanout: async (payload) => { await fanout(sql, config, transport, (payload as { event_id: string }).event_id, metrics); },
+    webhook_deliver: async (payload) => { await deliver(sql, config, transport, (payload as { delivery_id: string }).delivery_id, metrics); },
     accounting_sync: async (payload, helpers) => {
       const { invoice_id, action } = payload as { invoice_id: string; action: 'export' | 'void' };
       await accountingSync(sql, invoice_id, action, { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
@@ -118,35 +134,139 @@ export async function startWorker(config: Config, opts: { pollInterval?: number 
       await sql`select app_private.purge_webhook_history()`;
       await sql`select control.purge_expired_idempotency_keys()`;
     },
+    // Access token records live an hour; the expired ones go every hour.
+    token_purge: async () => { await sql`select control.purge_expired_access_tokens()`; },
   };
-  const runner = await run({
-    connectionString: config.databaseUrl,
-    concurrency: config.worker.concurrency,
-    noHandleSignals: true,
-    pollInterval: opts.pollInterval ?? 2000,
-    logger: quiet,
-    taskList,
-    crontab: '17 3 * * * webhook_purge ?max=3\n',
-    // Fetch jobs in batches and complete them in batches: far fewer round trips per event.
-    // (Measured in bench/webhooks.ts: steady p50 21 ms with the local queue, 543 ms without.)
-    preset: { worker: { localQueue: { size: config.worker.concurrency * 2 }, completeJobBatchDelay: 0, failJobBatchDelay: 0,
-      maxPoolSize: config.worker.concurrency + 2 } },
-  });
+  /** Each runner gets a pool of its own whose error listeners stay for the pool's whole life:
+   * graphile-worker removes the listeners of a pool it made before that pool has ended, and an
+   * idle connection the database ends in that gap ('terminating connection due to administrator
+   * command') is then an unhandled 'error' event, which ends the process. */
+  const newPool = () => {
+    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.worker.concurrency + 2 });
+    pool.on('error', (err) => log.warn({ err: err.message }, 'a job runner connection failed while idle'));
+    pool.on('connect', (client) => client.on('error', (err) => log.warn({ err: err.message }, 'a job runner connection failed')));
+    return pool;
+  };
+  const startRunner = async (): Promise<Runner> => {
+    const pgPool = newPool();
+    let r: Runner;
+    try {
+      r = await run({
+        pgPool,
+        concurrency: config.worker.concurrency,
+        noHandleSignals: true,
+        pollInterval: opts.pollInterval ?? 2000,
+        logger: graphileLogger(log),
+        taskList,
+        crontab: '17 3 * * * webhook_purge ?max=3\n7 * * * * token_purge ?max=3\n',
+        // Fetch jobs in batches and complete them in batches: far fewer round trips per event.
+        // (Measured in bench/webhooks.ts: steady p50 21 ms with the local queue, 543 ms without.)
+        preset: { worker: { localQueue: { size: config.worker.concurrency * 2 }, completeJobBatchDelay: 0, failJobBatchDelay: 0,
+          maxPoolSize: config.worker.concurrency + 2 } },
+      });
+    } catch (e) {
+      void pgPool.end().catch(() => undefined);
+      throw e;
+    }
+    // The pool ends after its runner, however the runner ends (stop, kill, or by itself), and at
+    // the latest 10 s after a kill: a runner that hangs in its shutdown must not keep connections.
+    let ended = false;
+    const endPool = () => { if (!ended) { ended = true; void pgPool.end().catch(() => undefined); } };
+    r.promise.then(endPool, endPool);
+    poolEnders.set(r, endPool);
+    r.events.on('pool:create', ({ workerPool }) => { poolIds.add(workerPool.id); });
+    r.events.on('job:start', () => { lastActivity = Date.now(); });
+    r.events.on('job:success', ({ job }) => { lastActivity = Date.now(); metrics.workerJobs.inc({ task: job.task_identifier, outcome: 'success' }); });
+    r.events.on('job:error', ({ job }) => { lastActivity = Date.now(); metrics.workerJobs.inc({ task: job.task_identifier, outcome: 'error' }); });
+    r.events.on('job:failed', ({ job }) => metrics.workerJobs.inc({ task: job.task_identifier, outcome: 'failed' }));
+    // graphile-worker stops its pool when it cannot record a job's outcome (the database went away
+    // at that moment: "the queue is in an inconsistent state"), and that stop can itself hang.
+    r.events.on('pool:gracefulShutdown', ({ message }) => { if (!stopRequested) restart(`the job runner is stopping by itself: ${message}`); });
+    r.promise.then(() => undefined, () => undefined).then(() => { if (!stopRequested && runner === r) restart('the job runner stopped by itself'); });
+    return r;
+  };
+  const poolIds = new Set<string>();
+  const poolEnders = new WeakMap<Runner, () => void>();
+  let runner: Runner | undefined;
+  let stopping: Promise<void> | undefined;
+  /** Set before the runner is asked to stop: its own shutdown events must not look like a fault. */
+  let stopRequested = false;
+  let restarting = false;
+  let failures = 0;
+  let lastActivity = Date.now();
+  /** A new runner in place of one that stopped or stalled: the old one is killed (not waited for),
+   * the jobs its pools hold are unlocked, and a new one starts once the database answers; until
+   * then, attempts back off up to 30 s. Jobs are idempotent, so one that ran half-way runs again. */
+  const restart = (reason: string) => {
+    if (restarting || stopRequested) return;
+    restarting = true;
+    metrics.workerRestarts.inc();
+    const old = runner;
+    runner = undefined;
+    log.error({ reason }, 'restarting the job runner');
+    void old?.kill(reason).catch(() => undefined);
+    const endOld = old && poolEnders.get(old);
+    if (endOld) setTimeout(endOld, 10_000).unref();
+    const attempt = () => {
+      const delay = Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
+      setTimeout(() => {
+        if (stopRequested) { restarting = false; return; }
+        void (async () => {
+          const stale = [...poolIds];
+          if (stale.length) await sql`select graphile_worker.force_unlock_workers(${stale}::text[])`;
+          for (const id of stale) poolIds.delete(id);
+          lastActivity = Date.now();
+          runner = await startRunner();
+          failures = 0;
+          restarting = false;
+          log.info('job runner started again');
+        })().catch((e) => {
+          failures++;
+          log.error({ err: e }, 'the job runner could not start; trying again');
+          attempt();
+        });
+        // Not unref'd: a worker process with no runner must stay up to start the next one.
+      }, delay);
+    };
+    attempt();
+  };
+  try {
+    runner = await startRunner();
+  } catch (e) {
+    // The database is not there yet (a worker started during an outage): keep trying in the background.
+    if (!isConnectionFailure(e)) throw e;
+    restart(`the job runner could not start: ${(e as Error).message}`);
+  }
   const recover = async () => {
     const [r] = await sql<{ n: number }[]>`select app_private.webhook_recover(make_interval(secs => ${config.worker.staleSeconds})) as n`;
     return r?.n ?? 0;
   };
+  /** A runner that takes no job while jobs are overdue has stalled (a stop that hangs, a fetch
+   * loop that died with its connection): restart it. A busy runner keeps taking jobs, however
+   * long its backlog, so it is left alone. */
+  const watchdog = async () => {
+    if (restarting || stopRequested || Date.now() - lastActivity < config.worker.staleSeconds * 1000) return;
+    const [o] = await sql<{ overdue: boolean }[]>`
+      select exists (select from graphile_worker._private_jobs j
+                      where j.is_available and j.run_at < now() - make_interval(secs => ${config.worker.staleSeconds})) as overdue`;
+    if (o?.overdue && Date.now() - lastActivity >= config.worker.staleSeconds * 1000) {
+      restart(`no job taken for ${Math.round((Date.now() - lastActivity) / 1000)} s while jobs are overdue`);
+    }
+  };
   await recover().catch(() => undefined);
-  const timer = setInterval(() => { recover().catch(() => undefined); }, config.worker.recoverIntervalMs);
+  const timer = setInterval(() => {
+    recover().catch(() => undefined);
+    watchdog().catch(() => undefined);
+  }, config.worker.recoverIntervalMs);
   timer.unref();
-  let stopping: Promise<void> | undefined;
   return {
-    runner,
+    metrics,
     recover,
     // Idempotent: a shutdown path and a test teardown may both ask.
     stop: () => (stopping ??= (async () => {
+      stopRequested = true;
       clearInterval(timer);
-      await runner.stop();
+      await runner?.stop().catch(() => undefined);
       await sql.end({ timeout: 5 });
     })()),
   };

@@ -1,7 +1,7 @@
 // Integration connections inside the database: Role relevance and ownership in row policies.
 import t from 'tap';
 import postgres from 'postgres';
-import { failure, oneConnection } from '../helpers/sql.ts';
+import { failure, oneConnection, beginRequest, visibleRows } from '../helpers/sql.ts';
 import { startApp, type Client } from '../helpers/app.ts';
 
 t.test('runtime role: organization connections by Role relevance; never personal ones; control plane only writes', async (t) => {
@@ -18,11 +18,13 @@ t.test('runtime role: organization connections by Role relevance; never personal
     '--owner-member', 'owner@example.com', '--capabilities', 'task.notify');
   const rt = postgres(a.runtimeUrl, oneConnection);
   t.teardown(() => rt.end());
-  const as = <T>(c: Client, fn: (tx: postgres.TransactionSql) => Promise<T>) => rt.begin(async (tx) => {
-    await tx`select * from api.begin_request(${c.id}, ${c.secretId}, null)`;
+  const as = <T>(c: Client, fn: (tx: postgres.TransactionSql) => Promise<T>) => a.admin.begin(async (tx) => {
+    await beginRequest(tx, c);
+    // As the surface's owner role: the runtime role itself reaches no table (tenancy.test.ts).
+    await tx`set local role svc_api`;
     return fn(tx);
   }) as Promise<T>;
-  t.equal((await rt`select count(*)::int as n from app.integration_connections`)[0]!.n, 0, 'nothing without context');
+  t.equal(await visibleRows(rt, 'app.integration_connections'), 0, 'nothing without context');
   t.same((await as(fin, (tx) => tx`select id from app.integration_connections`)).map((r) => r.id), [acct]);
   t.same((await as(mgr, (tx) => tx`select id from app.integration_connections`)).map((r) => r.id), [cal]);
   t.equal((await as(mgrOther, (tx) => tx`select id from app.integration_connections`)).length, 0, 'another organization: none');

@@ -2,7 +2,7 @@
 // the runtime role can neither forge nor read events, nor touch another client's endpoints.
 import t from 'tap';
 import postgres from 'postgres';
-import { failure, oneConnection } from '../helpers/sql.ts';
+import { failure, oneConnection, beginRequest, visibleRows } from '../helpers/sql.ts';
 import { startApp, type Client } from '../helpers/app.ts';
 import { readFileSync } from 'node:fs';
 import { EVENT_TYPES } from '../../src/events/catalog.ts';
@@ -31,8 +31,10 @@ t.test('runtime role: no context sees nothing; a client sees only its own; event
   const cB = await a.createClient(orgB, { roles: 'manager' });
   const rt = postgres(a.runtimeUrl, opts);
   t.teardown(() => rt.end());
-  const as = <T>(c: Client, fn: (tx: postgres.TransactionSql) => Promise<T>) => rt.begin(async (tx) => {
-    await tx`select * from api.begin_request(${c.id}, ${c.secretId}, null)`;
+  const as = <T>(c: Client, fn: (tx: postgres.TransactionSql) => Promise<T>) => a.admin.begin(async (tx) => {
+    await beginRequest(tx, c);
+    // As the surface's owner role: the runtime role itself reaches no table (tenancy.test.ts).
+    await tx`set local role svc_api`;
     return fn(tx);
   }) as Promise<T>;
 
@@ -54,8 +56,7 @@ t.test('runtime role: no context sees nothing; a client sees only its own; event
   // Without a request context: nothing at all.
   for (const table of ['app.webhook_endpoints', 'app.webhook_deliveries', 'app.webhook_delivery_attempts', 'app.events',
     'api.webhook_endpoints', 'api.webhook_deliveries']) {
-    const [r] = await rt.unsafe(`select count(*)::int as n from ${table}`);
-    t.equal(r!.n, 0, `${table}: nothing without a request context`);
+    t.equal(await visibleRows(rt, table), 0, `${table}: nothing without a request context`);
   }
   // c1 sees its endpoint, its delivery and (through it) the event; c2 and cB see none of them.
   t.equal((await as(c1, (tx) => tx`select id from api.webhook_endpoints`)).length, 1);
@@ -112,7 +113,7 @@ t.test('no subscriber, no job; a rolled-back write leaves no event and no job', 
   const rt = postgres(a.runtimeUrl, opts);
   t.teardown(() => rt.end());
   await rt.begin(async (tx) => {
-    await tx`select * from api.begin_request(${c.id}, ${c.secretId}, null)`;
+    await beginRequest(tx, c);
     await tx`select * from api.project_create(${tx.json({ code: 'Q1', name: 'Q1' })}, null)`;
   });
   const [ev] = await a.admin`select fanout_pending from app.events where organization_id = ${org}`;
@@ -122,7 +123,7 @@ t.test('no subscriber, no job; a rolled-back write leaves no event and no job', 
   await a.admin`insert into app.webhook_endpoints (organization_id, client_id, url, events, secret_sealed)
     values (${org}, ${c.id}, 'https://hooks.example/1', '{project.created}', 'sealed')`;
   await failure(rt.begin(async (tx) => {
-    await tx`select * from api.begin_request(${c.id}, ${c.secretId}, null)`;
+    await beginRequest(tx, c);
     await tx`select * from api.project_create(${tx.json({ code: 'Q2', name: 'Q2' })}, null)`;
     throw new Error('roll back');
   }));
@@ -178,7 +179,7 @@ t.test('recovery: an exhausted or missing job does not strand a delivery; enabli
   const rt = postgres(a.runtimeUrl, opts);
   t.teardown(() => rt.end());
   const enable = (verified: boolean) => rt.begin(async (tx) => {
-    await tx`select * from api.begin_request(${c.id}, ${c.secretId}, null)`;
+    await beginRequest(tx, c);
     return tx`select * from api.webhook_endpoint_set_status(${ep!.id}, 'enabled', ${verified})`;
   });
   t.equal(await failure(enable(false)), 'SVC09 CONFLICT', 'not without a challenge');

@@ -2,16 +2,19 @@
 // template, a real hapi server on a real PostgreSQL connection as svc_runtime, and helpers
 // that act as the control plane.
 import type { Test } from 'tap';
+import type { DestinationStream } from 'pino';
 import postgres from 'postgres';
 import { randomBytes } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { connect, type Database } from '../../src/db/database.ts';
+import { connectRuntime, type Database } from '../../src/db/database.ts';
 import { createAppContext, type AppContext } from '../../src/http/context.ts';
 import { createServer } from '../../src/http/server.ts';
 import type { Operation } from '../../src/http/operation.ts';
 import { run as admin } from '../../src/admin/cli.ts';
 import { withDatabase } from '../../scripts/db.ts';
 import { testOperations } from './test-routes.ts';
+import { ContractChecker } from './contract.ts';
 
 const SERVER = process.env.SVC_TEST_SERVER_URL;
 const TEMPLATE = process.env.SVC_TEST_TEMPLATE;
@@ -55,11 +58,13 @@ export interface TestApp {
     Promise<{ statusCode: number; headers: Record<string, any>; json: any; body: string }>;
 }
 
-export async function startApp(t: Test, env: Record<string, string> = {}, extra: Operation[] = testOperations): Promise<TestApp> {
-  const { adminUrl, runtimeUrl } = await createTestDatabase(t);
-  const config = loadConfig({ ...process.env, RATE_LIMIT_REQUESTS: '100000', LOG_LEVEL: 'silent', ...env, DATABASE_URL: adminUrl });
-  const database = connect(config.runtimeDatabaseUrl, 5);
-  const app = await createAppContext(config, database);
+export async function startApp(t: Test, env: Record<string, string> = {}, extra: Operation[] = testOperations,
+  opts: { logDestination?: DestinationStream; runtimeUrlFor?: (database: string) => string } = {}): Promise<TestApp> {
+  const { adminUrl, runtimeUrl, name } = await createTestDatabase(t);
+  const config = loadConfig({ ...process.env, RATE_LIMIT_REQUESTS: '100000', LOG_LEVEL: 'silent', ...env, DATABASE_URL: adminUrl,
+    ...(opts.runtimeUrlFor ? { RUNTIME_DATABASE_URL: opts.runtimeUrlFor(name) } : {}) });
+  const database = connectRuntime(config, 5);
+  const app = await createAppContext(config, database, { logDestination: opts.logDestination });
   const server = await createServer(app, extra);
   await server.initialize();
   const adminSql = postgres(adminUrl, { max: 2, onnotice: () => {} });
@@ -85,13 +90,26 @@ export async function startApp(t: Test, env: Record<string, string> = {}, extra:
       '--license', opts.license ?? 'manager', '--roles', opts.roles ?? 'member,manager,finance,hr');
     return { id: r.client_id, secret: r.client_secret, secretId: r.secret_id, orgId: org };
   };
+  // Every response is checked against the document this server serves (test/helpers/contract.ts).
+  let contract: ContractChecker | undefined;
   const request: TestApp['request'] = async ({ method = 'GET', url, token, payload, headers = {} }) => {
-    const res = await server.inject({
-      method, url, payload: payload as any,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
-    });
+    const allHeaders = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers };
+    const res = await server.inject({ method, url, payload: payload as any, headers: allHeaders });
     let json: unknown;
     try { json = res.payload ? JSON.parse(res.payload) : undefined; } catch { json = undefined; }
+    contract ??= new ContractChecker(JSON.parse((await server.inject('/openapi.json')).payload));
+    const route = (res.request as { route?: { path?: string } }).route?.path;
+    const problems = contract.violations({
+      method, routePath: route, path: new URL(url, 'http://x').pathname, requestBody: payload,
+      requestContentType: Object.entries(allHeaders).find(([k]) => k.toLowerCase() === 'content-type')?.[1],
+      status: res.statusCode, contentType: res.headers['content-type'] as string | undefined, body: res.payload,
+    });
+    if (problems.length && process.env.SVC_CONTRACT_LOG) {
+      // Survey mode (while fixing the document): record every violation instead of failing at the first.
+      appendFileSync(process.env.SVC_CONTRACT_LOG, problems.map((p) => p + '\n').join(''));
+    } else if (problems.length) {
+      throw new Error(`the response does not match the OpenAPI document:\n  ${problems.join('\n  ')}`);
+    }
     return { statusCode: res.statusCode, headers: res.headers, json, body: res.payload };
   };
   const token: TestApp['token'] = async (client) => {

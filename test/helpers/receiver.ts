@@ -59,7 +59,7 @@ export interface Receiver {
   close: () => Promise<void>;
 }
 
-export async function startReceiver(t: Test, opts: { path?: string; answerChallenges?: boolean } = {}): Promise<Receiver> {
+export async function startReceiver(t: Test, opts: { path?: string; answerChallenges?: boolean; challengeDelayMs?: number } = {}): Promise<Receiver> {
   const received: Received[] = [];
   let behaviour: Behaviour = () => ({ status: 204 });
   let n = 0;
@@ -76,7 +76,8 @@ export async function startReceiver(t: Test, opts: { path?: string; answerChalle
       const r: Received = { headers: req.headers, raw, body, at: Date.now() };
       received.push(r);
       if (body?.type === 'webhook_endpoint.verification' && opts.answerChallenges !== false) {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ challenge: body.data.challenge }));
+        const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ challenge: body.data.challenge }));
+        if (opts.challengeDelayMs) setTimeout(answer, opts.challengeDelayMs); else answer();
         return;
       }
       const b = behaviour(r, ++n);

@@ -10,24 +10,33 @@ export const testOperations: Operation[] = [
   {
     operationId: 'testCreateWidget', method: 'POST', path: '/v1/_test/widgets', tag: 'Test', summary: 'test only',
     roles: ['manager'], idempotencyKey: true, body: widget,
-    response: { status: 201, description: 'created' },
+    response: { status: 201, description: 'created', schema: Joi.object().unknown(true) },
     handler: async ({ tx, body }) => {
       // Slow enough that concurrent duplicates overlap.
       await sql`select pg_sleep(0.05)`.execute(tx);
       const { rows: [w] } = await sql<{ id: string; name: string; version: number }>`
-        insert into app.test_widgets (organization_id, name) values (app.current_organization_id(), ${body.name})
-        returning id, name, version`.execute(tx);
+        select * from api.test_widget_create(${body.name})`.execute(tx);
       return { body: { object: 'widget', ...w }, version: w!.version };
     },
   },
   {
     operationId: 'testUpdateWidget', method: 'PATCH', path: '/v1/_test/widgets/{id}', tag: 'Test', summary: 'test only',
     roles: ['manager'], ifMatch: true, body: widget, params: Joi.object({ id: Joi.string().required() }),
-    response: { status: 200, description: 'updated' },
+    errors: ['RESOURCE_NOT_FOUND'],
+    response: { status: 200, description: 'updated', schema: Joi.object().unknown(true) },
     handler: async ({ tx, body, params, ifMatch }) => {
       const { rows: [w] } = await sql<{ id: string; name: string; version: number }>`
         select * from api.test_widget_update(${params.id}, ${`{${ifMatch.join(',')}}`}::integer[], ${body.name})`.execute(tx);
       return { body: { object: 'widget', ...w }, version: w!.version };
+    },
+  },
+  {
+    operationId: 'testSleep', method: 'GET', path: '/v1/_test/sleep', tag: 'Test', summary: 'test only: a slow statement',
+    query: Joi.object({ ms: Joi.number().integer().min(0).max(60_000).required() }),
+    response: { status: 200, description: 'slept', schema: Joi.object().unknown(true) },
+    handler: async ({ tx, query }) => {
+      await sql`select pg_sleep(${query.ms / 1000})`.execute(tx);
+      return { body: { object: 'sleep', ms: query.ms } };
     },
   },
 ];

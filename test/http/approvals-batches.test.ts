@@ -140,7 +140,8 @@ t.test('batch, atomic: schema-invalid and database-invalid items together -> 422
     { subject: { member_id: WORKER }, work_date: D1, minutes: 2000 }, // 3 schema: no project_id, minutes out of range
     w.entry({ work_date: FUTURE }), // 4 database (future work date)
   ] });
-  assertProblem(t, res, 422, 'VALIDATION_FAILED');
+  // The first problem names the response: item 1's minutes, INVALID_DURATION (the spec's code for it).
+  assertProblem(t, res, 422, 'INVALID_DURATION');
   const ptrs: string[] = (res.json.errors ?? []).map((e: any) => e.pointer);
   t.ok(ptrs.includes('/entries/1/minutes'), 'item 1 minutes listed');
   t.ok(ptrs.includes('/entries/3/project_id'), 'item 3 project_id listed');
@@ -187,7 +188,7 @@ t.test('batch, partial (atomic=false): per-item results in order, valid ones cre
   t.same([0, 6, 8, 9].map((i) => results[i].time_entry?.notes), ['zero', 'six', 'eight', 'nine'], 'created results carry their entries');
   t.equal(results[0].time_entry.external_id, 'b-1');
   const codes = results.map((r) => r.error?.code ?? null);
-  t.same(codes, [null, 'VALIDATION_FAILED', 'INVALID_SUBJECT_MEMBER', 'INVALID_WORK_DATE', 'EXTERNAL_ID_CONFLICT', 'EXTERNAL_ID_CONFLICT',
+  t.same(codes, [null, 'INVALID_DURATION', 'INVALID_SUBJECT_MEMBER', 'INVALID_WORK_DATE', 'EXTERNAL_ID_CONFLICT', 'EXTERNAL_ID_CONFLICT',
     null, 'INVALID_DURATION', null, null, 'INVALID_SUBJECT_MEMBER', 'INVALID_WORK_DATE'], 'error codes per item');
   // Pointers inside an item's error name the item's own field.
   const itemPtrs = (i: number) => (results[i].error?.errors ?? []).map((e: any) => String(e.pointer).replace(new RegExp(`^/entries/${i}`), ''));

@@ -2,6 +2,7 @@
 // /v1 request goes through (token, client, licence, subscription, Roles), and the licence
 // rules the control plane enforces in SQL.
 import t from 'tap';
+import { createHash } from 'node:crypto';
 import type { Test } from 'tap';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
 import { randomUUID } from 'node:crypto';
@@ -61,8 +62,15 @@ async function cliError(t: Test, p: Promise<unknown>): Promise<Record<string, an
 
 function tokenService(a: TestApp, over: Partial<{ issuer: string; audience: string; ttlSeconds: number }> = {}) {
   return new TokenService(a.database.db, {
-    issuer: a.config.issuer, audience: a.config.audience, ttlSeconds: 3600, masterKey: a.config.secretKey, ...over,
+    issuer: a.config.issuer, audience: a.config.audience, ttlSeconds: 3600, masterKey: a.config.secretKey, refreshMs: 60_000, ...over,
   });
+}
+
+/** What the token endpoint does after signing: record the token's SHA-256 with the client secret. */
+async function record(a: TestApp, c: { id: string; secret: string }, token: string, expiresAt: Date) {
+  const [r] = await a.admin`select api.access_token_record(${c.id}, ${c.secret}, ${createHash('sha256').update(token).digest()},
+    ${expiresAt}::timestamptz) as ok`;
+  if (!r!.ok) throw new Error('token not recorded');
 }
 
 /** The server's current signing key (private in TokenService, reachable at runtime). */
@@ -382,12 +390,15 @@ t.test('per-request checks', async (t) => {
     const c = await a.createClient(await a.createOrg(), { roles: 'member' });
     const control = tokenService(a);
     await control.init();
-    t.equal((await me(a, await control.issue(c.id, c.secretId))).statusCode, 200, 'a token minted the same way but unexpired works');
+    const fresh = await control.issue(c.id, c.secretId, c.orgId);
+    await record(a, c, fresh, new Date(Date.now() + 3600_000));
+    t.equal((await me(a, fresh)).statusCode, 200, 'a token minted and recorded the same way but unexpired works');
     const expired = tokenService(a, { ttlSeconds: -10 });
     await expired.init();
-    const token = await expired.issue(c.id, c.secretId);
+    const token = await expired.issue(c.id, c.secretId, c.orgId);
     const claims = decodeJwt(token);
     t.ok(claims.exp! < Date.now() / 1000, 'exp is in the past');
+    await record(a, c, token, new Date(Date.now() + 3600_000));
     assert401(t, await me(a, token));
   });
 
@@ -395,10 +406,10 @@ t.test('per-request checks', async (t) => {
     const c = await a.createClient(await a.createOrg(), { roles: 'member' });
     const otherIssuer = tokenService(a, { issuer: 'https://other.example' });
     await otherIssuer.init();
-    assert401(t, await me(a, await otherIssuer.issue(c.id, c.secretId)), 'other issuer');
+    assert401(t, await me(a, await otherIssuer.issue(c.id, c.secretId, c.orgId)), 'other issuer');
     const otherAudience = tokenService(a, { audience: 'https://other.example/v1' });
     await otherAudience.init();
-    assert401(t, await me(a, await otherAudience.issue(c.id, c.secretId)), 'other audience');
+    assert401(t, await me(a, await otherAudience.issue(c.id, c.secretId, c.orgId)), 'other audience');
   });
 
   t.test('server-signed tokens with wrong claims -> 401 INVALID_TOKEN', async (t) => {
@@ -406,7 +417,7 @@ t.test('per-request checks', async (t) => {
     const other = await a.createClient(await a.createOrg(), { roles: 'member' });
     const key = serverKey(a);
     const sign = (claims: Record<string, unknown>, opts: { typ?: string; sub?: string; skip?: string[] } = {}) => {
-      let j = new SignJWT({ client_id: c.id, scope: 'svc.api', sid: c.secretId, ...claims })
+      let j = new SignJWT({ client_id: c.id, scope: 'svc.api', sid: c.secretId, org: c.orgId, ...claims })
         .setProtectedHeader({ alg: 'EdDSA', typ: opts.typ ?? 'at+jwt', kid: key.kid })
         .setIssuer(a.config.issuer).setAudience(a.config.audience).setSubject(opts.sub ?? c.id);
       if (!opts.skip?.includes('iat')) j = j.setIssuedAt();
@@ -414,7 +425,10 @@ t.test('per-request checks', async (t) => {
       if (!opts.skip?.includes('jti')) j = j.setJti(randomUUID());
       return j.sign(key.privateKey);
     };
-    t.equal((await me(a, await sign({}))).statusCode, 200, 'a well-formed forged token works (the key is the server\'s)');
+    const wellFormed = await sign({});
+    assert401(t, await me(a, wellFormed), 'signed with the server\'s key but never recorded by the token endpoint: refused');
+    await record(a, c, wellFormed, new Date(Date.now() + 3600_000));
+    t.equal((await me(a, wellFormed)).statusCode, 200, 'once recorded with the client\'s secret it works (the key is the server\'s)');
     assert401(t, await me(a, await sign({}, { typ: 'JWT' })), 'typ JWT, not at+jwt');
     assert401(t, await me(a, await sign({}, { sub: other.id })), 'sub differs from client_id');
     assert401(t, await me(a, await sign({ client_id: other.id, sid: other.secretId }, { sub: c.id })), 'client_id differs from sub');

@@ -3,6 +3,7 @@
 import t from 'tap';
 import postgres from 'postgres';
 import { startApp, assertProblem } from '../helpers/app.ts';
+import { beginRequest } from '../helpers/sql.ts';
 
 t.test('filters and sorts on unreadable fields are refused', async (t) => {
   const a = await startApp(t);
@@ -62,11 +63,10 @@ t.test('tasks of an archived project, and archived tasks, do not change', async 
   const arch = await a.request({ method: 'POST', url: `/v1/tasks/${task.id}/archive`, token: p.token, headers: key() });
   t.equal(arch.statusCode, 200, arch.body);
 
-  // The same rules hold in SQL for the runtime role.
-  const sql = postgres(a.runtimeUrl, { max: 1, onnotice: () => {} });
-  t.teardown(() => sql.end());
-  await t.rejects(sql.begin(async (tx) => {
-    await tx`select * from api.begin_request(${p.id}, ${p.secretId}, null)`;
+  // The same rules hold in SQL for any writer (as svc_api, the role every command runs as).
+  await t.rejects(a.admin.begin(async (tx) => {
+    await beginRequest(tx, p);
+    await tx`set local role svc_api`;
     await tx`update app.tasks set name = 'Y' where id = ${task.id}`;
   }), { code: 'SVC16' } as any, 'direct update of an archived task fails');
 });
@@ -80,10 +80,9 @@ t.test('a direct archive with open dependents fails in SQL', async (t) => {
   const t2 = (await a.request({ method: 'POST', url: '/v1/tasks', token: p.token, headers: key(), payload: { project_id: proj.id, name: 'T2' } })).json;
   const dep = await a.request({ method: 'PUT', url: `/v1/tasks/${t2.id}/dependencies`, token: p.token, headers: { 'if-match': '"1"' }, payload: { predecessor_task_ids: [t1.id] } });
   t.equal(dep.statusCode, 200, dep.body);
-  const sql = postgres(a.runtimeUrl, { max: 1, onnotice: () => {} });
-  t.teardown(() => sql.end());
-  await t.rejects(sql.begin(async (tx) => {
-    await tx`select * from api.begin_request(${p.id}, ${p.secretId}, null)`;
+  await t.rejects(a.admin.begin(async (tx) => {
+    await beginRequest(tx, p);
+    await tx`set local role svc_api`;
     await tx`update app.tasks set archived_at = now() where id = ${t1.id}`;
   }), { code: 'SVC16' } as any);
 });
@@ -113,8 +112,10 @@ t.test('second review: inputs that must not become 500s, and direct writes that 
 
   const sql = postgres(a.runtimeUrl, { max: 2, onnotice: () => {} });
   t.teardown(() => sql.end());
-  const as = (c: { id: string; secretId: string }, fn: (tx: postgres.TransactionSql) => Promise<unknown>, mode = '') =>
-    sql.begin(mode, async (tx) => { await tx`select * from api.begin_request(${c.id}, ${c.secretId}, null)`; return fn(tx); });
+  // Writes straight to the tables, as the role that owns the surface (svc_runtime reaches no table):
+  // the triggers and policies hold for every writer.
+  const as = (c: { id: string; secret: string; orgId: string }, fn: (tx: postgres.TransactionSql) => Promise<unknown>, mode = '') =>
+    a.admin.begin(mode, async (tx) => { await beginRequest(tx, c); await tx`set local role svc_api`; return fn(tx); });
   await t.rejects(as(p, (tx) => tx`update app.tasks set completed_at = now() where id = ${t1.id}`), { code: 'SVV23' } as any,
     'completed_at only with a transition into done');
   await as(p, (tx) => tx`update app.tasks set archived_at = '9999-12-31' where id = ${t1.id}`);
@@ -136,10 +137,10 @@ t.test('requesting approval is submitting', async (t) => {
   const day = new Date(Date.now() - 3 * 86_400_000).toISOString().slice(0, 10);
   const e = (await a.request({ method: 'POST', url: '/v1/time-entries', token: p.token, headers: key(),
     payload: { subject: { member_id: 'w@x.example' }, project_id: proj.id, work_date: day, minutes: 30 } })).json;
-  const sql = postgres(a.runtimeUrl, { max: 1, onnotice: () => {} });
-  t.teardown(() => sql.end());
-  await sql.begin(async (tx) => {
-    await tx`select * from api.begin_request(${p.id}, ${p.secretId}, null)`;
+  // The helper as the commands reach it (svc_runtime cannot call it: the api surface only).
+  await a.admin.begin(async (tx) => {
+    await beginRequest(tx, p);
+    await tx`set local role svc_api`;
     await tx`select app_private.request_time_entry_approval(${e.id})`;
   });
   const [row] = await a.admin`select status from app.time_entries where id = ${e.id}`;

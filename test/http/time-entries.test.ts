@@ -218,19 +218,20 @@ t.test('createTimeEntry: shape, defaults, and every create error code', async (t
     t.equal(errorAt(r, '/work_date')?.code, 'INVALID_WORK_DATE');
     await unchanged(t, a, org, before, 'today + 3');
     await a.cli('org', 'set-policy', '--org', org, '--time-entry-future-days', '0');
-    // A date that does not exist, or is not YYYY-MM-DD, fails the schema.
+    // A date that does not exist, or is not YYYY-MM-DD: the spec's code for the field wins.
     for (const bad of ['2025-02-30', '2025-2-3', 'yesterday']) {
       const b2 = await state(a, org);
-      assertProblem(t, await c.create({ work_date: bad }), 422, 'VALIDATION_FAILED');
+      assertProblem(t, await c.create({ work_date: bad }), 422, 'INVALID_WORK_DATE');
       await unchanged(t, a, org, b2, bad);
     }
   });
 
   await t.test('minutes: schema (1..1440 integers) and INVALID_DURATION for the daily total', async (t) => {
-    for (const minutes of [0, 1441, 1.5, '60', -5, null]) {
+    for (const minutes of [0, -30, 1441, 1.5, '60', -5, null]) {
       const before = await state(a, org);
       const r = await c.create({ minutes });
-      assertProblem(t, r, 422, 'VALIDATION_FAILED');
+      assertProblem(t, r, 422, 'INVALID_DURATION');
+      t.equal(errorAt(r, '/minutes')?.code, 'INVALID_DURATION');
       t.ok(errorAt(r, '/minutes'), `pointer /minutes for ${JSON.stringify(minutes)}`);
       await unchanged(t, a, org, before, `minutes ${JSON.stringify(minutes)}`);
     }
@@ -269,7 +270,7 @@ t.test('createTimeEntry: shape, defaults, and every create error code', async (t
     ]));
     await unchanged(t, a, org, before, 'three problems');
     const schema = await c.create({ minutes: 0, billable: 'yes', unknown_key: 1 });
-    assertProblem(t, schema, 422, 'VALIDATION_FAILED');
+    assertProblem(t, schema, 422, 'INVALID_DURATION');
     t.ok(schema.json.errors.length >= 3, 'every schema problem listed');
     await unchanged(t, a, org, before, 'schema problems');
   });
@@ -537,8 +538,8 @@ t.test('updateTimeEntry: fields, If-Match, IMMUTABLE_FIELD, APPROVAL_REQUIRED, r
       ['archived project', { project_id: archived }, 422, 'INVALID_WORK_DATE', '/project_id'],
       ['unknown project', { project_id: 'prj_nope' }, 422, 'INVALID_WORK_DATE', '/project_id'],
       ['task of another project', { task_id: tk.json.id }, 422, 'INVALID_WORK_DATE', '/task_id'],
-      ['minutes 0', { minutes: 0 }, 422, 'VALIDATION_FAILED', '/minutes'],
-      ['minutes 1441', { minutes: 1441 }, 422, 'VALIDATION_FAILED', '/minutes'],
+      ['minutes 0', { minutes: 0 }, 422, 'INVALID_DURATION', '/minutes'],
+      ['minutes 1441', { minutes: 1441 }, 422, 'INVALID_DURATION', '/minutes'],
       ['empty body', {}, 422, 'VALIDATION_FAILED', ''],
     ];
     // Fill the rest of the day: 100 + 1340 = 1440.

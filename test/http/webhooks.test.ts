@@ -507,6 +507,7 @@ t.test('every writer emits: the control plane\'s approval decision too; the purg
     'time_entry.submitted'].sort());
   const crons = await a.admin`select identifier from graphile_worker._private_known_crontabs`;
   t.ok(crons.some((c) => c.identifier === 'webhook_purge'), 'the daily purge is registered with graphile-worker');
+  t.ok(crons.some((c) => c.identifier === 'token_purge'), 'the hourly purge of expired access-token records too');
 });
 
 t.test('nothing goes out for a request that fails on its headers; a replay sends no challenge', async (t) => {

@@ -1,0 +1,78 @@
+// What a lost or unreachable database looks like from here, and a circuit breaker so that
+// requests fail fast (503) while it is gone instead of each waiting out a deadline.
+
+/** Errors of the connection, not of the statement: postgres.js and Node socket codes, server
+ * shutdown or start-up (57P01-57P03), too many connections (53300), connection exceptions (08xxx). */
+const CONNECTION_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
+  'DB_UNAVAILABLE', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
+  'ENOTFOUND', '57P01', '57P02', '57P03', '53300']);
+
+export function isConnectionFailure(e: unknown): boolean {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && (CONNECTION_CODES.has(code) || code.startsWith('08'));
+}
+
+/** The database answered too late: a statement or idle-transaction timeout, or no free connection. */
+export function isTimeout(e: unknown): boolean {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return code === '57014' || code === '25P03' || code === 'DB_POOL_TIMEOUT';
+}
+
+/**
+ * Closed: requests get connections as usual. A connection failure opens it for `cooldownMs`:
+ * requests fail at once with DB_UNAVAILABLE. Then one request at a time probes (with the
+ * connect deadline); a success closes it, a failure opens it again. postgres.js would otherwise
+ * queue every request behind connections that keep retrying to connect.
+ */
+export class Breaker {
+  private openUntil = 0;
+  private tripped = false;
+  private probing = false;
+
+  constructor(private readonly cooldownMs = 1000) {}
+
+  /** 'ok' to go ahead, 'probe' to go ahead as the one probe, 'reject' to fail now. */
+  admit(): 'ok' | 'probe' | 'reject' {
+    if (!this.tripped) return 'ok';
+    if (Date.now() < this.openUntil || this.probing) return 'reject';
+    this.probing = true;
+    return 'probe';
+  }
+
+  succeeded(): void {
+    this.tripped = false;
+    this.probing = false;
+  }
+
+  failed(): void {
+    this.tripped = true;
+    this.probing = false;
+    this.openUntil = Date.now() + this.cooldownMs;
+  }
+
+  /** The probe ended without telling either way (e.g. the caller gave up). */
+  released(): void {
+    this.probing = false;
+  }
+
+  get open(): boolean { return this.tripped; }
+}
+
+export const unavailable = () =>
+  Object.assign(new Error('the database is unreachable; failing fast until it answers again'), { code: 'DB_UNAVAILABLE' });
+
+/**
+ * A last line: a rejected promise nobody awaits, carrying a connection failure, is logged rather
+ * than ending the process (libraries' internal promises can reject that way while the database is
+ * away; the two known ones are patched, see patches/). Any other unhandled rejection still ends
+ * the process, as Node does by default: that is a bug to see.
+ */
+export function survivePoolRejections(log: (e: unknown) => void): void {
+  process.on('unhandledRejection', (reason) => {
+    if (isConnectionFailure(reason)) {
+      log(reason);
+      return;
+    }
+    throw reason;
+  });
+}

@@ -1,0 +1,65 @@
+// Routes for operators, outside /v1 and the API's auth: liveness, readiness, metrics.
+import type { ServerRoute } from '@hapi/hapi';
+import { readdirSync } from 'node:fs';
+import { timingSafeEqual, createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import type { AppContext } from './context.ts';
+import { ApiError, problemResponse } from './errors.ts';
+import { requestIdOf, header } from './operation.ts';
+
+/** The newest migration this code was written for (dbmate's version is the file name's prefix). */
+export function expectedSchemaVersion(dir = new URL('../../db/migrations/', import.meta.url)): string {
+  const versions = readdirSync(dir).map((f) => /^(\d+)_.*\.sql$/.exec(f)?.[1]).filter((v): v is string => !!v).sort();
+  return versions[versions.length - 1] ?? '';
+}
+
+const sameSecret = (a: string, b: string) => {
+  const h = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(h(a), h(b));
+};
+
+export function operatorRoutes(app: AppContext): ServerRoute[] {
+  const expected = expectedSchemaVersion();
+  return [
+    // Alive: the process answers. Never touches the database, so a database outage does not get it restarted.
+    { method: 'GET', path: '/health', options: { handler: () => ({ status: 'ok' }) } },
+    {
+      // Ready for traffic: the database answers within 2 s and has every migration this code expects.
+      method: 'GET', path: '/ready',
+      options: {
+        handler: async (request, h) => {
+          let applied: string | null;
+          try {
+            applied = await Promise.race([
+              sql<{ v: string | null }>`select api.service_schema_version() as v`.execute(app.database.db).then((r) => r.rows[0]?.v ?? null),
+              new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref()),
+            ]);
+          } catch {
+            return problemResponse(h, new ApiError('SERVICE_UNAVAILABLE', 'the database is not reachable',
+              { headers: { 'Retry-After': '5' } }), requestIdOf(request), request.path);
+          }
+          if (applied !== expected) {
+            return problemResponse(h, new ApiError('SERVICE_UNAVAILABLE',
+              `the database schema is at migration ${applied ?? 'none'}, this server needs ${expected}: run the migrations`,
+              { headers: { 'Retry-After': '30' } }), requestIdOf(request), request.path);
+          }
+          return { status: 'ready', database: 'ok', schema_version: applied };
+        },
+      },
+    },
+    {
+      // Prometheus text format. Route templates and counts only, no tenant data; optionally behind a token.
+      method: 'GET', path: '/metrics',
+      options: {
+        handler: async (request, h) => {
+          const token = app.config.metricsToken;
+          if (token && !sameSecret(header(request, 'authorization') ?? '', `Bearer ${token}`)) {
+            return problemResponse(h, new ApiError('INVALID_TOKEN', 'send Authorization: Bearer <SVC_METRICS_TOKEN>',
+              { headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' } }), requestIdOf(request), request.path);
+          }
+          return h.response(await app.metrics.registry.metrics()).type(app.metrics.registry.contentType);
+        },
+      },
+    },
+  ];
+}

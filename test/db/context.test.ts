@@ -1,0 +1,124 @@
+// The request context cannot be forged by the runtime role (issue 13): as svc_runtime with plain
+// SQL, settings copied with set_config (in another transaction or another session), bare client
+// and secret ids, and the token of a revoked secret or a disabled client show nothing in any api
+// view, and no base table is readable at all.
+import t, { type Test } from 'tap';
+import postgres from 'postgres';
+import { randomBytes } from 'node:crypto';
+import { startApp, type TestApp } from '../helpers/app.ts';
+import { beginRequest, oneConnection } from '../helpers/sql.ts';
+
+/** Everything the runtime role can see, per relation: api views (rows) and base tables (42501). */
+async function everything(a: TestApp, tx: postgres.Sql | postgres.TransactionSql) {
+  const views = await a.admin<{ rel: string }[]>`select format('%I.%I', schemaname, viewname) as rel from pg_views
+    where schemaname = 'api' order by 1`;
+  const seen: Record<string, number> = {};
+  for (const { rel } of views) seen[rel] = (await tx.unsafe(`select count(*)::int as n from ${rel}`))[0]!.n;
+  return seen;
+}
+
+async function world(t: Test) {
+  const a = await startApp(t);
+  const p = await a.principal('member,manager,finance,hr');
+  const key = (() => { let n = 0; return () => ({ 'idempotency-key': `c${++n}` }); })();
+  const proj = (await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: key(), payload: { code: 'C', name: 'C' } })).json;
+  await a.request({ method: 'POST', url: '/v1/tasks', token: p.token, headers: key(), payload: { project_id: proj.id, name: 'T' } });
+  const rt = postgres(a.runtimeUrl, oneConnection);
+  const rt2 = postgres(a.runtimeUrl, oneConnection);
+  t.teardown(() => Promise.all([rt.end(), rt2.end()]));
+  return { a, p, rt, rt2 };
+}
+
+const settings = ['svc.organization_id', 'svc.client_id', 'svc.roles', 'svc.context_mac'];
+
+t.test('a legitimate context works, and its settings copied elsewhere show nothing', async (t) => {
+  const { a, p, rt, rt2 } = await world(t);
+  const legit = await rt.begin(async (tx) => {
+    const b = await beginRequest(tx, p);
+    const copied = await tx`select name, current_setting(name, true) as value from unnest(${settings}::text[]) name`;
+    return { b, copied, seen: await everything(a, tx) };
+  });
+  t.equal(legit.b.outcome, 'ok');
+  t.ok(legit.seen['api.projects']! >= 1 && legit.seen['api.tasks']! >= 1, 'with its token, the client sees its projects and tasks');
+  const forge = (tx: postgres.TransactionSql) => tx`select set_config(name, value, true) from jsonb_to_recordset(${tx.json(legit.copied as never)})
+    as s(name text, value text)`;
+  for (const [label, sql] of [['the same session, a later transaction', rt], ['another session', rt2]] as const) {
+    const seen = await sql.begin(async (tx) => { await forge(tx); return everything(a, tx); });
+    t.same(Object.entries(seen).filter(([, n]) => n > 0), [], `copied settings in ${label}: every api view is empty`);
+  }
+  // The settings alone, without the signature, as the issue's reproduction had them.
+  const bare = await rt.begin(async (tx) => {
+    await tx`select set_config('svc.organization_id', ${p.orgId}, true), set_config('svc.client_id', ${p.id}, true),
+      set_config('svc.roles', 'member,manager,finance,hr', true)`;
+    return everything(a, tx);
+  });
+  t.same(Object.entries(bare).filter(([, n]) => n > 0), [], 'forged settings: every api view is empty');
+  const [acc] = await rt.begin(async (tx) => {
+    await forge(tx);
+    return tx`select app.current_organization_id() as org, app.current_client_id() as client, app.current_roles() as roles`;
+  });
+  t.same(acc, { org: null, client: null, roles: [] }, 'the accessors the policies read return nothing');
+});
+
+t.test('ids are not credentials; revoked secrets and disabled clients end the context at once', async (t) => {
+  const { a, p, rt } = await world(t);
+  for (const token of [p.id, p.secretId, `${p.id}:${p.secretId}`, randomBytes(24).toString('base64url')]) {
+    const r = await rt.begin(async (tx) => {
+      const [b] = await tx`select * from api.begin_request(${p.orgId}, ${token}, null)`;
+      return { b, seen: await everything(a, tx) };
+    });
+    t.equal(r.b!.outcome, 'invalid_token', `begin_request with ${token.slice(0, 8)}…: invalid_token`);
+    t.same(Object.entries(r.seen).filter(([, n]) => n > 0), [], 'and nothing visible');
+  }
+  // A recorded token stops working when its secret is revoked or its client disabled.
+  const rotated = await a.cli('client', 'rotate-secret', '--client', p.id);
+  const token = randomBytes(24).toString('base64url');
+  await a.admin`select api.access_token_record(${p.id}, ${p.secret}, sha256(convert_to(${token}, 'UTF8')), now() + interval '1 hour')`;
+  const outcome = async () => (await rt.begin(async (tx) => tx`select outcome from api.begin_request(${p.orgId}, ${token}, null)`))[0]!.outcome;
+  t.equal(await outcome(), 'ok', 'the recorded token works');
+  await a.cli('client', 'revoke-secret', '--client', p.id, '--secret-id', p.secretId);
+  t.equal(await outcome(), 'invalid_token', 'its secret revoked: refused at once');
+  const other = { ...p, secret: rotated.client_secret, secretId: rotated.secret_id };
+  const token2 = randomBytes(24).toString('base64url');
+  await a.admin`select api.access_token_record(${other.id}, ${other.secret}, sha256(convert_to(${token2}, 'UTF8')), now() + interval '1 hour')`;
+  await a.cli('client', 'disable', '--client', p.id);
+  const [d] = await rt.begin(async (tx) => tx`select outcome from api.begin_request(${p.orgId}, ${token2}, null)`);
+  t.equal(d!.outcome, 'client_disabled', 'its client disabled: refused at once');
+  // A revoked secret cannot record new tokens either.
+  const [late] = await rt`select api.access_token_record(${p.id}, ${p.secret}, sha256('x'::bytea), now() + interval '1 hour') as ok`;
+  t.equal(late!.ok, false, 'a revoked secret records no token');
+});
+
+t.test('expired token records are refused and purged', async (t) => {
+  const { a, p, rt } = await world(t);
+  const token = randomBytes(24).toString('base64url');
+  await a.admin`insert into app_private.access_tokens (organization_id, token_sha256, client_id, secret_id, expires_at)
+    values (${p.orgId}, sha256(convert_to(${token}, 'UTF8')), ${p.id}, ${p.secretId}, now() - interval '1 hour')`;
+  const [b] = await rt.begin(async (tx) => tx`select outcome from api.begin_request(${p.orgId}, ${token}, null)`);
+  t.equal(b!.outcome, 'invalid_token', 'an expired record is refused');
+  const [{ n }] = await a.admin`select control.purge_expired_access_tokens() as n` as any;
+  t.ok(n >= 1, `${n} expired record(s) purged`);
+  const [{ left }] = await a.admin`select count(*)::int as left from app_private.access_tokens where expires_at < now()` as any;
+  t.equal(left, 0);
+  t.equal((await a.admin`select has_function_privilege('svc_runtime', 'control.purge_expired_access_tokens()', 'execute') as x`)[0]!.x, false,
+    'the runtime role cannot purge');
+});
+
+t.test('no base table is readable by the runtime role, with or without a context', async (t) => {
+  const { a, p, rt } = await world(t);
+  const tables = await a.admin<{ rel: string }[]>`select format('%I.%I', n.nspname, c.relname) as rel
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname in ('app', 'app_private') and c.relkind = 'r'
+    order by 1`;
+  t.ok(tables.length > 30);
+  const readable: string[] = [];
+  for (const { rel } of tables) {
+    const [r] = await rt`select has_table_privilege('svc_runtime', ${rel}, 'select') or has_any_column_privilege('svc_runtime', ${rel}, 'select') as x`;
+    if (r!.x) readable.push(rel);
+  }
+  t.same(readable, [], 'svc_runtime holds no SELECT on any base table or column');
+  const denied = await rt.begin(async (tx) => {
+    await beginRequest(tx, p);
+    return tx`select custom_fields, priority from app.tasks`;
+  }).then(() => 'read', (e) => e.code);
+  t.equal(denied, '42501', 'Role-restricted columns (task custom_fields, priority) are out of reach even with a context');
+});

@@ -1,0 +1,71 @@
+// Citus-ready keys (issue 12): every tenant table can be distributed by organization_id. Citus
+// requires the distribution column in every primary key and unique constraint (or unique index)
+// of a distributed table, and in every foreign key between distributed tables. This test reads
+// the catalog, so a table added later that breaks the rule fails here (docs/scaling.md).
+import t from 'tap';
+import postgres from 'postgres';
+import { createTestDatabase } from '../helpers/app.ts';
+import { oneConnection } from '../helpers/sql.ts';
+
+/** Tables without organization_id, and what they become on Citus (docs/scaling.md). */
+export const GLOBAL_TABLES: Record<string, 'reference' | 'coordinator'> = {
+  'app.organizations': 'reference',
+  'app_private.currencies': 'reference',
+  'app_private.event_types': 'reference',
+  'app_private.signing_keys': 'reference',
+  // The request-context signing key: policies are evaluated where the rows are.
+  'app_private.context_keys': 'reference',
+  'app_private.rate_limit_buckets': 'coordinator',
+};
+
+t.test('every tenant table is keyed by organization_id', async (t) => {
+  const { adminUrl } = await createTestDatabase(t);
+  const sql = postgres(adminUrl, oneConnection);
+  t.teardown(() => sql.end());
+
+  const tables = await sql<{ name: string; oid: number; org_attnum: number | null }[]>`
+    select format('%I.%I', n.nspname, c.relname) as name, c.oid::int as oid,
+           (select a.attnum from pg_attribute a where a.attrelid = c.oid and a.attname = 'organization_id' and not a.attisdropped)::int as org_attnum
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace
+     where n.nspname in ('app', 'app_private') and c.relkind in ('r', 'p')
+     order by 1`;
+  const tenant = tables.filter((r) => r.org_attnum !== null);
+  t.ok(tenant.length >= 28, `${tenant.length} tenant tables`);
+  for (const r of tables.filter((r) => r.org_attnum === null)) {
+    t.ok(GLOBAL_TABLES[r.name], `${r.name} has no organization_id: it must be named a global table (reference or coordinator)`);
+  }
+  const orgAttnum = new Map(tenant.map((r) => [r.oid, r.org_attnum!]));
+  const nameOf = new Map(tables.map((r) => [r.oid, r.name]));
+
+  // Primary keys and every unique index (constraints and plain unique indexes alike) lead with organization_id.
+  const keys = await sql<{ table_oid: number; index: string; is_primary: boolean; first_attnum: number }[]>`
+    select i.indrelid::int as table_oid, ic.relname as index, i.indisprimary as is_primary, i.indkey[0]::int as first_attnum
+      from pg_index i join pg_class ic on ic.oid = i.indexrelid
+     where i.indisunique and i.indrelid = any (${tenant.map((r) => r.oid)}::oid[])`;
+  for (const r of tenant) {
+    const mine = keys.filter((k) => k.table_oid === r.oid);
+    t.ok(mine.some((k) => k.is_primary), `${r.name} has a primary key`);
+    for (const k of mine) {
+      t.equal(k.first_attnum, r.org_attnum, `${r.name}: ${k.is_primary ? 'primary key' : 'unique'} ${k.index} leads with organization_id`);
+    }
+  }
+
+  // Foreign keys between tenant tables pair organization_id with organization_id; others point at reference tables.
+  const fks = await sql<{ name: string; table_oid: number; ref_oid: number; conkey: number[]; confkey: number[] }[]>`
+    select c.conname as name, c.conrelid::int as table_oid, c.confrelid::int as ref_oid,
+           c.conkey::int[] as conkey, c.confkey::int[] as confkey
+      from pg_constraint c
+     where c.contype = 'f' and c.conrelid = any (${tenant.map((r) => r.oid)}::oid[])`;
+  t.ok(fks.length > 30, `${fks.length} foreign keys checked`);
+  for (const fk of fks) {
+    const from = nameOf.get(fk.table_oid)!;
+    const to = nameOf.get(fk.ref_oid) ?? String(fk.ref_oid);
+    if (orgAttnum.has(fk.ref_oid)) {
+      const i = fk.conkey.indexOf(orgAttnum.get(fk.table_oid)!);
+      t.ok(i >= 0 && fk.confkey[i] === orgAttnum.get(fk.ref_oid),
+        `${from} → ${to} (${fk.name}) is composite with organization_id on both sides`);
+    } else {
+      t.equal(GLOBAL_TABLES[to], 'reference', `${from} → ${to} (${fk.name}) points at a reference table`);
+    }
+  }
+});

@@ -1,0 +1,82 @@
+// Shared by the fault tests: a steady mixed load (reads and creates with Idempotency-Keys) on a
+// real API process, every answer recorded with its time, and the checks every fault must pass.
+import type { Test } from 'tap';
+import { randomUUID } from 'node:crypto';
+
+export interface Answer { at: number; ms?: number; method: string; status: number; problem?: string; retryAfter?: string | null; key?: string; body?: unknown; error?: string }
+
+export interface Load { answers: Answer[]; created: Map<string, { key: string; body: { code: string; name: string } }>; stop: () => Promise<void> }
+
+/** `workers` loops, each alternating GET /v1/projects and POST /v1/projects, until stopped. */
+export function startLoad(base: string, token: string, workers = 4): Load {
+  const answers: Answer[] = [];
+  const created = new Map<string, { key: string; body: { code: string; name: string } }>();
+  let running = true;
+  let n = 0;
+  const one = async (method: 'GET' | 'POST') => {
+    const key = randomUUID();
+    const body = { code: `L${++n}`, name: `Load ${n}` };
+    const at = Date.now();
+    try {
+      const res = await fetch(`${base}/v1/projects${method === 'GET' ? '?limit=20' : ''}`, {
+        method, signal: AbortSignal.timeout(20_000),
+        headers: { authorization: `Bearer ${token}`, ...(method === 'POST' ? { 'content-type': 'application/json', 'idempotency-key': key } : {}) },
+        body: method === 'POST' ? JSON.stringify(body) : undefined,
+      });
+      const text = await res.text();
+      const json = text ? JSON.parse(text) : undefined;
+      answers.push({ at, ms: Date.now() - at, method, status: res.status, problem: res.headers.get('content-type')?.startsWith('application/problem+json') ? json?.code : undefined,
+        retryAfter: res.headers.get('retry-after'), key: method === 'POST' ? key : undefined, body: method === 'POST' ? body : undefined });
+      if (method === 'POST') created.set(body.code, { key, body });
+    } catch (e) {
+      answers.push({ at, ms: Date.now() - at, method, status: 0, error: String(e), key: method === 'POST' ? key : undefined, body: method === 'POST' ? body : undefined });
+      if (method === 'POST') created.set(body.code, { key, body });
+    }
+  };
+  const loops = Array.from({ length: workers }, async (_, i) => {
+    let k = i;
+    while (running) await one(k++ % 2 ? 'POST' : 'GET');
+  });
+  return { answers, created, stop: async () => { running = false; await Promise.all(loops); } };
+}
+
+/** Every answer is a success or a 503 problem with Retry-After: never a 500, never a hang. */
+export function assertOnlyOutages(t: Test, answers: Answer[]) {
+  const bad = answers.filter((a) => !(a.status >= 200 && a.status < 300)
+    && !(a.status === 503 && a.problem === 'SERVICE_UNAVAILABLE' && Number(a.retryAfter) > 0));
+  t.same(bad.slice(0, 5), [], `${answers.length} answers: only 2xx and 503 SERVICE_UNAVAILABLE with Retry-After`);
+  const outage = answers.filter((a) => a.status === 503).length;
+  t.comment(`${answers.length - outage} successes, ${outage} × 503 during the fault`);
+}
+
+/** After `since`, every answer succeeded (the service resumed by itself). */
+export function assertRecovered(t: Test, answers: Answer[], since: number) {
+  const after = answers.filter((a) => a.at >= since);
+  t.ok(after.length > 10, `${after.length} answers after recovery`);
+  t.ok(after.every((a) => a.status >= 200 && a.status < 300), 'all of them succeeded');
+}
+
+/** Retries every create that did not get a 201 with its own Idempotency-Key and body, as a client
+ * would; then each code must exist exactly once. */
+export async function retryAndCount(t: Test, base: string, token: string, load: Load, answers: Answer[],
+  count: (code: string) => Promise<number>) {
+  const unsure = answers.filter((a) => a.method === 'POST' && a.status !== 201);
+  const retried: number[] = [];
+  for (const a of unsure) {
+    const res = await fetch(`${base}/v1/projects`, {
+      method: 'POST', body: JSON.stringify(a.body),
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': a.key! },
+    });
+    retried.push(res.status);
+  }
+  t.ok(retried.every((s) => s === 201), `${unsure.length} creates retried with their own Idempotency-Key: all 201 (created or replayed)`);
+  let duplicates = 0;
+  let missing = 0;
+  for (const code of load.created.keys()) {
+    const n = await count(code);
+    if (n > 1) duplicates++;
+    if (n === 0) missing++;
+  }
+  t.equal(duplicates, 0, `no create ran twice (${load.created.size} creates, ${unsure.length} retried)`);
+  t.equal(missing, 0, 'every create exists once its client retried');
+}

@@ -1,0 +1,43 @@
+// The embedded PostgreSQL starts from a checkout that only its owner can enter: as root, the
+// server runs as the unprivileged postgres user, which cannot reach a mode-700 parent, so the
+// binaries and the data must move to where it can (scripts/embedded-pg.ts).
+import t from 'tap';
+import { cpSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import net from 'node:net';
+import postgres from 'postgres';
+import { packagedBinaries, startEmbedded } from '../../scripts/embedded-pg.ts';
+
+const freePort = () => new Promise<number>((done) => {
+  const srv = net.createServer().listen(0, '127.0.0.1', () => {
+    const { port } = srv.address() as net.AddressInfo;
+    srv.close(() => done(port));
+  });
+});
+
+t.test('a checkout under a mode-700 parent', async (t) => {
+  const parent = mkdtempSync(join(tmpdir(), 'svc-700-'));
+  t.equal(statSync(parent).mode & 0o777, 0o700, 'the parent is mode 700');
+  t.teardown(() => rmSync(parent, { recursive: true, force: true }));
+  // The binaries inside the private checkout too, as node_modules would be.
+  const packaged = packagedBinaries();
+  const nativeDir = join(parent, 'checkout', 'node_modules', 'native');
+  cpSync(packaged.nativeDir, nativeDir, { recursive: true, verbatimSymlinks: true });
+
+  const pg = await startEmbedded('pg-700', await freePort(), { root: join(parent, 'checkout', '.data'), nativeDir, version: packaged.version });
+  t.teardown(async () => {
+    await pg.stop();
+    // Relocated data: its per-checkout folder goes too.
+    if (!pg.dataDir.startsWith(parent)) rmSync(dirname(pg.dataDir), { recursive: true, force: true });
+  });
+  if (process.getuid?.() === 0) {
+    t.notOk(pg.dataDir.startsWith(parent), `as root the data moves out of reach of the mode-700 parent (${pg.dataDir})`);
+  } else {
+    t.ok(pg.dataDir.startsWith(parent), 'as a normal user the data stays in the checkout');
+  }
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  t.teardown(() => sql.end());
+  const [row] = await sql`select current_setting('server_version_num')::int >= 150000 as ok`;
+  t.ok(row!.ok, 'the server answers');
+});
