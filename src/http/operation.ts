@@ -7,7 +7,7 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type Joi from 'joi';
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Tx } from '../db/database.ts';
 import { ApiError, PROBLEMS, type FieldError, type ProblemCode, fromDatabaseError, problemResponse } from './errors.ts';
 import type { AppContext } from './context.ts';
@@ -50,6 +50,35 @@ export interface PreflightContext<P = any, Q = any, B = any> {
   read: <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>;
   /** Versions named by If-Match (operations that require it). */
   ifMatch: number[];
+}
+
+/** The context a one-statement read is planned in: validated input, no database yet. */
+export interface StatementContext<P = any, Q = any> {
+  params: P;
+  query: Q;
+  app: AppContext;
+  request: Request;
+  requestId: string;
+  route: string;
+}
+
+/** A read answered by one SQL statement that also sets the request context (README "Adding an
+ * endpoint"): `checks` (expressions, such as api.require_any_role calls) run after
+ * api.begin_request and before `query`; `query` must gate its rows on READY, which holds only
+ * once both have run. `respond` turns the statement's row (undefined when the query gave none)
+ * into the response, whose body may be JSON text PostgreSQL built (RawJson). */
+export interface ReadStatement {
+  checks?: RawBuilder<unknown>[];
+  query: RawBuilder<Record<string, unknown>>;
+  respond: (row: Record<string, any> | undefined) => OperationResult;
+}
+
+/** Evaluated once per statement (an InitPlan): true after begin_request succeeded and every check passed. */
+export const READY = sql<boolean>`exists (select from request_checks)`;
+
+/** A response body that is already JSON text (built by PostgreSQL); sent untouched. */
+export class RawJson {
+  constructor(readonly text: string) {}
 }
 
 export interface OperationResult {
@@ -101,7 +130,9 @@ export interface Operation {
    * the field, or inside it, carries that code, and it wins over VALIDATION_FAILED. Keyed by JSON
    * pointer, as in `errors[].pointer`; `/list/*` covers the list's items but not the list itself. */
   fieldCodes?: Record<string, ProblemCode>;
-  handler: (ctx: OperationContext) => Promise<OperationResult>;
+  handler?: (ctx: OperationContext) => Promise<OperationResult>;
+  /** A read in one statement and one round trip, in place of `handler` (GET operations). */
+  statement?: (ctx: StatementContext) => ReadStatement;
 }
 
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
@@ -201,6 +232,11 @@ const OUTCOME_ERRORS: Record<string, () => ApiError> = {
   org_subscription_inactive: () => new ApiError('ORG_SUBSCRIPTION_INACTIVE', 'the organization\'s access is suspended or expired'),
 };
 
+function outcomeError(op: Operation, outcome: string | undefined): ApiError {
+  if (outcome === 'role_required') return new ApiError('ROLE_REQUIRED', `${op.operationId} requires one of the Roles: ${op.roles!.join(', ')}`);
+  return (OUTCOME_ERRORS[outcome ?? 'invalid_token'] ?? OUTCOME_ERRORS.invalid_token!)();
+}
+
 /** A request header as a string (hapi types headers loosely). */
 export function header(request: Request, name: string): string | undefined {
   const v = (request.headers as Record<string, string | string[] | undefined>)[name];
@@ -240,12 +276,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             const { rows: [begun] } = await sql<{ outcome: string; organization_id: string; svc_roles: Role[]; principal: Record<string, unknown> }>`
               select * from api.begin_request(${claims.organizationId}, ${claims.token}, ${op.roles ? `{${op.roles.join(',')}}` : null}::text[])`
               .execute(tx);
-            if (!begun || begun.outcome !== 'ok') {
-              if (begun?.outcome === 'role_required') {
-                throw new ApiError('ROLE_REQUIRED', `${op.operationId} requires one of the Roles: ${op.roles!.join(', ')}`);
-              }
-              throw (OUTCOME_ERRORS[begun?.outcome ?? 'invalid_token'] ?? OUTCOME_ERRORS.invalid_token!)();
-            }
+            if (!begun || begun.outcome !== 'ok') throw outcomeError(op, begun?.outcome);
             const principal: Principal = {
               clientId: claims.clientId, organizationId: begun.organization_id, roles: begun.svc_roles, doc: begun.principal,
             };
@@ -269,6 +300,45 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             }
             return { ifMatch, key };
           };
+          const send = (result: { replay: boolean; status: number; headers: Record<string, string>; body: string }) => {
+            const res = h.response(result.body).code(result.status);
+            if (result.body !== '') res.type('application/json');
+            for (const [k, v] of Object.entries({ ...result.headers, ...rateHeaders })) res.header(k, v);
+            if (result.replay) res.header('Idempotent-Replayed', 'true');
+            return res;
+          };
+          if (op.statement) {
+            let plan: ReadStatement;
+            try {
+              plan = op.statement({
+                params: validate(op.params, request.params, 'params'), query: validate(op.query, request.query, 'query'),
+                app, request, requestId, route: `${op.method} ${routeTemplate}`,
+              });
+            } catch (e) {
+              // Who is asking is answered before what was asked, as in every other operation.
+              await run(begin);
+              throw e;
+            }
+            const checks = plan.checks?.length
+              ? sql.join(plan.checks.map((c, i) => sql`${c} as ${sql.ref(`check_${i}`)}`))
+              : sql`true as ready`;
+            // One statement, one round trip: the context begin_request sets lives as long as the
+            // statement's own transaction, and the query's rows wait for READY (an InitPlan over
+            // request_checks), so nothing is read before the context and the checks exist.
+            const { rows: [row] } = await sql<Record<string, any>>`
+              with request as materialized (
+                     select * from api.begin_request(${claims.organizationId}, ${claims.token}, ${op.roles ? `{${op.roles.join(',')}}` : null}::text[])),
+                   request_checks as materialized (select ${checks} from request where request.outcome = 'ok')
+              select request.outcome as request_outcome, r.*
+                from request left join lateral (select true as found, q.* from (${plan.query}) q) r on true`
+              .execute(app.database.db);
+            if (row?.request_outcome !== 'ok') throw outcomeError(op, row?.request_outcome);
+            const out = plan.respond(row.found ? row : undefined);
+            const headers: Record<string, string> = { ...(out.headers ?? {}) };
+            if (out.version !== undefined) headers.ETag = etagOf(out.version);
+            const body = out.body instanceof RawJson ? out.body.text : out.body === undefined ? '' : JSON.stringify(wireOrder(out.body));
+            return send({ replay: false, status: out.status ?? op.response.status, headers, body });
+          }
           let preflight: unknown;
           if (op.preflight) {
             const read = <T>(fn: (tx: Tx) => Promise<T>) => app.database.db.transaction().execute(async (tx) => {
@@ -314,7 +384,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
               }
             }
 
-            const out = await op.handler({
+            const out = await op.handler!({
               tx, principal, params, query, body, ifMatch, requestId, app, request, preflight,
               route: `${op.method} ${routeTemplate}`,
             });
@@ -330,11 +400,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             }
             return { replay: false as const, status, headers, body: payload };
           }).finally(() => release?.());
-          const res = h.response(result.body).code(result.status);
-          if (result.body !== '') res.type('application/json');
-          for (const [k, v] of Object.entries({ ...result.headers, ...rateHeaders })) res.header(k, v);
-          if (result.replay) res.header('Idempotent-Replayed', 'true');
-          return res;
+          return send(result);
         } catch (e) {
           const err = e instanceof ApiError ? e : fromDatabaseError(e);
           if (!err) throw e;

@@ -17,6 +17,8 @@ interface Bucket {
   /** The shared count (leases of every instance) as of this instance's last lease. */
   hits: number;
   lastUsed: number;
+  /** The size of the last grant. */
+  granted: number;
   refusedUntil: number;
   waiting: number;
   leasing?: Promise<void>;
@@ -43,7 +45,7 @@ export class RateLimiter {
   private bucket(key: string, window: number): Bucket {
     let b = this.buckets.get(key);
     if (!b || b.window !== window) {
-      b = { window, leased: 0, hits: 0, lastUsed: 0, refusedUntil: 0, waiting: 0 };
+      b = { window, leased: 0, hits: 0, lastUsed: 0, granted: 0, refusedUntil: 0, waiting: 0 };
       this.buckets.set(key, b);
     }
     return b;
@@ -58,6 +60,9 @@ export class RateLimiter {
       if (b.leased > 0) {
         b.leased--;
         b.lastUsed = now;
+        // The next lease is asked for while a quarter of the last one is left, so a busy key's
+        // requests do not all wait for it; near the limit the grants are too small for this.
+        if (b.leased > 0 && b.leased <= b.granted / 4 && !b.leasing) void this.lease(key, b).catch(() => undefined);
         return { allowed: true, remaining: Math.max(0, this.limit - b.hits + b.leased), resetSeconds };
       }
       if (Date.now() < b.refusedUntil) return { allowed: false, remaining: 0, resetSeconds };
@@ -75,10 +80,11 @@ export class RateLimiter {
     b.leasing ??= (async () => {
       try {
         const { rows: [r] } = await sql<{ granted: number; hits: number }>`
-          select granted, hits from api.rate_limit_lease(${key}, ${b.window}::bigint, ${b.waiting}::integer, ${this.limit}::integer)`
+          select granted, hits from api.rate_limit_lease(${key}, ${b.window}::bigint, ${Math.max(1, b.waiting)}::integer, ${this.limit}::integer)`
           .execute(this.db);
         b.hits = r!.hits;
         b.leased += r!.granted;
+        b.granted = r!.granted;
         if (r!.granted === 0) b.refusedUntil = Date.now() + RECHECK_MS;
       } finally {
         b.leasing = undefined;

@@ -4,7 +4,7 @@ import type { Operation } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
 import { listQuery } from '../http/pagination.ts';
 import { schemas } from './schemas.ts';
-import { idOf, listPage, timestamp } from './common.ts';
+import { idOf, listStatement, timestamp } from './common.ts';
 
 export const approvalOperations: Operation[] = [
   {
@@ -20,9 +20,9 @@ export const approvalOperations: Operation[] = [
       ...listQuery,
     }),
     response: { status: 200, description: 'A page of approvals', schema: schemas.list(schemas.approval) },
-    handler: async (ctx) => {
+    statement: (ctx) => {
       const { query } = ctx;
-      const where: RawBuilder<boolean>[] = [sql`true`];
+      const where: RawBuilder<boolean>[] = [];
       if (query.status) where.push(sql`status = ${query.status}`);
       if (query.type) where.push(sql`type = ${query.type}`);
       if (query.resource_type) where.push(sql`resource_type = ${query.resource_type}`);
@@ -30,7 +30,7 @@ export const approvalOperations: Operation[] = [
       // Timestamps go out at millisecond precision: compare at that precision, so a returned value excludes its own row.
       if (query.requested_after) where.push(sql`date_trunc('milliseconds', requested_at) > ${query.requested_after}::timestamptz`);
       if (query.updated_after) where.push(sql`date_trunc('milliseconds', updated_at) > ${query.updated_after}::timestamptz`);
-      return { body: await listPage(ctx, 'api.approvals', { expr: 'requested_at', type: 'timestamptz' }, 'asc', where) };
+      return listStatement(ctx, 'api.approvals', { expr: 'requested_at', type: 'timestamptz' }, 'asc', where);
     },
   },
   {

@@ -2,8 +2,7 @@
 import Joi from 'joi';
 import { sql, type RawBuilder } from 'kysely';
 import type { Request } from '@hapi/hapi';
-import type { OperationContext } from '../http/operation.ts';
-import { header } from '../http/operation.ts';
+import { header, READY, RawJson, type ReadStatement, type StatementContext } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
 import { decodeCursor, encodeCursor, listQuery, type SortSpec, type SortOrder } from '../http/pagination.ts';
 
@@ -35,32 +34,53 @@ export function sortQuery(sorts: Record<string, SortSpec>, defaultSort: string, 
   };
 }
 
-/** Keyset page over a view: `(sort expr, id)` compared with the cursor's last row, limit + 1 rows. */
-export async function listPage(ctx: OperationContext, view: 'api.projects' | 'api.tasks' | 'api.time_entries' | 'api.approvals' | 'api.webhook_endpoints' | 'api.webhook_deliveries' | 'api.invoices'
-  | 'api.integration_connections',
-  spec: SortSpec, order: SortOrder, where: RawBuilder<boolean>[]) {
+/** One resource in one statement with the request context: `source` yields `doc` and `version`
+ * (a view filtered by id, or an api function), gated on READY; no row is `notFound`. */
+export function getStatement(source: RawBuilder<unknown>, notFound: () => ApiError): ReadStatement {
+  return {
+    query: sql`select app_private.wire_json(g.doc) as doc, g.version from (${source}) g where ${READY}`,
+    respond: (row) => {
+      if (!row) throw notFound();
+      return { body: new RawJson(row.doc), version: row.version };
+    },
+  };
+}
+
+export type ListView = 'api.projects' | 'api.tasks' | 'api.time_entries' | 'api.approvals' | 'api.webhook_endpoints'
+  | 'api.webhook_deliveries' | 'api.invoices' | 'api.integration_connections';
+
+/** Keyset page over a view, in one statement with the request context (README "Adding an
+ * endpoint"): `(sort expr, id)` compared with the cursor's last row, limit + 1 rows, and the
+ * page's `data` array built as JSON text by PostgreSQL, which the server passes on untouched. */
+export function listStatement(ctx: StatementContext, view: ListView, spec: SortSpec, order: SortOrder,
+  where: RawBuilder<boolean>[], checks: RawBuilder<unknown>[] = []): ReadStatement {
   const { query, app, route } = ctx;
   const after = decodeCursor(app.cursorKey, route, query);
   const expr = sql.raw(spec.expr);
-  const conditions = [...where];
+  const conditions = [READY, ...where];
   if (after) {
     if (after.length !== 2 || typeof after[1] !== 'string') throw new ApiError('INVALID_CURSOR', 'the cursor is malformed');
     // The key travels as text: a typed parameter would pass through the driver's Date (milliseconds, no infinity).
     conditions.push(sql<boolean>`(${expr}, id) ${sql.raw(order === 'asc' ? '>' : '<')} ((${String(after[0])}::text)::${sql.raw(spec.type)}, ${after[1]}::text)`);
   }
-  const whereSql = conditions.length ? sql.join(conditions, sql` and `) : sql`true`;
-  const { rows } = await sql<{ id: string; doc: unknown; sort_key: string }>`
-    select id, doc, (${expr})::text as sort_key from ${sql.raw(view)}
-     where ${whereSql}
-     order by ${expr} ${sql.raw(order)}, id ${sql.raw(order)}
-     limit ${query.limit + 1}`.execute(ctx.tx);
-  const hasMore = rows.length > query.limit;
-  const page = hasMore ? rows.slice(0, query.limit) : rows;
-  const last = page[page.length - 1];
+  const limit: number = query.limit;
   return {
-    object: 'list' as const,
-    data: page.map((r) => r.doc),
-    has_more: hasMore,
-    next_cursor: hasMore && last ? encodeCursor(app.cursorKey, route, query, [last.sort_key, last.id]) : null,
+    checks,
+    // row_number() over () numbers the rows in the order the page query produced them.
+    query: sql`
+      select coalesce(string_agg(app_private.wire_json(p.doc), ',' order by p.n) filter (where p.n <= ${limit}), '') as data,
+             count(*) > ${limit} as has_more,
+             max(p.sort_key) filter (where p.n = ${limit}) as last_key,
+             max(p.id) filter (where p.n = ${limit}) as last_id
+        from (select row_number() over () as n, s.* from (
+                select id, doc, (${expr})::text as sort_key from ${sql.raw(view)}
+                 where ${sql.join(conditions, sql` and `)}
+                 order by ${expr} ${sql.raw(order)}, id ${sql.raw(order)}
+                 limit ${limit + 1}) s) p`,
+    respond: (row) => {
+      const hasMore = row!.has_more === true;
+      const cursor = hasMore ? JSON.stringify(encodeCursor(app.cursorKey, route, query, [row!.last_key, row!.last_id])) : 'null';
+      return { body: new RawJson(`{"object":"list","data":[${row!.data}],"has_more":${hasMore},"next_cursor":${cursor}}`) };
+    },
   };
 }

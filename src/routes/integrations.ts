@@ -4,7 +4,7 @@ import type { Operation } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
 import type { SortSpec } from '../http/pagination.ts';
 import { schemas } from './schemas.ts';
-import { idOf, listPage, sortQuery } from './common.ts';
+import { idOf, listStatement, sortQuery } from './common.ts';
 
 // Connections are relevant to finance (accounting) or manager (the rest): nobody else has any.
 const roles = ['manager', 'finance'] as const;
@@ -22,11 +22,11 @@ export const integrationOperations: Operation[] = [
     summary: 'Organization connections relevant to your Roles (accounting: finance; others: manager)',
     query: Joi.object({ category: Joi.string().max(40), status: Joi.string().max(40), ...sortQuery(SORTS, 'created_at', 'asc') }),
     response: { status: 200, description: 'A page of connections', schema: schemas.list(schemas.integrationConnection) },
-    handler: async (ctx) => {
+    statement: (ctx) => {
       const where: RawBuilder<boolean>[] = [];
       if (ctx.query.category) where.push(sql`category = ${ctx.query.category}`);
       if (ctx.query.status) where.push(sql`status = ${ctx.query.status}`);
-      return { body: await listPage(ctx, 'api.integration_connections', SORTS.created_at!, ctx.query.order, where) };
+      return listStatement(ctx, 'api.integration_connections', SORTS.created_at!, ctx.query.order, where);
     },
   },
   {

@@ -4,7 +4,7 @@ import type { Operation, OperationContext } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
 import type { SortSpec } from '../http/pagination.ts';
 import { schemas } from './schemas.ts';
-import { date, idOf, listPage, sortQuery } from './common.ts';
+import { date, getStatement, idOf, listStatement, sortQuery } from './common.ts';
 import type { InvoicePdfInput } from '../invoices/pdf.ts';
 
 const invoiceId = Joi.object({ invoice_id: idOf('inv').required() });
@@ -49,7 +49,7 @@ export const invoiceOperations: Operation[] = [
       ...sortQuery(SORTS, 'created_at', 'desc'),
     }),
     response: { status: 200, description: 'A page of invoices', schema: schemas.list(schemas.invoice) },
-    handler: async (ctx) => {
+    statement: (ctx) => {
       const q = ctx.query;
       const where: RawBuilder<boolean>[] = [];
       if (q.status) where.push(sql`status = ${q.status}`);
@@ -60,7 +60,7 @@ export const invoiceOperations: Operation[] = [
       if (q.due_after) where.push(sql`due_date >= ${q.due_after}::date`);
       if (q.due_before) where.push(sql`due_date <= ${q.due_before}::date`);
       if (q.search) where.push(sql`strpos(lower(number), ${q.search.toLowerCase()}) > 0`);
-      return { body: await listPage(ctx, 'api.invoices', SORTS.created_at!, q.order, where) };
+      return listStatement(ctx, 'api.invoices', SORTS.created_at!, q.order, where);
     },
   },
   {
@@ -80,7 +80,8 @@ export const invoiceOperations: Operation[] = [
     summary: 'One invoice with its lines', params: invoiceId,
     errors: ['INVOICE_NOT_FOUND'],
     response: { status: 200, description: 'The invoice', schema: schemas.invoice },
-    handler: (ctx) => one(ctx, sql`select doc, version from api.invoices where id = ${ctx.params.invoice_id}`),
+    statement: ({ params }) => getStatement(sql`select doc, version from api.invoices where id = ${params.invoice_id}`,
+      () => new ApiError('INVOICE_NOT_FOUND', `no invoice ${params.invoice_id} in your organization`)),
   },
   {
     operationId: 'updateInvoice', method: 'PATCH', path: '/v1/invoices/{invoice_id}', tag: 'Invoicing', roles,

@@ -4,7 +4,7 @@ import type { Operation, OperationContext } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
 import type { SortSpec } from '../http/pagination.ts';
 import { schemas } from './schemas.ts';
-import { customFields, date, email, idOf, listPage, schemaVersionOf, sortQuery } from './common.ts';
+import { customFields, date, email, getStatement, idOf, listStatement, schemaVersionOf, sortQuery } from './common.ts';
 
 const projectId = Joi.object({ project_id: idOf('prj').required() });
 const code = Joi.string().pattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/).message('code: 1 to 32 letters, digits, dot, dash or underscore');
@@ -55,11 +55,12 @@ export const projectOperations: Operation[] = [
       ...sortQuery(PROJECT_SORTS, 'created_at', 'desc'),
     }),
     response: { status: 200, description: 'A page of projects', schema: schemas.list(schemas.project) },
-    handler: async (ctx) => {
+    statement: (ctx) => {
       const { query } = ctx;
       // Filtering by a field the caller's Roles cannot read would reveal it: the database refuses.
-      if (query.manager_member_id) await sql`select api.require_any_role('{member,manager,hr}', 'filtering projects by manager_member_id')`.execute(ctx.tx);
-      if (query.customer_id) await sql`select api.require_any_role('{member,manager,finance}', 'filtering projects by customer_id')`.execute(ctx.tx);
+      const checks: RawBuilder<unknown>[] = [];
+      if (query.manager_member_id) checks.push(sql`api.require_any_role('{member,manager,hr}', 'filtering projects by manager_member_id')`);
+      if (query.customer_id) checks.push(sql`api.require_any_role('{member,manager,finance}', 'filtering projects by customer_id')`);
       const where: RawBuilder<boolean>[] = [sql`status = ${query.status}`];
       if (query.customer_id) where.push(sql`customer_id = ${query.customer_id}`);
       if (query.manager_member_id) where.push(sql`manager_member_id = app_private.normalize_email(${query.manager_member_id})`);
@@ -69,7 +70,7 @@ export const projectOperations: Operation[] = [
         const like = `%${escapeLike(query.search.toLowerCase())}%`;
         where.push(sql`(lower(name) like ${like} or lower(code) like ${like})`);
       }
-      return { body: await listPage(ctx, 'api.projects', PROJECT_SORTS[query.sort]!, query.order, where) };
+      return listStatement(ctx, 'api.projects', PROJECT_SORTS[query.sort]!, query.order, where, checks);
     },
   },
   {
@@ -89,7 +90,8 @@ export const projectOperations: Operation[] = [
     summary: 'One project', etag: true, params: projectId,
     errors: ['PROJECT_NOT_FOUND'],
     response: { status: 200, description: 'The project', schema: schemas.project },
-    handler: (ctx) => one(ctx, sql`select * from api.project_get(${ctx.params.project_id})`),
+    statement: ({ params }) => getStatement(sql`select * from api.project_get(${params.project_id})`,
+      () => new ApiError('PROJECT_NOT_FOUND', `no project ${params.project_id} in your organization`)),
   },
   {
     operationId: 'updateProject', method: 'PATCH', path: '/v1/projects/{project_id}', tag: 'Projects',

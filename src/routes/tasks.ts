@@ -4,7 +4,7 @@ import type { Operation, OperationContext } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
 import type { SortSpec } from '../http/pagination.ts';
 import { schemas } from './schemas.ts';
-import { customFields, email, idOf, listPage, schemaVersionOf, sortQuery, subject, timestamp } from './common.ts';
+import { customFields, email, getStatement, idOf, listStatement, schemaVersionOf, sortQuery, subject, timestamp } from './common.ts';
 
 const taskId = Joi.object({ task_id: idOf('tsk').required() });
 const priority = Joi.string().valid('low', 'medium', 'high', 'urgent');
@@ -55,12 +55,13 @@ export const taskOperations: Operation[] = [
       ...sortQuery(TASK_SORTS, 'created_at', 'desc'),
     }),
     response: { status: 200, description: 'A page of tasks', schema: schemas.list(schemas.task) },
-    handler: async (ctx) => {
+    statement: (ctx) => {
       const { query } = ctx;
       // Filtering or sorting by a field the caller's Roles cannot read would reveal it: the database refuses.
-      if (query.assignee_member_id) await sql`select api.require_any_role('{member,manager,hr}', 'filtering tasks by assignee')`.execute(ctx.tx);
-      if (query.priority || query.sort === 'priority') await sql`select api.require_any_role('{member,manager}', 'filtering or sorting tasks by priority')`.execute(ctx.tx);
-      if (query.due_before || query.due_after || query.sort === 'due_at') await sql`select api.require_any_role('{member,manager,hr}', 'filtering or sorting tasks by due_at')`.execute(ctx.tx);
+      const checks: RawBuilder<unknown>[] = [];
+      if (query.assignee_member_id) checks.push(sql`api.require_any_role('{member,manager,hr}', 'filtering tasks by assignee')`);
+      if (query.priority || query.sort === 'priority') checks.push(sql`api.require_any_role('{member,manager}', 'filtering or sorting tasks by priority')`);
+      if (query.due_before || query.due_after || query.sort === 'due_at') checks.push(sql`api.require_any_role('{member,manager,hr}', 'filtering or sorting tasks by due_at')`);
       const where: RawBuilder<boolean>[] = [query.archived ? sql`archived_at is not null` : sql`archived_at is null`];
       if (query.project_id) where.push(sql`project_id = ${query.project_id}`);
       if (query.status) where.push(sql`status = ${query.status}`);
@@ -72,7 +73,7 @@ export const taskOperations: Operation[] = [
         const like = `%${escapeLike(query.search.toLowerCase())}%`;
         where.push(sql`(lower(name) like ${like} or lower(coalesce(code, '')) like ${like})`);
       }
-      return { body: await listPage(ctx, 'api.tasks', TASK_SORTS[query.sort]!, query.order, where) };
+      return listStatement(ctx, 'api.tasks', TASK_SORTS[query.sort]!, query.order, where, checks);
     },
   },
   {
@@ -92,7 +93,8 @@ export const taskOperations: Operation[] = [
     summary: 'One task, with the transitions it currently offers', etag: true, params: taskId,
     errors: ['TASK_NOT_FOUND'],
     response: { status: 200, description: 'The task', schema: schemas.task },
-    handler: (ctx) => one(ctx, sql`select * from api.task_get(${ctx.params.task_id})`),
+    statement: ({ params }) => getStatement(sql`select * from api.task_get(${params.task_id})`,
+      () => new ApiError('TASK_NOT_FOUND', `no task ${params.task_id} in your organization`)),
   },
   {
     operationId: 'updateTask', method: 'PATCH', path: '/v1/tasks/{task_id}', tag: 'Tasks',

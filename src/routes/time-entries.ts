@@ -1,10 +1,10 @@
 import Joi from 'joi';
 import { sql, type RawBuilder } from 'kysely';
-import { fieldErrors, withFieldCodes, type Operation, type OperationContext } from '../http/operation.ts';
+import { fieldErrors, READY, withFieldCodes, type Operation, type OperationContext } from '../http/operation.ts';
 import { ApiError, PROBLEMS, type ProblemCode } from '../http/errors.ts';
 import { listQuery } from '../http/pagination.ts';
 import { schemas } from './schemas.ts';
-import { date, email, idOf, listPage, subject } from './common.ts';
+import { date, email, getStatement, idOf, listStatement, subject } from './common.ts';
 
 /** Longest span of an organization-wide listing (no member, project, task or external id filter). */
 export const MAX_ORG_WIDE_DAYS = 93;
@@ -52,18 +52,24 @@ export const timeEntryOperations: Operation[] = [
       ...listQuery,
     }),
     response: { status: 200, description: 'A page of time entries, by work_date then id', schema: schemas.list(schemas.timeEntry) },
-    handler: async (ctx) => {
-      const { query, tx } = ctx;
-      await sql`select api.require_time_entry_read()`.execute(tx);
+    statement: (ctx) => {
+      const { query } = ctx;
+      const checks = [sql`api.require_time_entry_read()`];
       const scoped = query.member_id || query.project_id || query.task_id || query.external_id;
       if (!scoped) {
         const bounded = query.work_date_gte !== undefined && query.work_date_lte !== undefined;
         const from = bounded ? Date.parse(query.work_date_gte) : NaN;
         const to = bounded ? Date.parse(query.work_date_lte) : NaN;
         if (!bounded || to < from || (to - from) / 86_400_000 > MAX_ORG_WIDE_DAYS) {
-          throw new ApiError('INVALID_REQUEST',
-            `an organization-wide listing needs work_date_gte and work_date_lte, at most ${MAX_ORG_WIDE_DAYS} days apart (or filter by member_id, project_id, task_id or external_id)`,
-            { errors: [{ pointer: '/work_date_gte', detail: 'bounded date range required', code: 'date_range.required' }] });
+          // Refused after the read check, as the database answers who may read before what is asked.
+          return {
+            checks, query: sql`select 1 as refused where ${READY}`,
+            respond: () => {
+              throw new ApiError('INVALID_REQUEST',
+                `an organization-wide listing needs work_date_gte and work_date_lte, at most ${MAX_ORG_WIDE_DAYS} days apart (or filter by member_id, project_id, task_id or external_id)`,
+                { errors: [{ pointer: '/work_date_gte', detail: 'bounded date range required', code: 'date_range.required' }] });
+            },
+          };
         }
       }
       const where: RawBuilder<boolean>[] = [sql`deleted_at is null`];
@@ -76,7 +82,7 @@ export const timeEntryOperations: Operation[] = [
       if (query.billable !== undefined) where.push(sql`billable = ${query.billable}`);
       // external_id is unique per client: it finds only this client's entries.
       if (query.external_id) where.push(sql`external_id = ${query.external_id} and created_by_client_id = app.current_client_id()`);
-      return { body: await listPage(ctx, 'api.time_entries', { expr: 'work_date', type: 'date' }, 'asc', where) };
+      return listStatement(ctx, 'api.time_entries', { expr: 'work_date', type: 'date' }, 'asc', where, checks);
     },
   },
   {
@@ -138,7 +144,8 @@ export const timeEntryOperations: Operation[] = [
     summary: 'One time entry', roles: ['manager', 'finance', 'hr'], etag: true, params: timeEntryId,
     errors: ['TIME_ENTRY_NOT_FOUND'],
     response: { status: 200, description: 'The time entry', schema: schemas.timeEntry },
-    handler: (ctx) => one(ctx, sql`select * from api.time_entry_get(${ctx.params.time_entry_id})`),
+    statement: ({ params }) => getStatement(sql`select * from api.time_entry_get(${params.time_entry_id})`,
+      () => new ApiError('TIME_ENTRY_NOT_FOUND', `no time entry ${params.time_entry_id} in your organization`)),
   },
   {
     operationId: 'updateTimeEntry', method: 'PATCH', path: '/v1/time-entries/{time_entry_id}', tag: 'Time entries',

@@ -1,13 +1,13 @@
 import Joi from 'joi';
 import { sql, type RawBuilder } from 'kysely';
 import { randomBytes } from 'node:crypto';
-import type { Operation, OperationContext, PreflightContext } from '../http/operation.ts';
+import { READY, type Operation, type OperationContext, type PreflightContext } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
 import type { SortSpec } from '../http/pagination.ts';
 import { seal, unseal } from '../auth/sealing.ts';
 import { assertSafeUrl, newWebhookSecret, verifyEndpoint, webhookSecretKey } from '../webhooks/transport.ts';
 import { schemas } from './schemas.ts';
-import { idOf, listPage, sortQuery } from './common.ts';
+import { idOf, listStatement, sortQuery } from './common.ts';
 
 const endpointId = Joi.object({ endpoint_id: idOf('whe').required() });
 const deliveryParams = Joi.object({ endpoint_id: idOf('whe').required(), delivery_id: idOf('whd').required() });
@@ -95,10 +95,10 @@ export const webhookOperations: Operation[] = [
     summary: "The calling client's endpoints",
     query: Joi.object({ status: Joi.string().valid('enabled', 'disabled'), ...sortQuery(SORTS, 'created_at', 'desc') }),
     response: { status: 200, description: 'A page of endpoints', schema: schemas.list(schemas.webhookEndpoint) },
-    handler: async (ctx) => {
+    statement: (ctx) => {
       const where: RawBuilder<boolean>[] = [];
       if (ctx.query.status) where.push(sql`status = ${ctx.query.status}`);
-      return { body: await listPage(ctx, 'api.webhook_endpoints', SORTS.created_at!, ctx.query.order, where) };
+      return listStatement(ctx, 'api.webhook_endpoints', SORTS.created_at!, ctx.query.order, where);
     },
   },
   {
@@ -185,13 +185,21 @@ export const webhookOperations: Operation[] = [
     }),
     errors: ['WEBHOOK_ENDPOINT_NOT_FOUND'],
     response: { status: 200, description: 'A page of deliveries', schema: schemas.list(schemas.webhookDelivery) },
-    handler: async (ctx) => {
-      await endpoint(ctx, ctx.params.endpoint_id);
-      const where: RawBuilder<boolean>[] = [sql`endpoint_id = ${ctx.params.endpoint_id}`];
+    statement: (ctx) => {
+      const id: string = ctx.params.endpoint_id;
+      const where: RawBuilder<boolean>[] = [sql`endpoint_id = ${id}`];
       if (ctx.query.status) where.push(sql`status = ${ctx.query.status}`);
       if (ctx.query.event_type) where.push(sql`event_type = ${ctx.query.event_type}`);
       if (ctx.query.event_id) where.push(sql`event_id = ${ctx.query.event_id}`);
-      return { body: await listPage(ctx, 'api.webhook_deliveries', SORTS.created_at!, ctx.query.order, where) };
+      const page = listStatement(ctx, 'api.webhook_deliveries', SORTS.created_at!, ctx.query.order, where);
+      return {
+        query: sql`select exists (select from api.webhook_endpoints where id = ${id} and ${READY}) as endpoint_found, l.*
+                     from (${page.query}) l`,
+        respond: (row) => {
+          if (!row?.endpoint_found) throw new ApiError('WEBHOOK_ENDPOINT_NOT_FOUND', `no webhook endpoint ${id} of your client`);
+          return page.respond(row);
+        },
+      };
     },
   },
   {
