@@ -5,7 +5,8 @@
 // Env: DATABASE_URL (a server to use; else an embedded PostgreSQL under .data/pg-bench),
 // BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 20), BENCH_PORT (default 3999),
 // BENCH_SERVER_NODE_OPTIONS (passed to the server as NODE_OPTIONS, e.g. "--cpu-prof --cpu-prof-dir=bench/results").
-// BENCH_ONLY (comma-separated parts to run: core, tasks, scale, time, invoices, webhooks, soak; default all; scale needs tasks).
+// BENCH_ONLY (comma-separated parts to run: core, tasks, scale, time, invoices, ratio, webhooks, soak; default all; scale needs tasks;
+// ratio measures what tasks, time and invoices seeded). BENCH_RATIO_CONNECTIONS/ROUNDS/DURATION: the ratio part's wrk and pgbench.
 // BENCH_SOAK_MINUTES (default 10): length of the soak part.
 // BENCH_INVOICES_ANALYZE=0 skips the ANALYZE bench/invoices.ts runs after its createInvoice warm-up.
 // Writes the table to bench/results/latest.md (git-ignored). Exits non-zero if any response was not 2xx.
@@ -24,6 +25,7 @@ import { runInvoiceBench } from './invoices.ts';
 import { BENCH_WEBHOOK_ENV, runWebhookBench } from './webhooks.ts';
 import { runScaleBench } from './scale.ts';
 import { runSoakBench } from './soak.ts';
+import { runRatioBench } from './ratio.ts';
 
 const DATABASE = 'svc_bench';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -97,6 +99,25 @@ function portInUse(port: number): Promise<boolean> {
     socket.once('connect', () => { socket.destroy(); done(true); });
     socket.once('error', () => done(false));
   });
+}
+
+/** The requests issue 21 compares with their own SQL: a list, the principal, a month of time
+ * entries, invoices, and a task creation (in the benchmarked organization's first project). */
+async function ratioCases(token: string) {
+  const res = await fetch(`${BASE}/v1/projects?limit=1`, { headers: { authorization: `Bearer ${token}` } });
+  const project = ((await res.json()) as { data: { id: string }[] }).data[0];
+  const now = new Date();
+  const first = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)).toISOString().slice(0, 10);
+  const last = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 0)).toISOString().slice(0, 10);
+  return [
+    { name: 'GET /v1/tasks?limit=50', method: 'GET' as const, path: '/v1/tasks?limit=50', status: 200 },
+    { name: 'GET /v1/me', method: 'GET' as const, path: '/v1/me', status: 200 },
+    { name: 'GET /v1/time-entries (a month, limit=50)', method: 'GET' as const,
+      path: `/v1/time-entries?work_date_gte=${first}&work_date_lte=${last}&limit=50`, status: 200 },
+    { name: 'GET /v1/invoices?limit=50', method: 'GET' as const, path: '/v1/invoices?limit=50', status: 200 },
+    ...(project ? [{ name: 'POST /v1/tasks', method: 'POST' as const, path: '/v1/tasks', status: 201,
+      body: JSON.stringify({ project_id: project.id, name: 'Ratio bench task', priority: 'high' }) }] : []),
+  ];
 }
 
 async function startServer(url: string): Promise<void> {
@@ -253,7 +274,7 @@ async function main(): Promise<number> {
     { name: 'POST /oauth/token', path: '/oauth/token', method: 'POST', body: TOKEN_FORM,
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client) } },
   ];
-  const only = new Set((process.env.BENCH_ONLY ?? 'core,tasks,scale,time,invoices,webhooks,soak').split(',').map((x) => x.trim()));
+  const only = new Set((process.env.BENCH_ONLY ?? 'core,tasks,scale,time,invoices,ratio,webhooks,soak').split(',').map((x) => x.trim()));
   const rows: Row[] = [];
   for (const t of only.has('core') ? targets : []) {
     await check(t);
@@ -279,6 +300,9 @@ async function main(): Promise<number> {
   const invoices = only.has('invoices')
     ? await runInvoiceBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
     : skipped;
+  // Issue 21: each request next to pgbench replaying its own SQL (bench/ratio.ts), over what the parts above seeded.
+  const ratio = only.has('ratio') ? await runRatioBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP },
+    await ratioCases(token)) : skipped;
   // Issue 6 (outbox and webhooks): bench/webhooks.ts, last (its endpoint would receive the others' events).
   const webhooks = only.has('webhooks') ? await runWebhookBench({ url, base: BASE, token, clientId: client.id }) : skipped;
   // Issue 20 (faults): bench/soak.ts, minutes of mixed load on the same server, last.
@@ -291,7 +315,7 @@ async function main(): Promise<number> {
       `Node ${process.version}, ${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB.`,
     '',
   ].join('\n');
-  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + scale.markdown + '\n' + time.markdown + '\n' + invoices.markdown + '\n' + webhooks.markdown + '\n' + soak.markdown;
+  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + scale.markdown + '\n' + time.markdown + '\n' + invoices.markdown + '\n' + ratio.markdown + '\n' + webhooks.markdown + '\n' + soak.markdown;
   process.stdout.write('\n' + text);
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.md', text);

@@ -120,9 +120,9 @@ async function measure(o: TaskBenchOptions, name: string, opts: LoadSpec) {
 // ---------------------------------------------------------------------------------------------
 // Capturing the endpoint's SQL from the PostgreSQL log
 
-interface LogEntry { pid: string; userDb: string; level: string; text: string }
+export interface LogEntry { pid: string; userDb: string; level: string; text: string }
 
-function parseLog(text: string): LogEntry[] {
+export function parseLog(text: string): LogEntry[] {
   const entries: LogEntry[] = [];
   // Debian's default log_line_prefix '%m [%p] %q%u@%d ': "2026-11-23 00:46:46.857 UTC [2186] user@db LOG:  ..."
   const head = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \S+ \[(\d+)\] (?:(\S+@\S+) )?([A-Z]+):  (.*)$/;
@@ -135,14 +135,14 @@ function parseLog(text: string): LogEntry[] {
 }
 
 /** `$1 = 'a', $2 = NULL` (values quoted as SQL literals, quotes doubled) -> ['\'a\'', 'NULL']. */
-function parseParameters(detail: string): Map<number, string> {
+export function parseParameters(detail: string): Map<number, string> {
   const out = new Map<number, string>();
   const re = /\$(\d+) = ('(?:[^']|'')*'|NULL)/g;
   for (let m = re.exec(detail); m; m = re.exec(detail)) out.set(Number(m[1]), m[2]!);
   return out;
 }
 
-const substitute = (statement: string, params: Map<number, string>) =>
+export const substitute = (statement: string, params: Map<number, string>) =>
   statement.replace(/\$(\d+)\b/g, (all, n: string) => params.get(Number(n)) ?? all);
 
 /** The statements (with parameter values substituted) of the first complete transaction that reads api.tasks. */
@@ -173,7 +173,7 @@ function transactionFromLog(entries: LogEntry[], userDb: string): string[] | und
   return undefined;
 }
 
-function logFile(current: string | null, dataDirectory: string): string | undefined {
+export function logFile(current: string | null, dataDirectory: string): string | undefined {
   if (current) return current.startsWith('/') ? current : join(dataDirectory, current);
   try {
     const dir = '/var/log/postgresql';
@@ -185,7 +185,7 @@ function logFile(current: string | null, dataDirectory: string): string | undefi
   }
 }
 
-function readFrom(file: string, offset: number): string {
+export function readFrom(file: string, offset: number): string {
   const fd = openSync(file, 'r');
   try {
     const size = statSync(file).size;
@@ -201,15 +201,18 @@ function readFrom(file: string, offset: number): string {
  * database, so that its new sessions pick up the database's log_statement setting. (The running
  * server's pooled sessions keep the setting they started with, and ending them with
  * pg_terminate_backend crashes that server: see docs/benchmarks.md.) */
-async function requestThroughFreshInstance(o: TaskBenchOptions, path: string): Promise<number> {
+export async function requestThroughFreshInstance(o: TaskBenchOptions, path: string,
+  request: { method?: 'GET' | 'POST'; payload?: string; headers?: Record<string, string>; status?: number } = {}): Promise<number> {
   const config = loadConfig({ ...process.env, DATABASE_URL: o.url, LOG_LEVEL: 'silent', RATE_LIMIT_REQUESTS: '1000000000' });
   const database = connect(config.runtimeDatabaseUrl, 1);
   try {
     const server = await createServer(await createAppContext(config, database));
     await server.initialize();
     try {
-      const res = await server.inject({ method: 'GET', url: path, headers: { authorization: `Bearer ${o.token}` } });
-      if (res.statusCode !== 200) throw new Error(`GET ${path} (capture instance): ${res.statusCode} ${res.payload.slice(0, 500)}`);
+      const method = request.method ?? 'GET';
+      const res = await server.inject({ method, url: path, payload: request.payload,
+        headers: { authorization: `Bearer ${o.token}`, ...(request.headers ?? {}) } });
+      if (res.statusCode !== (request.status ?? 200)) throw new Error(`${method} ${path} (capture instance): ${res.statusCode} ${res.payload.slice(0, 500)}`);
       return res.statusCode;
     } finally {
       await server.stop();
@@ -277,11 +280,11 @@ select request.outcome as request_outcome, r.*
 
 interface PgbenchResult { tps: number; latencyAvg: number; p50: number; p99: number; statementMs: number[]; failed: number; output: string }
 
-function pgbenchScript(statements: string[]): string {
+export function pgbenchScript(statements: string[]): string {
   return statements.map((s) => s.replace(/;\s*$/, '') + ';').join('\n') + '\n';
 }
 
-function runPgbench(env: NodeJS.ProcessEnv, args: string[]): Promise<{ code: number | null; out: string }> {
+export function runPgbench(env: NodeJS.ProcessEnv, args: string[]): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn('pgbench', args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -292,7 +295,7 @@ function runPgbench(env: NodeJS.ProcessEnv, args: string[]): Promise<{ code: num
   });
 }
 
-function percentile(sorted: number[], p: number): number {
+export function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }

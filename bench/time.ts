@@ -149,7 +149,7 @@ async function explainList(o: TimeBenchOptions, seeded: Seeded, after?: [string,
   const sql = postgres(runtimeUrl, { max: 1, onnotice: () => {} });
   try {
     return await sql.begin(async (tx) => {
-      const [r] = await tx<{ outcome: string }[]>`select outcome from api.begin_request(${o.clientId}, ${seeded.secretId}, null::text[])`;
+      const [r] = await tx<{ outcome: string }[]>`select outcome from api.begin_request(${seeded.organizationId}, ${o.token}, null::text[])`;
       if (r?.outcome !== 'ok') throw new Error(`api.begin_request: ${r?.outcome}`);
       // The statement of src/routes/time-entries.ts (listTimeEntries), values inlined.
       const keyset = after ? `\n   and (work_date, id) > (('${after[0]}'::text)::date, '${after[1]}'::text)` : '';

@@ -51,22 +51,6 @@ export function decodeCursor(secret: Buffer, route: string, query: Record<string
   return parsed.k;
 }
 
-export interface ListPage<T> { object: 'list'; data: T[]; has_more: boolean; next_cursor: string | null }
-
-/** Takes limit + 1 rows fetched in sort order and builds the list envelope. */
-export function toPage<R, T>(rows: R[], limit: number, doc: (r: R) => T, keyOf: (r: R) => SortKey,
-  cursor: { secret: Buffer; route: string; query: Record<string, unknown> }): ListPage<T> {
-  const hasMore = rows.length > limit;
-  const pageRows = hasMore ? rows.slice(0, limit) : rows;
-  const last = pageRows[pageRows.length - 1];
-  return {
-    object: 'list',
-    data: pageRows.map(doc),
-    has_more: hasMore,
-    next_cursor: hasMore && last !== undefined ? encodeCursor(cursor.secret, cursor.route, cursor.query, keyOf(last)) : null,
-  };
-}
-
 export type SortOrder = 'asc' | 'desc';
 
 /** A sort offered by a list: the SQL expression (never null) and its type for the cursor cast. */

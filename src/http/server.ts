@@ -112,14 +112,22 @@ export async function createServer(app: AppContext, extra: Operation[] = []) {
       ignorePaths: ['/health', '/metrics'],
     },
   });
+  // One labelled child per (method, route, status), kept: prom-client hashes a labels object on every call.
+  const series = new Map<string, { requests: { inc(): void }; duration: { observe(v: number): void } }>();
   server.events.on('response', (request: Request) => {
     const res = request.response as { statusCode?: number } | null;
     const status = res?.statusCode ?? 0;
     const route = request.route.path;
     const seconds = (Date.now() - request.info.received) / 1000;
     const labels = { method: request.method.toUpperCase(), route, status: String(status) };
-    app.metrics.httpRequests.inc(labels);
-    app.metrics.httpDuration.observe(labels, seconds);
+    const key = `${labels.method} ${route} ${labels.status}`;
+    let s = series.get(key);
+    if (!s) {
+      s = { requests: app.metrics.httpRequests.labels(labels), duration: app.metrics.httpDuration.labels(labels) };
+      series.set(key, s);
+    }
+    s.requests.inc();
+    s.duration.observe(seconds);
     if (route === '/health' || route === '/metrics') return;
     request.logger.info({ method: labels.method, route, status, ms: Math.round(seconds * 1000),
       client_request_id: header(request, 'x-client-request-id')?.slice(0, 200) }, 'request');

@@ -46,7 +46,7 @@ export function getStatement(source: RawBuilder<unknown>, notFound: () => ApiErr
   };
 }
 
-export type ListView = 'api.projects' | 'api.tasks' | 'api.time_entries' | 'api.approvals' | 'api.webhook_endpoints'
+export type ListView = 'api.members' | 'api.projects' | 'api.tasks' | 'api.time_entries' | 'api.approvals' | 'api.webhook_endpoints'
   | 'api.webhook_deliveries' | 'api.invoices' | 'api.integration_connections';
 
 /** Keyset page over a view, in one statement with the request context (README "Adding an

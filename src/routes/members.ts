@@ -1,8 +1,9 @@
 import Joi from 'joi';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Operation } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
-import { listQuery, decodeCursor, toPage } from '../http/pagination.ts';
+import { listQuery } from '../http/pagination.ts';
+import { getStatement, listStatement } from './common.ts';
 import { schemas } from './schemas.ts';
 
 const ROLE = Joi.string().valid('member', 'manager', 'finance', 'hr');
@@ -23,24 +24,16 @@ export const memberOperations: Operation[] = [
       ...listQuery,
     }),
     response: { status: 200, description: 'A page of members', schema: schemas.list(schemas.member) },
-    handler: async ({ tx, query, app, route }) => {
-      const cursor = { secret: app.cursorKey, route, query };
-      const after = decodeCursor(app.cursorKey, route, query);
-      if (query.role) {
-        await sql`select api.require_any_role('{member,manager,hr}', 'filtering members by role')`.execute(tx);
-      }
-      let q = tx.selectFrom('api.members').select(['id', 'doc']).where('status', '=', query.status);
-      if (query.role) q = q.where(sql<boolean>`svc_roles @> array[${query.role}]::text[]`);
+    statement: (ctx) => {
+      const { query } = ctx;
+      const checks = query.role ? [sql`api.require_any_role('{member,manager,hr}', 'filtering members by role')`] : [];
+      const where: RawBuilder<boolean>[] = [sql`status = ${query.status}`];
+      if (query.role) where.push(sql`svc_roles @> array[${query.role}]::text[]`);
       if (query.search) {
         const term: string = query.search;
-        q = q.where((eb) => eb.or([
-          eb(sql`lower(display_name)`, 'like', `%${escapeLike(term.toLowerCase())}%`),
-          eb('id', '=', sql<string>`app_private.normalize_email(${term})`),
-        ]));
+        where.push(sql`(lower(display_name) like ${`%${escapeLike(term.toLowerCase())}%`} or id = app_private.normalize_email(${term}))`);
       }
-      if (after) q = q.where('id', '>', String(after[0]));
-      const rows = await q.orderBy('id').limit(query.limit + 1).execute();
-      return { body: toPage(rows, query.limit, (r) => r.doc, (r) => [r.id], cursor) };
+      return listStatement(ctx, 'api.members', { expr: 'id', type: 'text' }, 'asc', where, checks);
     },
   },
   {
@@ -53,13 +46,7 @@ export const memberOperations: Operation[] = [
     params: Joi.object({ member_id: Joi.string().min(3).max(320).required().description('the member\'s email, URL-encoded') }),
     errors: ['MEMBER_NOT_FOUND'],
     response: { status: 200, description: 'The member', schema: schemas.member },
-    handler: async ({ tx, params }) => {
-      const row = await tx.selectFrom('api.members')
-        .select(['doc', 'version'])
-        .where('id', '=', sql<string>`app_private.normalize_email(${params.member_id})`)
-        .executeTakeFirst();
-      if (!row) throw new ApiError('MEMBER_NOT_FOUND', 'no member with this email in your organization');
-      return { body: row.doc, version: row.version! };
-    },
+    statement: ({ params }) => getStatement(sql`select doc, version from api.members where id = app_private.normalize_email(${params.member_id})`,
+      () => new ApiError('MEMBER_NOT_FOUND', 'no member with this email in your organization')),
   },
 ];

@@ -1,0 +1,203 @@
+// Issue 21: each benchmarked request next to PostgreSQL running that request's own SQL, in the
+// same run, from the same kind of load generator (C on both sides: wrk for HTTP, pgbench for SQL),
+// with the same connections, as svc_runtime over TCP. Part `ratio` of `make bench`, after the parts
+// that seed tasks, time entries and invoices in the benchmarked client's organization.
+//
+// For each request: one request through a fresh in-process server with log_statement = 'all' on
+// the bench database gives its statements (as PostgreSQL received them, parameters substituted);
+// pgbench replays them (-M prepared); wrk loads the running server. ROUNDS rounds of DURATION s
+// after a WARMUP s warm-up, medians reported.
+import postgres from 'postgres';
+import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { logger, type BenchOptions, type BenchResult } from './common.ts';
+import { logFile, parseLog, parseParameters, readFrom, requestThroughFreshInstance, runPgbench, substitute, pgbenchScript,
+  type LogEntry } from './tasks.ts';
+
+const log = logger('ratio');
+const RESULTS = 'bench/results';
+const CONNECTIONS = Number(process.env.BENCH_RATIO_CONNECTIONS ?? 10);
+const ROUNDS = Number(process.env.BENCH_RATIO_ROUNDS ?? 3);
+const DURATION = Number(process.env.BENCH_RATIO_DURATION ?? 10);
+const WARMUP = 3;
+const RUNTIME = { user: 'svc_runtime', password: 'svc_runtime' };
+/** The Idempotency-Key of the captured POST: replaced by a fresh one per replayed transaction. */
+const KEY_MARK = 'ratio-capture-key';
+
+interface Case { name: string; method: 'GET' | 'POST'; path: string; body?: string; status: number }
+interface Figures { rps: number; p50: number; p99: number; errors: number }
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+function ensureWrk(): string | undefined {
+  const found = spawnSync('sh', ['-c', 'command -v wrk'], { encoding: 'utf8' }).stdout.trim();
+  if (found) return found;
+  if (process.getuid?.() === 0) {
+    log('installing wrk (Debian)');
+    spawnSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk'], { stdio: 'ignore' });
+    return spawnSync('sh', ['-c', 'command -v wrk'], { encoding: 'utf8' }).stdout.trim() || undefined;
+  }
+  return undefined;
+}
+
+/** The statements one request sends as svc_runtime: its transaction, or its one statement. */
+function requestFromLog(entries: LogEntry[], userDb: string): string[] | undefined {
+  const byPid = new Map<string, string[]>();
+  const stmt = /^(?:statement|execute [^:]*): ([\s\S]*)$/;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!;
+    if (e.userDb !== userDb || e.level !== 'LOG') continue;
+    const m = stmt.exec(e.text);
+    if (!m) continue;
+    let statement = m[1]!.trim();
+    const next = entries[i + 1];
+    if (next && next.pid === e.pid && next.level === 'DETAIL' && next.text.startsWith('parameters:')) {
+      statement = substitute(statement, parseParameters(next.text));
+    }
+    let tx = byPid.get(e.pid);
+    if (/^begin\b/i.test(statement)) { byPid.set(e.pid, [statement]); continue; }
+    if (!tx) {
+      if (statement.includes('api.begin_request')) return [statement];
+      continue;
+    }
+    tx.push(statement);
+    if (/^commit\b/i.test(statement)) {
+      if (tx.some((s) => s.includes('api.begin_request'))) return tx;
+      byPid.delete(e.pid);
+      tx = undefined;
+    }
+  }
+  return undefined;
+}
+
+async function capture(o: BenchOptions, database: string, c: Case): Promise<string[]> {
+  const sql = postgres(o.url, { max: 1, onnotice: () => {} });
+  try {
+    const [s] = await sql<{ current: string | null; data_directory: string }[]>`
+      select pg_current_logfile() as current, current_setting('data_directory') as data_directory`;
+    const file = logFile(s!.current, s!.data_directory);
+    if (!file) throw new Error('the PostgreSQL log file is not known');
+    const offset = statSync(file).size;
+    try {
+      await sql.unsafe(`alter database ${database} set log_statement = 'all'`);
+      await requestThroughFreshInstance(o, c.path, {
+        method: c.method, payload: c.body, status: c.status,
+        headers: c.method === 'POST' ? { 'content-type': 'application/json', 'idempotency-key': KEY_MARK } : {},
+      });
+    } finally {
+      await sql.unsafe(`alter database ${database} reset log_statement`);
+    }
+    await new Promise((r) => setTimeout(r, 300)); // the log is written asynchronously
+    const statements = requestFromLog(parseLog(readFrom(file, offset)), `${RUNTIME.user}@${database}`);
+    if (!statements) throw new Error(`no statements of ${c.method} ${c.path} found in ${file}`);
+    // A replayed POST must do the work again: a fresh key per transaction (pgbench's :k). pgbench
+    // reads ":name" as a variable, so the JSON the statements carry gets a space after its colons.
+    return statements.map((x) => x.replace(/":(?=\S)/g, '": ').replaceAll(`'${KEY_MARK}'`, `('ratio-' || :k)`));
+  } finally {
+    await sql.end();
+  }
+}
+
+function runWrk(wrk: string, o: BenchOptions, c: Case, seconds: number): Promise<Figures> {
+  const script = join(RESULTS, `wrk-${c.name.replace(/\W+/g, '-')}.lua`);
+  const headers = [`wrk.headers["Authorization"] = "Bearer ${o.token}"`];
+  let body = '';
+  if (c.method === 'POST') {
+    headers.push('wrk.headers["Content-Type"] = "application/json"');
+    // Each thread numbers its own keys (setup() gives each thread its number): a fresh
+    // Idempotency-Key per request.
+    body = `wrk.method = "POST"\nwrk.body = ${JSON.stringify(c.body)}\nlocal threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("thread_no", threads)
+end
+local n = 0
+request = function()
+  n = n + 1
+  wrk.headers["Idempotency-Key"] = "${randomUUID()}-" .. thread_no .. "-" .. n
+  return wrk.format()
+end\n`;
+  }
+  writeFileSync(script, `${headers.join('\n')}\n${body}`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(wrk, ['-t', '2', '-c', String(CONNECTIONS), '-d', `${seconds}s`, '--latency', '-s', script, o.base + c.path],
+      { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => { out += b.toString(); });
+    child.stderr.on('data', (b: Buffer) => { out += b.toString(); });
+    child.once('error', reject);
+    child.once('exit', () => {
+      const ms = (s: string | undefined) => (!s ? NaN : s.endsWith('us') ? parseFloat(s) / 1000 : s.endsWith('ms') ? parseFloat(s) : parseFloat(s) * 1000);
+      resolve({
+        rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN),
+        p50: ms(/^\s+50%\s+(\S+)/m.exec(out)?.[1]),
+        p99: ms(/^\s+99%\s+(\S+)/m.exec(out)?.[1]),
+        errors: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0)
+          + [...out.matchAll(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/g)].reduce((n, m) => n + Number(m[1]) + Number(m[2]) + Number(m[3]) + Number(m[4]), 0),
+      });
+    });
+  });
+}
+
+async function runReplay(o: BenchOptions, database: string, c: Case, statements: string[], seconds: number): Promise<Figures> {
+  const target = new URL(o.url);
+  const script = join(RESULTS, `pgbench-ratio-${c.name.replace(/\W+/g, '-')}.sql`);
+  writeFileSync(script, (c.method === 'POST' ? '\\set k random(1, 2000000000)\n' : '') + pgbenchScript(statements));
+  const env = { PGHOST: target.hostname, PGPORT: target.port || '5432', PGUSER: RUNTIME.user, PGPASSWORD: RUNTIME.password, PGDATABASE: database };
+  const { code, out } = await runPgbench(env, ['-n', '-M', 'prepared', '-c', String(CONNECTIONS), '-j', '2', '-T', String(seconds), '-P', String(seconds), '--latency-limit=100000', '-f', script]);
+  if (code !== 0) throw new Error(`pgbench ${c.name} exited ${code}:\n${out.slice(-2000)}`);
+  const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(out)?.[1] ?? NaN);
+  const avg = Number(/latency average = ([\d.]+) ms/.exec(out)?.[1] ?? NaN);
+  return { rps: tps, p50: avg, p99: NaN, errors: Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0) };
+}
+
+export async function runRatioBench(o: BenchOptions, cases: Case[]): Promise<BenchResult> {
+  const wrk = ensureWrk();
+  if (!wrk) {
+    log('wrk is not installed (Debian package wrk): part skipped');
+    return { markdown: '### Ratio (issue 21): skipped, wrk is not installed (Debian package `wrk`)\n', failed: [] };
+  }
+  mkdirSync(RESULTS, { recursive: true });
+  const database = decodeURIComponent(new URL(o.url).pathname.slice(1));
+  const failed: string[] = [];
+  const rows: string[] = [];
+  const scripts: string[] = [];
+  for (const c of cases) {
+    log(`${c.name}: capturing its SQL`);
+    const statements = await capture(o, database, c);
+    scripts.push(`${c.name}:\n\n\`\`\`sql\n${pgbenchScript(statements).trimEnd()}\n\`\`\``);
+    const api: Figures[] = [];
+    const db: Figures[] = [];
+    log(`${c.name}: ${ROUNDS} rounds of ${DURATION} s (wrk, then pgbench) after ${WARMUP} s warm-ups, ${CONNECTIONS} connections`);
+    await runWrk(wrk, o, c, WARMUP);
+    await runReplay(o, database, c, statements, WARMUP);
+    for (let r = 0; r < ROUNDS; r++) {
+      api.push(await runWrk(wrk, o, c, DURATION));
+      db.push(await runReplay(o, database, c, statements, DURATION));
+    }
+    const errors = api.reduce((n, f) => n + f.errors, 0) + db.reduce((n, f) => n + f.errors, 0);
+    if (errors) failed.push(`ratio ${c.name}`);
+    const a = median(api.map((f) => f.rps));
+    const d = median(db.map((f) => f.rps));
+    rows.push(`| ${c.name} | ${a.toFixed(0)} | ${median(api.map((f) => f.p50)).toFixed(1)} | ${median(api.map((f) => f.p99)).toFixed(1)} | `
+      + `${d.toFixed(0)} | ${median(db.map((f) => f.p50)).toFixed(2)} | **${(a / d).toFixed(2)}** | ${errors} |`);
+  }
+  return {
+    failed,
+    markdown: [
+      `### Ratio (issue 21): API (wrk) next to pgbench replaying each request's own SQL, ${CONNECTIONS} connections, median of ${ROUNDS} × ${DURATION} s`,
+      '',
+      '| request | API req/s | p50 ms | p99 ms | pgbench tps | pgbench latency avg ms | API ÷ pgbench | errors |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      ...rows,
+      '',
+      `- wrk -t 2 -c ${CONNECTIONS} --latency; pgbench -M prepared -c ${CONNECTIONS} -j 2 as ${RUNTIME.user} over TCP; both after a ${WARMUP} s warm-up.`,
+      '- The SQL, as PostgreSQL logged it for one request (a POST\'s Idempotency-Key replaced by a fresh one per transaction):',
+      '',
+      ...scripts,
+      '',
+    ].join('\n'),
+  };
+}
