@@ -13,8 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { logger, type BenchOptions, type BenchResult } from './common.ts';
-import { logFile, parseLog, parseParameters, readFrom, requestThroughFreshInstance, runPgbench, substitute, pgbenchScript,
-  type LogEntry } from './tasks.ts';
+import { logFile, parseLog, readFrom, requestFromLog, requestThroughFreshInstance, runPgbench, pgbenchScript } from './tasks.ts';
 
 const log = logger('ratio');
 const RESULTS = 'bench/results';
@@ -42,36 +41,6 @@ function ensureWrk(): string | undefined {
   return undefined;
 }
 
-/** The statements one request sends as svc_runtime: its transaction, or its one statement. */
-function requestFromLog(entries: LogEntry[], userDb: string): string[] | undefined {
-  const byPid = new Map<string, string[]>();
-  const stmt = /^(?:statement|execute [^:]*): ([\s\S]*)$/;
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i]!;
-    if (e.userDb !== userDb || e.level !== 'LOG') continue;
-    const m = stmt.exec(e.text);
-    if (!m) continue;
-    let statement = m[1]!.trim();
-    const next = entries[i + 1];
-    if (next && next.pid === e.pid && next.level === 'DETAIL' && next.text.startsWith('parameters:')) {
-      statement = substitute(statement, parseParameters(next.text));
-    }
-    let tx = byPid.get(e.pid);
-    if (/^begin\b/i.test(statement)) { byPid.set(e.pid, [statement]); continue; }
-    if (!tx) {
-      if (statement.includes('api.begin_request')) return [statement];
-      continue;
-    }
-    tx.push(statement);
-    if (/^commit\b/i.test(statement)) {
-      if (tx.some((s) => s.includes('api.begin_request'))) return tx;
-      byPid.delete(e.pid);
-      tx = undefined;
-    }
-  }
-  return undefined;
-}
-
 async function capture(o: BenchOptions, database: string, c: Case): Promise<string[]> {
   const sql = postgres(o.url, { max: 1, onnotice: () => {} });
   try {
@@ -90,7 +59,7 @@ async function capture(o: BenchOptions, database: string, c: Case): Promise<stri
       await sql.unsafe(`alter database ${database} reset log_statement`);
     }
     await new Promise((r) => setTimeout(r, 300)); // the log is written asynchronously
-    const statements = requestFromLog(parseLog(readFrom(file, offset)), `${RUNTIME.user}@${database}`);
+    const statements = requestFromLog(parseLog(readFrom(file, offset)), `${RUNTIME.user}@${database}`, 'api.begin_request');
     if (!statements) throw new Error(`no statements of ${c.method} ${c.path} found in ${file}`);
     // A replayed POST must do the work again: a fresh key per transaction (pgbench's :k). pgbench
     // reads ":name" as a variable, so the JSON the statements carry gets a space after its colons.

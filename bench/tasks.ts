@@ -135,18 +135,19 @@ export function parseLog(text: string): LogEntry[] {
 }
 
 /** `$1 = 'a', $2 = NULL` (values quoted as SQL literals, quotes doubled) -> ['\'a\'', 'NULL']. */
-export function parseParameters(detail: string): Map<number, string> {
+function parseParameters(detail: string): Map<number, string> {
   const out = new Map<number, string>();
   const re = /\$(\d+) = ('(?:[^']|'')*'|NULL)/g;
   for (let m = re.exec(detail); m; m = re.exec(detail)) out.set(Number(m[1]), m[2]!);
   return out;
 }
 
-export const substitute = (statement: string, params: Map<number, string>) =>
+const substitute = (statement: string, params: Map<number, string>) =>
   statement.replace(/\$(\d+)\b/g, (all, n: string) => params.get(Number(n)) ?? all);
 
-/** The statements (with parameter values substituted) of the first complete transaction that reads api.tasks. */
-function transactionFromLog(entries: LogEntry[], userDb: string): string[] | undefined {
+/** The statements (parameter values substituted) of the first request whose SQL mentions `marker`:
+ * its transaction, or its one statement when it ran as one (issue 21's reads). */
+export function requestFromLog(entries: LogEntry[], userDb: string, marker: string): string[] | undefined {
   const byPid = new Map<string, string[]>();
   const stmt = /^(?:statement|execute [^:]*): ([\s\S]*)$/;
   for (let i = 0; i < entries.length; i++) {
@@ -159,14 +160,15 @@ function transactionFromLog(entries: LogEntry[], userDb: string): string[] | und
     if (next && next.pid === e.pid && next.level === 'DETAIL' && next.text.startsWith('parameters:')) {
       statement = substitute(statement, parseParameters(next.text));
     }
-    let tx = byPid.get(e.pid);
-    if (/^begin\b/i.test(statement)) { tx = [statement]; byPid.set(e.pid, tx); continue; }
-    // A read in one statement (issue 21): the request is that statement alone.
-    if (!tx && statement.includes('api.begin_request') && statement.includes('api.tasks')) return [statement];
-    if (!tx) continue;
+    const tx = byPid.get(e.pid);
+    if (/^begin\b/i.test(statement)) { byPid.set(e.pid, [statement]); continue; }
+    if (!tx) {
+      if (statement.includes('api.begin_request') && statement.includes(marker)) return [statement];
+      continue;
+    }
     tx.push(statement);
     if (/^commit\b/i.test(statement)) {
-      if (tx.some((s) => s.includes('api.tasks'))) return tx;
+      if (tx.some((s) => s.includes(marker))) return tx;
       byPid.delete(e.pid);
     }
   }
@@ -242,7 +244,7 @@ async function captureListTransaction(o: TaskBenchOptions, database: string, pat
         await sql.unsafe(`alter database ${database} reset log_statement`);
       }
       await new Promise((r) => setTimeout(r, 300)); // the log is written asynchronously
-      const statements = transactionFromLog(parseLog(readFrom(file, offset)), `${RUNTIME_ROLE}@${database}`);
+      const statements = requestFromLog(parseLog(readFrom(file, offset)), `${RUNTIME_ROLE}@${database}`, 'api.tasks');
       if (statements) return { statements, source: 'log', note: `captured from ${file} (log_statement = 'all' on ${database} for one request through a fresh in-process instance of the server)` };
       note = `no complete transaction reading api.tasks found in ${file}; `;
     } else {
