@@ -324,13 +324,14 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
               : sql`true as ready`;
             // One statement, one round trip: the context begin_request sets lives as long as the
             // statement's own transaction, and the query's rows wait for READY (an InitPlan over
-            // request_checks), so nothing is read before the context and the checks exist.
+            // request_checks), so nothing is read before the context and the checks exist. The
+            // query is gated here as well, so a route that forgot READY still runs its checks first.
             const { rows: [row] } = await sql<Record<string, any>>`
               with request as materialized (
                      select * from api.begin_request(${claims.organizationId}, ${claims.token}, ${op.roles ? `{${op.roles.join(',')}}` : null}::text[])),
                    request_checks as materialized (select ${checks} from request where request.outcome = 'ok')
               select request.outcome as request_outcome, r.*
-                from request left join lateral (select true as found, q.* from (${plan.query}) q) r on true`
+                from request left join lateral (select true as found, q.* from (${plan.query}) q where ${READY}) r on true`
               .execute(app.database.db);
             if (row?.request_outcome !== 'ok') throw outcomeError(op, row?.request_outcome);
             const out = plan.respond(row.found ? row : undefined);
