@@ -801,6 +801,108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Files whose linked resource the caller may read (archived ones only with status=archived) */
+        get: operations["listFiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/files/{file_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One file */
+        get: operations["getFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/files/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start an upload: answers a short-lived, single-use upload URL (PUT the bytes there with the headers given), then call completeFileUpload. Needs write access to the linked resource. */
+        post: operations["createFileUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/files/uploads/{upload_id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Verify what was uploaded (size, SHA-256, content type) and create the file: processing while it is scanned, then ready or rejected (file.ready / file.rejected). Completing a completed upload answers its file. */
+        post: operations["completeFileUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/files/{file_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A short-lived download URL for a ready file: a bearer capability, not to be logged or shared */
+        post: operations["createFileDownload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/files/{file_id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Archive a ready file (an archived file is answered as is); refused for files under retention, a legal hold, or attached to a posted invoice */
+        post: operations["archiveFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/token": {
         parameters: {
             query?: never;
@@ -2292,6 +2394,201 @@ export interface webhooks {
                             object: {
                                 /** @constant */
                                 type: "payment";
+                                id: string;
+                                version: number;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted within 10 seconds; anything else is retried (429, 5xx, timeouts) or a permanent failure (other 4xx) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "file.ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An uploaded file passed its checks and can be downloaded.
+         * @description Subscribable. Emitted by: completeFileUpload. `data.object` references a file; fetch it for its current state.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id (evt_…); deduplicate on it */
+                    "Svc-Webhook-Id": string;
+                    /** @description Unix seconds; reject more than 5 minutes from your clock */
+                    "Svc-Webhook-Timestamp": string;
+                    /** @description comma-separated v1=<lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the endpoint secret>; two values during a secret rotation */
+                    "Svc-Webhook-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        type: "file.ready";
+                        /** @constant */
+                        api_version: "v1";
+                        /** Format: date-time */
+                        created_at: string;
+                        organization_id: string;
+                        data: {
+                            object: {
+                                /** @constant */
+                                type: "file";
+                                id: string;
+                                version: number;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted within 10 seconds; anything else is retried (429, 5xx, timeouts) or a permanent failure (other 4xx) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "file.rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An uploaded file failed its checks (the file shows why); it cannot be downloaded.
+         * @description Subscribable. Emitted by: completeFileUpload. `data.object` references a file; fetch it for its current state.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id (evt_…); deduplicate on it */
+                    "Svc-Webhook-Id": string;
+                    /** @description Unix seconds; reject more than 5 minutes from your clock */
+                    "Svc-Webhook-Timestamp": string;
+                    /** @description comma-separated v1=<lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the endpoint secret>; two values during a secret rotation */
+                    "Svc-Webhook-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        type: "file.rejected";
+                        /** @constant */
+                        api_version: "v1";
+                        /** Format: date-time */
+                        created_at: string;
+                        organization_id: string;
+                        data: {
+                            object: {
+                                /** @constant */
+                                type: "file";
+                                id: string;
+                                version: number;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted within 10 seconds; anything else is retried (429, 5xx, timeouts) or a permanent failure (other 4xx) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "file.archived": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A file was archived.
+         * @description Subscribable. Emitted by: archiveFile. `data.object` references a file; fetch it for its current state.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id (evt_…); deduplicate on it */
+                    "Svc-Webhook-Id": string;
+                    /** @description Unix seconds; reject more than 5 minutes from your clock */
+                    "Svc-Webhook-Timestamp": string;
+                    /** @description comma-separated v1=<lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the endpoint secret>; two values during a secret rotation */
+                    "Svc-Webhook-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        type: "file.archived";
+                        /** @constant */
+                        api_version: "v1";
+                        /** Format: date-time */
+                        created_at: string;
+                        organization_id: string;
+                        data: {
+                            object: {
+                                /** @constant */
+                                type: "file";
                                 id: string;
                                 version: number;
                             };
@@ -12139,6 +12436,1170 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listFiles: {
+        parameters: {
+            query?: {
+                linked_resource_type?: "project" | "task" | "invoice";
+                linked_resource_id?: string;
+                content_type?: string;
+                created_after?: string;
+                /** @description default: every status but archived */
+                status?: "processing" | "ready" | "rejected" | "archived";
+                sort?: "created_at";
+                order?: "asc" | "desc";
+                /** @description page size, 1 to 200 (default 50) */
+                limit?: number;
+                /** @description next_cursor from the previous page */
+                after?: string;
+            };
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of files */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "file";
+                            id: string;
+                            name: string;
+                            /** @description media type, as declared and verified against the bytes */
+                            content_type: string;
+                            size_bytes: number;
+                            /** @description hex SHA-256 of the content */
+                            sha256: string;
+                            /**
+                             * @description processing while checks run; ready when it can be downloaded; rejected when a check failed (see rejection); archived
+                             * @enum {string}
+                             */
+                            status: "processing" | "ready" | "rejected" | "archived";
+                            linked_resource: {
+                                /** @enum {string} */
+                                type: "project" | "task" | "invoice";
+                                id: string;
+                            };
+                            scan: {
+                                /**
+                                 * @description not_scanned: no virus scanner was configured (files the service made itself, such as invoice PDFs, are not scanned either)
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "clean" | "infected" | "failed" | "not_scanned";
+                                /** @description what the scanner found, when infected */
+                                signature: string | null;
+                            };
+                            rejection: {
+                                /** @constant */
+                                code: "FILE_SCAN_FAILED";
+                                detail: string;
+                            } | null;
+                            retention: {
+                                /** @description a posted financial record (an issued invoice's PDF): kept, never archived */
+                                financial_record: boolean;
+                                legal_hold: boolean;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            archived_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            updated_at: string;
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_CURSOR, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_CURSOR" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "file";
+                        id: string;
+                        name: string;
+                        /** @description media type, as declared and verified against the bytes */
+                        content_type: string;
+                        size_bytes: number;
+                        /** @description hex SHA-256 of the content */
+                        sha256: string;
+                        /**
+                         * @description processing while checks run; ready when it can be downloaded; rejected when a check failed (see rejection); archived
+                         * @enum {string}
+                         */
+                        status: "processing" | "ready" | "rejected" | "archived";
+                        linked_resource: {
+                            /** @enum {string} */
+                            type: "project" | "task" | "invoice";
+                            id: string;
+                        };
+                        scan: {
+                            /**
+                             * @description not_scanned: no virus scanner was configured (files the service made itself, such as invoice PDFs, are not scanned either)
+                             * @enum {string}
+                             */
+                            status: "pending" | "clean" | "infected" | "failed" | "not_scanned";
+                            /** @description what the scanner found, when infected */
+                            signature: string | null;
+                        };
+                        rejection: {
+                            /** @constant */
+                            code: "FILE_SCAN_FAILED";
+                            detail: string;
+                        } | null;
+                        retention: {
+                            /** @description a posted financial record (an issued invoice's PDF): kept, never archived */
+                            financial_record: boolean;
+                            legal_hold: boolean;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        archived_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description FILE_ACCESS_DENIED, LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "FILE_ACCESS_DENIED" | "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description FILE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "FILE_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createFileUpload: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique per intended effect; replays return the stored response for 24 hours */
+                "Idempotency-Key": string;
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the file name shown and used for downloads */
+                    name: string;
+                    /** @description media type; must be permitted by the organization's policy, and is checked against the bytes */
+                    content_type: string;
+                    size_bytes: number;
+                    /** @description hex SHA-256 of the bytes */
+                    sha256: string;
+                    linked_resource: {
+                        /** @description project, task or invoice */
+                        type: string;
+                        id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The upload, with its URL */
+            201: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "file_upload";
+                        id: string;
+                        /** @enum {string} */
+                        status: "pending" | "uploaded" | "completed";
+                        /**
+                         * Format: uri
+                         * @description PUT the bytes here, with the headers below, before expires_at. A bearer capability: do not log or share it. Used once.
+                         */
+                        upload_url: string;
+                        /** @constant */
+                        method: "PUT";
+                        /** @description headers the PUT must carry */
+                        headers: {
+                            "Content-Type": string;
+                            "Content-Length": string;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description the upload URL and the completion both expire then
+                         */
+                        expires_at: string;
+                        name: string;
+                        content_type: string;
+                        size_bytes: number;
+                        sha256: string;
+                        linked_resource: {
+                            type: string;
+                            id: string;
+                        };
+                        /** @description the organization's file policy in force */
+                        limits: {
+                            max_size_bytes: number;
+                            allowed_content_types: string[];
+                        };
+                        /** @description the file, once completed */
+                        file_id: string | null;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description FILE_ACCESS_DENIED, LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "FILE_ACCESS_DENIED" | "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description LINKED_RESOURCE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LINKED_RESOURCE_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /** @description FILE_TOO_LARGE, PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "FILE_TOO_LARGE" | "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description CONTENT_TYPE_NOT_ALLOWED, IDEMPOTENCY_KEY_REUSED, VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONTENT_TYPE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_REUSED" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    completeFileUpload: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique per intended effect; replays return the stored response for 24 hours */
+                "Idempotency-Key": string;
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                upload_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file (status processing, or later states on a repeat) */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "file";
+                        id: string;
+                        name: string;
+                        /** @description media type, as declared and verified against the bytes */
+                        content_type: string;
+                        size_bytes: number;
+                        /** @description hex SHA-256 of the content */
+                        sha256: string;
+                        /**
+                         * @description processing while checks run; ready when it can be downloaded; rejected when a check failed (see rejection); archived
+                         * @enum {string}
+                         */
+                        status: "processing" | "ready" | "rejected" | "archived";
+                        linked_resource: {
+                            /** @enum {string} */
+                            type: "project" | "task" | "invoice";
+                            id: string;
+                        };
+                        scan: {
+                            /**
+                             * @description not_scanned: no virus scanner was configured (files the service made itself, such as invoice PDFs, are not scanned either)
+                             * @enum {string}
+                             */
+                            status: "pending" | "clean" | "infected" | "failed" | "not_scanned";
+                            /** @description what the scanner found, when infected */
+                            signature: string | null;
+                        };
+                        rejection: {
+                            /** @constant */
+                            code: "FILE_SCAN_FAILED";
+                            detail: string;
+                        } | null;
+                        retention: {
+                            /** @description a posted financial record (an issued invoice's PDF): kept, never archived */
+                            financial_record: boolean;
+                            legal_hold: boolean;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        archived_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description FILE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "FILE_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /** @description UPLOAD_EXPIRED */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UPLOAD_EXPIRED";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description CHECKSUM_MISMATCH, CONTENT_TYPE_NOT_ALLOWED, IDEMPOTENCY_KEY_REUSED, VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CHECKSUM_MISMATCH" | "CONTENT_TYPE_NOT_ALLOWED" | "IDEMPOTENCY_KEY_REUSED" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createFileDownload: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The download URL */
+            201: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "file_download";
+                        file_id: string;
+                        /**
+                         * Format: uri
+                         * @description GET the bytes here before expires_at (Range requests resume a download). A bearer capability: do not log or share it.
+                         */
+                        download_url: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        expires_at: string;
+                    };
+                };
+            };
+            /** @description INVALID_JSON, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_JSON" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description FILE_ACCESS_DENIED, LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "FILE_ACCESS_DENIED" | "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description FILE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "FILE_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT, FILE_SCAN_FAILED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT" | "FILE_SCAN_FAILED";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    archiveFile: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique per intended effect; replays return the stored response for 24 hours */
+                "Idempotency-Key": string;
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archived file */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "file";
+                        id: string;
+                        name: string;
+                        /** @description media type, as declared and verified against the bytes */
+                        content_type: string;
+                        size_bytes: number;
+                        /** @description hex SHA-256 of the content */
+                        sha256: string;
+                        /**
+                         * @description processing while checks run; ready when it can be downloaded; rejected when a check failed (see rejection); archived
+                         * @enum {string}
+                         */
+                        status: "processing" | "ready" | "rejected" | "archived";
+                        linked_resource: {
+                            /** @enum {string} */
+                            type: "project" | "task" | "invoice";
+                            id: string;
+                        };
+                        scan: {
+                            /**
+                             * @description not_scanned: no virus scanner was configured (files the service made itself, such as invoice PDFs, are not scanned either)
+                             * @enum {string}
+                             */
+                            status: "pending" | "clean" | "infected" | "failed" | "not_scanned";
+                            /** @description what the scanner found, when infected */
+                            signature: string | null;
+                        };
+                        rejection: {
+                            /** @constant */
+                            code: "FILE_SCAN_FAILED";
+                            detail: string;
+                        } | null;
+                        retention: {
+                            /** @description a posted financial record (an issued invoice's PDF): kept, never archived */
+                            financial_record: boolean;
+                            legal_hold: boolean;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        archived_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description FILE_ACCESS_DENIED, LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "FILE_ACCESS_DENIED" | "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description FILE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "FILE_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE, RETENTION_BLOCKED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "RETENTION_BLOCKED";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED, VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_REUSED" | "VALIDATION_FAILED";
                     };
                 };
             };

@@ -32,6 +32,23 @@ export interface Config {
   webhooks: WebhookConfig;
   mail: MailConfig;
   worker: { enabled: boolean; concurrency: number; recoverIntervalMs: number; staleSeconds: number };
+  files: FilesConfig;
+}
+
+export interface FilesConfig {
+  /** Base of the capability URLs (e.g. https://api.example.com); default: the request's own scheme and host. */
+  publicUrl?: string;
+  /** How long an upload (its URL and its completion) and a download URL live. */
+  uploadSeconds: number;
+  downloadSeconds: number;
+  /** Uploads and downloads streaming at once in this process (each upload holds a database connection). */
+  transferConcurrency: number;
+  /** clamd: a Unix socket path or host:port; unset, files are not scanned. */
+  clamd?: string;
+  /** No file becomes ready without a clean scan (on in production, whatever the organization's policy). */
+  requireScan: boolean;
+  /** Deadline for one scan. */
+  scanTimeoutMs: number;
 }
 
 export interface WebhookConfig {
@@ -146,6 +163,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: int(env, 'SVC_WORKER_CONCURRENCY', 16),
       recoverIntervalMs: int(env, 'SVC_WORKER_RECOVER_INTERVAL_MS', 15_000),
       staleSeconds: num(env, 'SVC_WORKER_STALE_SECONDS', 30),
+    },
+    files: {
+      publicUrl: env.SVC_PUBLIC_URL?.replace(/\/+$/, '') || undefined,
+      uploadSeconds: int(env, 'SVC_FILE_UPLOAD_SECONDS', 3600),
+      downloadSeconds: int(env, 'SVC_FILE_DOWNLOAD_SECONDS', 300),
+      transferConcurrency: int(env, 'SVC_FILE_TRANSFER_CONCURRENCY', 16),
+      clamd: env.SVC_CLAMD || undefined,
+      requireScan: (env.SVC_FILE_REQUIRE_SCAN ?? (env.NODE_ENV === 'production' ? 'on' : 'off')) === 'on',
+      scanTimeoutMs: int(env, 'SVC_CLAMD_TIMEOUT_MS', 60_000),
     },
   };
 }

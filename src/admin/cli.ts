@@ -78,6 +78,7 @@ export const GROUPS: Record<string, string> = {
   approval: 'Approval decisions made by a named user',
   integration: 'Integration connections (accounting, calendar, …)',
   invoice: 'Invoices: accounting synchronization',
+  file: 'Files: legal holds',
   notifications: 'Notices for administrators',
   keys: 'Token signing keys',
 };
@@ -137,6 +138,39 @@ export const COMMANDS: Record<string, CommandSpec> = {
       await sql`select control.org_set_invoice_policy(${need(f, 'org')}, ${bool(f, 'invoices-require-accounting-connection')},
         ${opt(f, 'invoice-number-prefix')}, ${f['invoice-payment-terms-days'] === undefined ? null : Number(f['invoice-payment-terms-days'])}::integer)`;
       return { organization_id: f.org, updated: true };
+    },
+  },
+  'org set-file-policy': {
+    summary: 'Set the file policy: maximum size, permitted content types, whether a clean virus scan is required',
+    prints: '{"organization_id","updated"}',
+    flags: [
+      ORG,
+      { name: 'max-size-bytes', kind: 'integer', value: 'N', description: 'Largest file accepted (1 to 5368709120; default 104857600)' },
+      { name: 'content-types', value: 'LIST', description: 'Comma-separated permitted media types (default: PDF, PNG, JPEG, GIF, WebP, text, CSV, JSON, ZIP, Office documents)' },
+      { name: 'require-scan', kind: 'boolean', description: 'No file becomes ready without a clean virus scan' },
+    ],
+    run: async (sql, f) => {
+      await sql`select control.file_policy_set(${need(f, 'org')},
+        ${f['max-size-bytes'] === undefined ? null : Number(f['max-size-bytes'])}::bigint, ${list(f['content-types'])}::text[], ${bool(f, 'require-scan')})`;
+      return { organization_id: f.org, updated: true };
+    },
+  },
+  'file hold': {
+    summary: 'Put a file under a legal hold: it cannot be archived until released',
+    prints: '{"file_id","legal_hold"}',
+    flags: [{ name: 'file', value: 'ID', required: true, description: 'File id (fil_…)' }],
+    run: async (sql, f) => {
+      await sql`select control.file_set_legal_hold(${need(f, 'file')}, true)`;
+      return { file_id: f.file, legal_hold: true };
+    },
+  },
+  'file release': {
+    summary: 'Release a legal hold',
+    prints: '{"file_id","legal_hold"}',
+    flags: [{ name: 'file', value: 'ID', required: true, description: 'File id (fil_…)' }],
+    run: async (sql, f) => {
+      await sql`select control.file_set_legal_hold(${need(f, 'file')}, false)`;
+      return { file_id: f.file, legal_hold: false };
     },
   },
   'member add': {

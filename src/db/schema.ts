@@ -32,6 +32,18 @@ export interface ApiApprovals {
   version: number | null;
 }
 
+export interface ApiFiles {
+  content_type: string | null;
+  created_at: Timestamp | null;
+  doc: Json | null;
+  id: string | null;
+  linked_resource_id: string | null;
+  linked_resource_type: string | null;
+  organization_id: string | null;
+  status: string | null;
+  version: number | null;
+}
+
 export interface ApiIntegrationConnections {
   category: string | null;
   created_at: Timestamp | null;
@@ -156,6 +168,7 @@ export interface ApiWebhookEndpoints {
 
 export interface DB {
   "api.approvals": ApiApprovals;
+  "api.files": ApiFiles;
   "api.integration_connections": ApiIntegrationConnections;
   "api.invoices": ApiInvoices;
   "api.members": ApiMembers;

@@ -30,6 +30,9 @@ export const EVENT_TYPES: EventType[] = [
   e('invoice.paid', ['createPayment'], 'Recorded payments settled an invoice.'),
   e('invoice.voided', ['voidInvoice'], 'An issued invoice was voided (it is kept).'),
   e('payment.created', ['createPayment'], 'A payment received outside the service was recorded.'),
+  e('file.ready', ['completeFileUpload'], 'An uploaded file passed its checks and can be downloaded.'),
+  e('file.rejected', ['completeFileUpload'], 'An uploaded file failed its checks (the file shows why); it cannot be downloaded.'),
+  e('file.archived', ['archiveFile'], 'A file was archived.'),
   e('integration_connection.updated', [], 'A connection changed (status, capabilities, action required) through the control plane.'),
   e('webhook_endpoint.test', ['testWebhookEndpoint'], 'A signed test event for one endpoint.', false),
 ];

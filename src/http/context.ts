@@ -29,6 +29,8 @@ export interface AppContext {
   /** Invoice emails (SMTP), and how many may be in flight at once in this process. */
   mailer: Mailer;
   invoiceSends: Semaphore;
+  /** File uploads and downloads streaming at once in this process. */
+  fileTransfers: Semaphore;
   pdf: PdfRenderer;
   logger: Logger;
   metrics: Metrics;
@@ -73,6 +75,7 @@ export async function createAppContext(config: Config, database: Database,
     webhooks: createTransport(config.webhooks),
     mailer: createMailer(config.mail),
     invoiceSends: new Semaphore(config.mail.sendConcurrency),
+    fileTransfers: new Semaphore(config.files.transferConcurrency),
     pdf,
     logger: createLogger(config.logLevel, opts.logDestination),
     metrics,

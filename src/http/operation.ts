@@ -109,6 +109,10 @@ export interface Operation {
   /** The response carries a secret shown once: the stored idempotent response omits it, and a
    * replay answers WEBHOOK_SECRET_NOT_AVAILABLE instead of showing it again. */
   oneTimeSecret?: boolean;
+  /** What of the response must not rest in the database (a capability URL): the stored idempotent
+   * response is `storedBody(body)`, and a replay passes it through `replayed`, which rebuilds it. */
+  storedBody?: (body: Record<string, unknown>) => Record<string, unknown>;
+  replayed?: (ctx: { tx: Tx; app: AppContext; request: Request }, stored: string) => Promise<string>;
   /** The body may be left out altogether (then it is validated as {}). */
   bodyOptional?: boolean;
   /** Slow outside work (network) before the write: it runs after the per-request checks and
@@ -381,7 +385,8 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
                   { members: id ? { resource_id: id } : {} });
               }
               if (claim!.state === 'replay') {
-                return { replay: true as const, status: claim!.response_status, headers: claim!.response_headers, body: claim!.response_body };
+                const body = op.replayed ? await op.replayed({ tx, app, request }, claim!.response_body) : claim!.response_body;
+                return { replay: true as const, status: claim!.response_status, headers: claim!.response_headers, body };
               }
             }
 
@@ -396,7 +401,9 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             if (key !== undefined) {
               const stored = op.oneTimeSecret && out.body && typeof out.body === 'object'
                 ? JSON.stringify(wireOrder({ ...(out.body as Record<string, unknown>), secret: undefined }))
-                : payload;
+                : op.storedBody && out.body && typeof out.body === 'object'
+                  ? JSON.stringify(wireOrder(op.storedBody(out.body as Record<string, unknown>)))
+                  : payload;
               await sql`select api.idempotency_complete(${op.method}, ${routeTemplate}, ${key}, ${status}, ${headers as any}::jsonb, ${stored})`.execute(tx);
             }
             return { replay: false as const, status, headers, body: payload };

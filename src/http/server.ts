@@ -21,11 +21,14 @@ import { approvalOperations, approvalDecisionRefusals } from '../routes/approval
 import { webhookOperations } from '../routes/webhooks.ts';
 import { invoiceOperations } from '../routes/invoices.ts';
 import { integrationOperations } from '../routes/integrations.ts';
+import { fileOperations, fileTransferRoutes, UPLOAD_PATH, DOWNLOAD_PATH } from '../routes/files.ts';
+
+const CAPABILITY_PATHS = new Set([UPLOAD_PATH, DOWNLOAD_PATH]);
 
 export const operations: Operation[] = [
   ...identityOperations, ...memberOperations, ...projectOperations, ...taskOperations, ...objectSchemaOperations,
   ...timeEntryOperations, ...approvalOperations, ...approvalDecisionRefusals, ...webhookOperations,
-  ...invoiceOperations, ...integrationOperations,
+  ...invoiceOperations, ...integrationOperations, ...fileOperations,
 ];
 
 const BOOM_CODES: Record<number, ProblemCode> = {
@@ -90,7 +93,8 @@ export async function createServer(app: AppContext, extra: Operation[] = []) {
           .header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
         if (methodNotAllowed) response.header('Allow', 'POST');
       } else {
-        response = problemResponse(h, err, requestId, request.path);
+        // A capability URL's path is its secret: problems name the route template instead.
+        response = problemResponse(h, err, requestId, CAPABILITY_PATHS.has(request.route?.path) ? request.route.path : request.path);
       }
     }
     response.header('X-Request-Id', requestId);
@@ -135,6 +139,7 @@ export async function createServer(app: AppContext, extra: Operation[] = []) {
 
   server.route(operatorRoutes(app));
   server.route(tokenRoute(app));
+  server.route(fileTransferRoutes(app));
   for (const op of ops) server.route(toRoute(op, app));
 
   const openapi = buildOpenApi(ops);

@@ -260,6 +260,61 @@ export const schemas = {
     completed_at: timestamp.allow(null).required(),
   }).label('WebhookDelivery'),
 
+  file: Joi.object({
+    object: Joi.string().valid('file').required(),
+    id: Joi.string().pattern(/^fil_/).required(),
+    name: Joi.string().required(),
+    content_type: Joi.string().required().description('media type, as declared and verified against the bytes'),
+    size_bytes: Joi.number().integer().required(),
+    sha256: Joi.string().pattern(/^[0-9a-f]{64}$/).required().description('hex SHA-256 of the content'),
+    status: Joi.string().valid('processing', 'ready', 'rejected', 'archived').required()
+      .description('processing while checks run; ready when it can be downloaded; rejected when a check failed (see rejection); archived'),
+    linked_resource: Joi.object({ type: Joi.string().valid('project', 'task', 'invoice').required(), id: Joi.string().required() }).required(),
+    scan: Joi.object({
+      status: Joi.string().valid('pending', 'clean', 'infected', 'failed', 'not_scanned').required()
+        .description('not_scanned: no virus scanner was configured (files the service made itself, such as invoice PDFs, are not scanned either)'),
+      signature: Joi.string().allow(null).required().description('what the scanner found, when infected'),
+    }).required(),
+    rejection: Joi.object({ code: Joi.string().valid('FILE_SCAN_FAILED').required(), detail: Joi.string().required() }).allow(null).required(),
+    retention: Joi.object({
+      financial_record: Joi.boolean().required().description('a posted financial record (an issued invoice\'s PDF): kept, never archived'),
+      legal_hold: Joi.boolean().required(),
+    }).required(),
+    archived_at: timestamp.allow(null).required(),
+    created_at: timestamp.required(),
+    updated_at: timestamp.required(),
+  }).label('File'),
+
+  fileUpload: Joi.object({
+    object: Joi.string().valid('file_upload').required(),
+    id: Joi.string().pattern(/^upl_/).required(),
+    status: Joi.string().valid('pending', 'uploaded', 'completed').required(),
+    upload_url: Joi.string().uri().required()
+      .description('PUT the bytes here, with the headers below, before expires_at. A bearer capability: do not log or share it. Used once.'),
+    method: Joi.string().valid('PUT').required(),
+    headers: Joi.object({ 'Content-Type': Joi.string().required(), 'Content-Length': Joi.string().required() })
+      .required().description('headers the PUT must carry'),
+    expires_at: timestamp.required().description('the upload URL and the completion both expire then'),
+    name: Joi.string().required(),
+    content_type: Joi.string().required(),
+    size_bytes: Joi.number().integer().required(),
+    sha256: Joi.string().required(),
+    linked_resource: Joi.object({ type: Joi.string().required(), id: Joi.string().required() }).required(),
+    limits: Joi.object({
+      max_size_bytes: Joi.number().integer().required(),
+      allowed_content_types: Joi.array().items(Joi.string()).required(),
+    }).required().description('the organization\'s file policy in force'),
+    file_id: Joi.string().allow(null).required().description('the file, once completed'),
+  }).label('FileUpload'),
+
+  fileDownload: Joi.object({
+    object: Joi.string().valid('file_download').required(),
+    file_id: Joi.string().pattern(/^fil_/).required(),
+    download_url: Joi.string().uri().required()
+      .description('GET the bytes here before expires_at (Range requests resume a download). A bearer capability: do not log or share it.'),
+    expires_at: timestamp.required(),
+  }).label('FileDownload'),
+
   list: (item: Joi.ObjectSchema) => Joi.object({
     object: Joi.string().valid('list').required(),
     data: Joi.array().items(item).required(),

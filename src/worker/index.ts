@@ -7,6 +7,8 @@
 //   token_purge     (hourly, crontab): expired access-token records;
 //   accounting_sync (one per issued or voided synchronized invoice): the provider adapter's call,
 //                   and the provider-neutral outcome on the invoice.
+//   file_scan       (one per completed upload): clamd scans the bytes; the file becomes ready or rejected;
+//   upload_purge    (hourly, crontab): uploads that never completed, with their bytes.
 // A timer re-queues attempts whose worker died mid-flight (their lease ran out).
 import postgres from 'postgres';
 import pg from 'pg';
@@ -19,6 +21,7 @@ import type { Logger as Pino } from 'pino';
 import { createLogger } from '../observability/logger.ts';
 import { createMetrics, type Metrics } from '../observability/metrics.ts';
 import { isConnectionFailure } from '../db/faults.ts';
+import { scan, ScannerUnavailable } from '../files/clamd.ts';
 
 interface EventRow { id: string; organization_id: string; type: string; resource_type: string; resource_id: string; resource_version: number; created_at: Date }
 
@@ -115,6 +118,35 @@ export async function accountingSync(sql: postgres.Sql, invoiceId: string, actio
   return 'synced';
 }
 
+/** Scans a processing file's bytes with clamd (streamed from the database in chunks) and records
+ * the outcome; without a scanner the file is ready unscanned, unless a scan is required. A scanner
+ * that does not answer is retried by the job; after the last attempt the file is rejected. */
+export async function scanFile(sql: postgres.Sql, config: Config, fileId: string,
+  attempt: { attempts: number; maxAttempts: number }): Promise<string> {
+  const [f] = await sql<{ status: string; organization_id: string; upload_id: string | null }[]>`
+    select * from app_private.file_scan_load(${fileId})`;
+  if (!f || f.status !== 'processing') return 'skipped';
+  const record = async (outcome: string, detail: string | null) => {
+    const [r] = await sql<{ state: string }[]>`
+      select app_private.file_scan_record(${fileId}, ${outcome}, ${detail}, ${config.files.requireScan}) as state`;
+    return r!.state;
+  };
+  if (!config.files.clamd) return record('not_scanned', null);
+  const chunks = async function* () {
+    for await (const rows of sql<{ data: Buffer }[]>`
+      select data from app.file_chunks where organization_id = ${f.organization_id} and upload_id = ${f.upload_id} order by seq`.cursor(4)) {
+      for (const r of rows) yield r.data;
+    }
+  };
+  try {
+    const result = await scan(config.files.clamd, chunks(), config.files.scanTimeoutMs);
+    return record(result.clean ? 'clean' : 'infected', result.clean ? null : result.signature);
+  } catch (e) {
+    if (!(e instanceof ScannerUnavailable) || attempt.attempts < attempt.maxAttempts) throw e;
+    return record('failed', e.message);
+  }
+}
+
 export interface Worker { metrics: Metrics; stop: () => Promise<void>; recover: () => Promise<number> }
 
 export async function startWorker(config: Config,
@@ -136,6 +168,11 @@ export async function startWorker(config: Config,
     },
     // Access token records live an hour; the expired ones go every hour.
     token_purge: async () => { await sql`select control.purge_expired_access_tokens()`; },
+    file_scan: async (payload, helpers) => {
+      await scanFile(sql, config, (payload as { file_id: string }).file_id,
+        { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
+    },
+    upload_purge: async () => { await sql`select control.purge_expired_uploads()`; },
   };
   /** Each runner gets a pool of its own whose error listeners stay for the pool's whole life:
    * graphile-worker removes the listeners of a pool it made before that pool has ended, and an
@@ -158,7 +195,7 @@ export async function startWorker(config: Config,
         pollInterval: opts.pollInterval ?? 2000,
         logger: graphileLogger(log),
         taskList,
-        crontab: '17 3 * * * webhook_purge ?max=3\n7 * * * * token_purge ?max=3\n',
+        crontab: '17 3 * * * webhook_purge ?max=3\n7 * * * * token_purge ?max=3\n37 * * * * upload_purge ?max=3\n',
         // Fetch jobs in batches and complete them in batches: far fewer round trips per event.
         // (Measured in bench/webhooks.ts: steady p50 21 ms with the local queue, 543 ms without.)
         preset: { worker: { localQueue: { size: config.worker.concurrency * 2 }, completeJobBatchDelay: 0, failJobBatchDelay: 0,

@@ -192,7 +192,7 @@ t.test('issuing in SQL: every writer gets the next gapless number; no way back, 
   // The runtime role cannot issue by writing the status, nor store files itself.
   t.match(await failure(as(fin, (tx) => tx`update app.invoices set status = 'sent' where id = ${i2}`)), /^42501/, 'status not writable');
   t.match(await failure(as(fin, (tx) => tx`insert into app.files (organization_id, name, content_type, size_bytes, sha256, linked_resource_type, linked_resource_id)
-    values (${org}, 'x.pdf', 'application/pdf', 1, ${'0'.repeat(64)}, 'invoice', ${i1})`)), /^42501/, 'no file insert grant');
+    values (${org}, 'x.pdf', 'application/pdf', 1, ${'0'.repeat(64)}, 'invoice', ${i1})`)), /^42501/, 'no file insert outside an upload (a policy)');
   t.match(await failure(as(mem, (tx) => tx`select api.invoice_send(${i2}, false)`)), /^SVN04 INVOICE_NOT_FOUND/, 'member/hr cannot send');
 
   // Through the API's functions: issuing without attaching the PDF is refused at commit; the PDF

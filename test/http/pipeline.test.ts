@@ -365,6 +365,7 @@ t.test('OpenAPI, docs, health', async (t) => {
     'testWebhookEndpoint',
     'listInvoices', 'createInvoice', 'getInvoice', 'updateInvoice', 'replaceInvoiceLines', 'createPayment', 'voidInvoice', 'sendInvoice',
     'listIntegrationConnections', 'getIntegrationConnection', 'checkIntegrationConnectionReadiness',
+    'listFiles', 'getFile', 'createFileUpload', 'completeFileUpload', 'createFileDownload', 'archiveFile',
   ].sort(), 'exactly the implemented operations');
 
   const docs = await a.request({ url: '/docs' });
