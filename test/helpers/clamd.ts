@@ -22,12 +22,11 @@ const ping = (socket: string) => new Promise<boolean>((resolve) => {
   c.on('error', () => resolve(false));
 });
 
-/** Starts clamd on a Unix socket of its own; undefined (and a skip) when clamav-daemon is missing. */
-export async function startClamd(t: Test): Promise<string | undefined> {
-  if (!existsSync(CLAMD)) {
-    t.skip('clamd is not installed (Debian package clamav-daemon)');
-    return undefined;
-  }
+/** Why tests that need clamd skip, or false when it is installed. */
+export const CLAMD_MISSING: string | false = existsSync(CLAMD) ? false : 'clamd not installed (Debian package clamav-daemon)';
+
+/** Starts clamd on a Unix socket of its own. */
+export async function startClamd(t: Test): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-clamd-'));
   mkdirSync(join(dir, 'db'));
   writeFileSync(join(dir, 'db', 'test.hdb'), `${createHash('md5').update(EICAR).digest('hex')}:${EICAR.length}:Eicar-Test-Signature\n`);

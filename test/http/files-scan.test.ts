@@ -4,14 +4,14 @@ import t from 'tap';
 import postgres from 'postgres';
 import { createHash, randomBytes } from 'node:crypto';
 import { startApp, assertProblem } from '../helpers/app.ts';
-import { startClamd, EICAR } from '../helpers/clamd.ts';
+import { startClamd, EICAR, CLAMD_MISSING } from '../helpers/clamd.ts';
 import { scanFile, startWorker } from '../../src/worker/index.ts';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-t.test('clamd: EICAR is rejected, a clean file is ready; a scanner that never answers rejects after the last attempt', async (t) => {
+t.test('clamd: EICAR is rejected, a clean file is ready; a scanner that never answers rejects after the last attempt',
+  { skip: CLAMD_MISSING }, async (t) => {
   const socket = await startClamd(t);
-  if (!socket) return;
   const a = await startApp(t, { SVC_CLAMD: socket });
   const worker = await startWorker(a.config, { pollInterval: 50 });
   t.teardown(() => worker.stop());
@@ -40,8 +40,8 @@ t.test('clamd: EICAR is rejected, a clean file is ready; a scanner that never an
   // Large enough to take several chunks through INSTREAM.
   const clean = await settled(await upload(Buffer.from('nothing to see here\n'.repeat(40000)), 'clean.txt'));
   t.match(clean, { status: 'ready', scan: { status: 'clean', signature: null }, rejection: null });
-  const [{ types }] = await a.admin`select array_agg(type order by type) as types from app.events where resource_id in (${infected.id}, ${clean.id})`;
-  t.same(types, ['file.ready', 'file.rejected'], 'one event each');
+  const events = await a.admin`select type from app.events where resource_id in (${infected.id}, ${clean.id}) order by type`;
+  t.same(events.map((e) => e.type), ['file.ready', 'file.rejected'], 'one event each');
 
   // A scanner that is not there: the job is retried; its last attempt rejects the file.
   const gone = await startApp(t, { SVC_CLAMD: `${socket}.missing`, SVC_WORKER: 'off' });

@@ -102,6 +102,10 @@ t.test('upload, verify, ready, list, download with ranges, archive', async (t) =
   t.equal(whole.headers['x-content-type-options'], 'nosniff');
   t.equal(whole.headers['accept-ranges'], 'bytes');
   t.equal(whole.headers['content-length'], String(bytes.length));
+  t.equal(whole.headers['cache-control'], 'private, no-store');
+  const gz = await w.a.server.inject({ url, headers: { 'accept-encoding': 'gzip' } });
+  t.notOk(gz.headers['content-encoding'], 'sent as stored, never compressed');
+  t.ok(gz.rawPayload.equals(bytes));
 
   // Resumable: a range across the chunk boundary, an open-ended one, a suffix, one out of bounds.
   const mid = await w.a.server.inject({ url, headers: { range: 'bytes=262000-262999' } });
