@@ -23,7 +23,9 @@ import { invoiceOperations } from '../routes/invoices.ts';
 import { integrationOperations } from '../routes/integrations.ts';
 import { fileOperations, fileTransferRoutes, UPLOAD_PATH, DOWNLOAD_PATH } from '../routes/files.ts';
 
-const CAPABILITY_PATHS = new Set([UPLOAD_PATH, DOWNLOAD_PATH]);
+/** The route template of a capability URL (whatever the method), whose path is its secret. */
+const capabilityTemplate = (path: string) =>
+  path.startsWith('/files/upload/') ? UPLOAD_PATH : path.startsWith('/files/download/') ? DOWNLOAD_PATH : undefined;
 
 export const operations: Operation[] = [
   ...identityOperations, ...memberOperations, ...projectOperations, ...taskOperations, ...objectSchemaOperations,
@@ -67,7 +69,7 @@ export async function createServer(app: AppContext, extra: Operation[] = []) {
         const allowed = METHODS.filter((m) => request.server.match(m as 'GET', request.path));
         err = allowed.length
           ? new ApiError('METHOD_NOT_ALLOWED', `${request.method.toUpperCase()} is not allowed here`, { headers: { Allow: allowed.join(', ') } })
-          : new ApiError('ROUTE_NOT_FOUND', `no endpoint at ${request.path}`);
+          : new ApiError('ROUTE_NOT_FOUND', `no endpoint at ${capabilityTemplate(request.path) ?? request.path}`);
       } else if (status === 400) {
         err = /payload|json/i.test(boom.message)
           ? new ApiError('INVALID_JSON', 'the request body is not valid JSON')
@@ -94,7 +96,7 @@ export async function createServer(app: AppContext, extra: Operation[] = []) {
         if (methodNotAllowed) response.header('Allow', 'POST');
       } else {
         // A capability URL's path is its secret: problems name the route template instead.
-        response = problemResponse(h, err, requestId, CAPABILITY_PATHS.has(request.route?.path) ? request.route.path : request.path);
+        response = problemResponse(h, err, requestId, capabilityTemplate(request.path) ?? request.path);
       }
     }
     response.header('X-Request-Id', requestId);

@@ -315,3 +315,33 @@ t.test('FILE_SCAN_FAILED when a scan is required and no scanner is configured', 
   t.equal((await w.a.admin`select count(*)::int as n from app.file_chunks c join app.files f on f.upload_id = c.upload_id where f.id = ${file.id}`)[0]!.n, 0,
     'the bytes of a rejected file are not kept');
 });
+
+t.test('capability URLs never reach a log line or an error body', async (t) => {
+  const lines: string[] = [];
+  const a = await startApp(t, { LOG_LEVEL: 'info' }, undefined, { logDestination: { write: (s: string) => { lines.push(s); } } });
+  const worker = await startWorker(a.config, { pollInterval: 50 });
+  t.teardown(() => worker.stop());
+  const p = await a.principal('manager');
+  const project = (await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: { 'idempotency-key': 'p' },
+    payload: { code: 'LOG', name: 'Log' } })).json.id;
+  const bytes = Buffer.from('log me not\n');
+  const u = (await a.request({ method: 'POST', url: '/v1/files/uploads', token: p.token, headers: { 'idempotency-key': 'u' },
+    payload: { name: 'l.txt', content_type: 'text/plain', size_bytes: bytes.length, sha256: sha(bytes), linked_resource: { type: 'project', id: project } } })).json;
+  const up = new URL(u.upload_url).pathname;
+  await a.request({ method: 'PUT', url: up, payload: bytes, headers: { 'content-type': 'text/plain' } });
+  const again = await a.request({ method: 'PUT', url: up, payload: bytes, headers: { 'content-type': 'text/plain' } });
+  const f = (await a.request({ method: 'POST', url: `/v1/files/uploads/${u.id}/complete`, token: p.token, headers: { 'idempotency-key': 'c' } })).json;
+  for (let i = 0; i < 100 && (await a.request({ url: `/v1/files/${f.id}`, token: p.token })).json.status !== 'ready'; i++) await new Promise((r) => setTimeout(r, 50));
+  const d = (await a.request({ method: 'POST', url: `/v1/files/${f.id}/download`, token: p.token })).json;
+  const down = new URL(d.download_url).pathname;
+  await a.request({ url: down, headers: { range: 'bytes=0-3' } });
+  const wrongMethod = await a.request({ method: 'POST', url: down });
+  const secrets = [up.split('/').pop()!.split('.')[1]!, down.split('/').pop()!.split('.').pop()!];
+  const logged = lines.join('');
+  t.ok(logged.includes('/files/upload/{token}') && logged.includes('/files/download/{token}'), 'the route templates are logged');
+  for (const s of secrets) {
+    t.notOk(logged.includes(s), 'no log line holds a capability');
+    t.notOk(again.body.includes(s) || wrongMethod.body.includes(s), `no error body holds one: ${again.body} ${wrongMethod.body}`);
+  }
+  assertProblem(t, wrongMethod, 405, 'METHOD_NOT_ALLOWED');
+});
