@@ -903,6 +903,89 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Tickets of the organization (member and manager; finance and hr where the organization grants them tickets) */
+        get: operations["listTickets"];
+        put?: never;
+        /**
+         * Create a ticket (status new, the next display number)
+         * @description Requires one of the Roles: manager.
+         */
+        post: operations["createTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tickets/{ticket_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One ticket, with the transitions it offers */
+        get: operations["getTicket"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the supplied fields; status changes only through transitions (sending status is 409 INVALID_TRANSITION)
+         * @description Requires one of the Roles: manager.
+         */
+        patch: operations["updateTicket"];
+        trace?: never;
+    };
+    "/v1/tickets/{ticket_id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Replies and internal notes, oldest first (internal notes for member and manager only) */
+        get: operations["listTicketMessages"];
+        put?: never;
+        /**
+         * Add a reply (emailed to the requester by the worker; its delivery shows on the message) or an internal note (never leaves the service)
+         * @description Requires one of the Roles: manager.
+         */
+        post: operations["createTicketMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tickets/{ticket_id}/transitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a transition the ticket offers (resolve takes a resolution)
+         * @description Requires one of the Roles: manager.
+         */
+        post: operations["transitionTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/token": {
         parameters: {
             query?: never;
@@ -2394,6 +2477,266 @@ export interface webhooks {
                             object: {
                                 /** @constant */
                                 type: "payment";
+                                id: string;
+                                version: number;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted within 10 seconds; anything else is retried (429, 5xx, timeouts) or a permanent failure (other 4xx) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "ticket.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A ticket was created.
+         * @description Subscribable. Emitted by: createTicket. `data.object` references a ticket; fetch it for its current state.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id (evt_…); deduplicate on it */
+                    "Svc-Webhook-Id": string;
+                    /** @description Unix seconds; reject more than 5 minutes from your clock */
+                    "Svc-Webhook-Timestamp": string;
+                    /** @description comma-separated v1=<lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the endpoint secret>; two values during a secret rotation */
+                    "Svc-Webhook-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        type: "ticket.created";
+                        /** @constant */
+                        api_version: "v1";
+                        /** Format: date-time */
+                        created_at: string;
+                        organization_id: string;
+                        data: {
+                            object: {
+                                /** @constant */
+                                type: "ticket";
+                                id: string;
+                                version: number;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted within 10 seconds; anything else is retried (429, 5xx, timeouts) or a permanent failure (other 4xx) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "ticket.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fields of a ticket changed (subject, description, priority, tags, assignee, project).
+         * @description Subscribable. Emitted by: updateTicket. `data.object` references a ticket; fetch it for its current state.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id (evt_…); deduplicate on it */
+                    "Svc-Webhook-Id": string;
+                    /** @description Unix seconds; reject more than 5 minutes from your clock */
+                    "Svc-Webhook-Timestamp": string;
+                    /** @description comma-separated v1=<lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the endpoint secret>; two values during a secret rotation */
+                    "Svc-Webhook-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        type: "ticket.updated";
+                        /** @constant */
+                        api_version: "v1";
+                        /** Format: date-time */
+                        created_at: string;
+                        organization_id: string;
+                        data: {
+                            object: {
+                                /** @constant */
+                                type: "ticket";
+                                id: string;
+                                version: number;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted within 10 seconds; anything else is retried (429, 5xx, timeouts) or a permanent failure (other 4xx) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "ticket.transitioned": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A ticket moved to another workflow status.
+         * @description Subscribable. Emitted by: transitionTicket. `data.object` references a ticket; fetch it for its current state.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id (evt_…); deduplicate on it */
+                    "Svc-Webhook-Id": string;
+                    /** @description Unix seconds; reject more than 5 minutes from your clock */
+                    "Svc-Webhook-Timestamp": string;
+                    /** @description comma-separated v1=<lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the endpoint secret>; two values during a secret rotation */
+                    "Svc-Webhook-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        type: "ticket.transitioned";
+                        /** @constant */
+                        api_version: "v1";
+                        /** Format: date-time */
+                        created_at: string;
+                        organization_id: string;
+                        data: {
+                            object: {
+                                /** @constant */
+                                type: "ticket";
+                                id: string;
+                                version: number;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted within 10 seconds; anything else is retried (429, 5xx, timeouts) or a permanent failure (other 4xx) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "ticket.message.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A reply or an internal note was added to a ticket (internal notes reach only subscribers whose Roles read them).
+         * @description Subscribable. Emitted by: createTicketMessage. `data.object` references a ticket_message; fetch it for its current state.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id (evt_…); deduplicate on it */
+                    "Svc-Webhook-Id": string;
+                    /** @description Unix seconds; reject more than 5 minutes from your clock */
+                    "Svc-Webhook-Timestamp": string;
+                    /** @description comma-separated v1=<lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the endpoint secret>; two values during a secret rotation */
+                    "Svc-Webhook-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        type: "ticket.message.created";
+                        /** @constant */
+                        api_version: "v1";
+                        /** Format: date-time */
+                        created_at: string;
+                        organization_id: string;
+                        data: {
+                            object: {
+                                /** @constant */
+                                type: "ticket_message";
                                 id: string;
                                 version: number;
                             };
@@ -12530,7 +12873,7 @@ export interface operations {
                             status: "processing" | "ready" | "rejected" | "archived";
                             linked_resource: {
                                 /** @enum {string} */
-                                type: "project" | "task" | "invoice";
+                                type: "project" | "task" | "invoice" | "ticket";
                                 id: string;
                             };
                             scan: {
@@ -12686,7 +13029,7 @@ export interface operations {
                         status: "processing" | "ready" | "rejected" | "archived";
                         linked_resource: {
                             /** @enum {string} */
-                            type: "project" | "task" | "invoice";
+                            type: "project" | "task" | "invoice" | "ticket";
                             id: string;
                         };
                         scan: {
@@ -13067,7 +13410,7 @@ export interface operations {
                         status: "processing" | "ready" | "rejected" | "archived";
                         linked_resource: {
                             /** @enum {string} */
-                            type: "project" | "task" | "invoice";
+                            type: "project" | "task" | "invoice" | "ticket";
                             id: string;
                         };
                         scan: {
@@ -13467,7 +13810,7 @@ export interface operations {
                         status: "processing" | "ready" | "rejected" | "archived";
                         linked_resource: {
                             /** @enum {string} */
-                            type: "project" | "task" | "invoice";
+                            type: "project" | "task" | "invoice" | "ticket";
                             id: string;
                         };
                         scan: {
@@ -13600,6 +13943,1372 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "IDEMPOTENCY_KEY_REUSED" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listTickets: {
+        parameters: {
+            query?: {
+                status?: string;
+                priority?: "low" | "normal" | "high" | "urgent";
+                /** @description an email; matched after trimming and lower-casing */
+                assignee_member_id?: string;
+                project_id?: string;
+                /** @description an email; matched after trimming and lower-casing */
+                requester_email?: string;
+                tag?: string;
+                updated_since?: string;
+                /** @description full-text search (PostgreSQL, language-neutral) over subject, description and replies; internal notes too for member and manager */
+                search?: string;
+                sort?: "created_at" | "updated_at";
+                order?: "asc" | "desc";
+                /** @description page size, 1 to 200 (default 50) */
+                limit?: number;
+                /** @description next_cursor from the previous page */
+                after?: string;
+            };
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tickets */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "ticket";
+                            id: string;
+                            /** @description display number, TKT-000001 upwards per organization */
+                            number: string;
+                            subject: string;
+                            description: string | null;
+                            /** @description new, open, pending, on_hold, solved or closed (the organization's ticket workflow) */
+                            status: string;
+                            /** @enum {string} */
+                            priority: "low" | "normal" | "high" | "urgent";
+                            requester: {
+                                name: string | null;
+                                /** @description null for finance and hr readers */
+                                email: string | null;
+                            };
+                            assignee_member_id: string | null;
+                            project_id: string | null;
+                            tags: string[];
+                            external_id: string | null;
+                            resolution: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            resolved_at: string | null;
+                            /** @description the transitions the ticket offers now */
+                            transitions: {
+                                name: string;
+                                to_status: string;
+                                requires_resolution: boolean;
+                            }[];
+                            version: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            updated_at: string;
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_CURSOR, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_CURSOR" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED, TICKET_MODULE_DISABLED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED" | "TICKET_MODULE_DISABLED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createTicket: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique per intended effect; replays return the stored response for 24 hours */
+                "Idempotency-Key": string;
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    subject: string;
+                    description?: string | null;
+                    /**
+                     * @default normal
+                     * @enum {string}
+                     */
+                    priority?: "low" | "normal" | "high" | "urgent";
+                    requester: {
+                        name?: string | null;
+                        /**
+                         * Format: email
+                         * @description an email; matched after trimming and lower-casing
+                         */
+                        email: string;
+                    };
+                    /** @description unique per API Client: a second ticket with it is 409 EXTERNAL_ID_CONFLICT */
+                    external_id?: string;
+                    /** @description matched lower-cased */
+                    tags?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The ticket */
+            201: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "ticket";
+                        id: string;
+                        /** @description display number, TKT-000001 upwards per organization */
+                        number: string;
+                        subject: string;
+                        description: string | null;
+                        /** @description new, open, pending, on_hold, solved or closed (the organization's ticket workflow) */
+                        status: string;
+                        /** @enum {string} */
+                        priority: "low" | "normal" | "high" | "urgent";
+                        requester: {
+                            name: string | null;
+                            /** @description null for finance and hr readers */
+                            email: string | null;
+                        };
+                        assignee_member_id: string | null;
+                        project_id: string | null;
+                        tags: string[];
+                        external_id: string | null;
+                        resolution: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        resolved_at: string | null;
+                        /** @description the transitions the ticket offers now */
+                        transitions: {
+                            name: string;
+                            to_status: string;
+                            requires_resolution: boolean;
+                        }[];
+                        version: number;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED, TICKET_MODULE_DISABLED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED" | "TICKET_MODULE_DISABLED";
+                    };
+                };
+            };
+            /** @description CONFLICT, EXTERNAL_ID_CONFLICT, IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT" | "EXTERNAL_ID_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED, VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_REUSED" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getTicket: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    /** @description Strong entity tag for If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "ticket";
+                        id: string;
+                        /** @description display number, TKT-000001 upwards per organization */
+                        number: string;
+                        subject: string;
+                        description: string | null;
+                        /** @description new, open, pending, on_hold, solved or closed (the organization's ticket workflow) */
+                        status: string;
+                        /** @enum {string} */
+                        priority: "low" | "normal" | "high" | "urgent";
+                        requester: {
+                            name: string | null;
+                            /** @description null for finance and hr readers */
+                            email: string | null;
+                        };
+                        assignee_member_id: string | null;
+                        project_id: string | null;
+                        tags: string[];
+                        external_id: string | null;
+                        resolution: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        resolved_at: string | null;
+                        /** @description the transitions the ticket offers now */
+                        transitions: {
+                            name: string;
+                            to_status: string;
+                            requires_resolution: boolean;
+                        }[];
+                        version: number;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED, TICKET_MODULE_DISABLED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED" | "TICKET_MODULE_DISABLED";
+                    };
+                };
+            };
+            /** @description TICKET_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "TICKET_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    updateTicket: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The ETag from the last read */
+                "If-Match": string;
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    subject?: string;
+                    description?: string | null;
+                    /** @enum {string} */
+                    priority?: "low" | "normal" | "high" | "urgent";
+                    /** @description matched lower-cased */
+                    tags?: string[];
+                    /**
+                     * Format: email
+                     * @description an active member of the organization
+                     */
+                    assignee_member_id?: string | null;
+                    project_id?: string | null;
+                    id?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    object?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    number?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    status?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    requester?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    external_id?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    resolution?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    resolved_at?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    transitions?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    version?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    created_at?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    updated_at?: unknown[] | boolean | number | Record<string, never> | string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The ticket */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    /** @description Strong entity tag for If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "ticket";
+                        id: string;
+                        /** @description display number, TKT-000001 upwards per organization */
+                        number: string;
+                        subject: string;
+                        description: string | null;
+                        /** @description new, open, pending, on_hold, solved or closed (the organization's ticket workflow) */
+                        status: string;
+                        /** @enum {string} */
+                        priority: "low" | "normal" | "high" | "urgent";
+                        requester: {
+                            name: string | null;
+                            /** @description null for finance and hr readers */
+                            email: string | null;
+                        };
+                        assignee_member_id: string | null;
+                        project_id: string | null;
+                        tags: string[];
+                        external_id: string | null;
+                        resolution: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        resolved_at: string | null;
+                        /** @description the transitions the ticket offers now */
+                        transitions: {
+                            name: string;
+                            to_status: string;
+                            requires_resolution: boolean;
+                        }[];
+                        version: number;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description INVALID_JSON, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_JSON" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED, TICKET_MODULE_DISABLED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED" | "TICKET_MODULE_DISABLED";
+                    };
+                };
+            };
+            /** @description PROJECT_NOT_FOUND, TICKET_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PROJECT_NOT_FOUND" | "TICKET_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT, INVALID_TRANSITION */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT" | "INVALID_TRANSITION";
+                    };
+                };
+            };
+            /** @description STALE_RESOURCE */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "STALE_RESOURCE";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description IMMUTABLE_FIELD, INVALID_ASSIGNEE, VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IMMUTABLE_FIELD" | "INVALID_ASSIGNEE" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description PRECONDITION_REQUIRED */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PRECONDITION_REQUIRED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listTicketMessages: {
+        parameters: {
+            query?: {
+                sort?: "created_at";
+                order?: "asc" | "desc";
+                /** @description page size, 1 to 200 (default 50) */
+                limit?: number;
+                /** @description next_cursor from the previous page */
+                after?: string;
+            };
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of messages */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "ticket_message";
+                            id: string;
+                            ticket_id: string;
+                            /** @enum {string} */
+                            type: "reply" | "internal_note";
+                            body: string;
+                            /** @description file ids (files linked to the ticket) */
+                            attachments: string[];
+                            author: {
+                                /** @constant */
+                                type: "api_client";
+                                id: string;
+                            };
+                            /** @description replies: the email to the requester; internal notes: null (they never leave the service) */
+                            delivery: {
+                                /** @enum {string} */
+                                status: "queued" | "sent" | "failed";
+                                detail: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC date-time
+                                 */
+                                delivered_at: string | null;
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            created_at: string;
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_CURSOR, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_CURSOR" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED, TICKET_MODULE_DISABLED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED" | "TICKET_MODULE_DISABLED";
+                    };
+                };
+            };
+            /** @description TICKET_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "TICKET_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createTicketMessage: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique per intended effect; replays return the stored response for 24 hours */
+                "Idempotency-Key": string;
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "reply" | "internal_note";
+                    body: string;
+                    /** @description ids of ready files linked to this ticket (upload them with linked_resource {type: ticket}) */
+                    attachments?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The message */
+            201: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "ticket_message";
+                        id: string;
+                        ticket_id: string;
+                        /** @enum {string} */
+                        type: "reply" | "internal_note";
+                        body: string;
+                        /** @description file ids (files linked to the ticket) */
+                        attachments: string[];
+                        author: {
+                            /** @constant */
+                            type: "api_client";
+                            id: string;
+                        };
+                        /** @description replies: the email to the requester; internal notes: null (they never leave the service) */
+                        delivery: {
+                            /** @enum {string} */
+                            status: "queued" | "sent" | "failed";
+                            detail: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            delivered_at: string | null;
+                        } | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED, TICKET_MODULE_DISABLED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED" | "TICKET_MODULE_DISABLED";
+                    };
+                };
+            };
+            /** @description TICKET_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "TICKET_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description ATTACHMENT_NOT_AVAILABLE, IDEMPOTENCY_KEY_REUSED, VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "ATTACHMENT_NOT_AVAILABLE" | "IDEMPOTENCY_KEY_REUSED" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    transitionTicket: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    transition: string;
+                    resolution?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The ticket after the transition */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    /** @description Strong entity tag for If-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "ticket";
+                        id: string;
+                        /** @description display number, TKT-000001 upwards per organization */
+                        number: string;
+                        subject: string;
+                        description: string | null;
+                        /** @description new, open, pending, on_hold, solved or closed (the organization's ticket workflow) */
+                        status: string;
+                        /** @enum {string} */
+                        priority: "low" | "normal" | "high" | "urgent";
+                        requester: {
+                            name: string | null;
+                            /** @description null for finance and hr readers */
+                            email: string | null;
+                        };
+                        assignee_member_id: string | null;
+                        project_id: string | null;
+                        tags: string[];
+                        external_id: string | null;
+                        resolution: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        resolved_at: string | null;
+                        /** @description the transitions the ticket offers now */
+                        transitions: {
+                            name: string;
+                            to_status: string;
+                            requires_resolution: boolean;
+                        }[];
+                        version: number;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description INVALID_JSON, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_JSON" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED, TICKET_MODULE_DISABLED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED" | "TICKET_MODULE_DISABLED";
+                    };
+                };
+            };
+            /** @description TICKET_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "TICKET_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT, INVALID_TRANSITION */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT" | "INVALID_TRANSITION";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED";
                     };
                 };
             };

@@ -155,6 +155,20 @@ export const COMMANDS: Record<string, CommandSpec> = {
       return { organization_id: f.org, updated: true };
     },
   },
+  'org set-ticket-policy': {
+    summary: 'Set the ticket policy: the module on or off, and whether finance and hr read tickets',
+    prints: '{"organization_id","updated"}',
+    flags: [
+      ORG,
+      { name: 'module-enabled', kind: 'boolean', description: 'The ticket module (default true); off, every ticket request answers 403 TICKET_MODULE_DISABLED' },
+      { name: 'finance-may-read', kind: 'boolean', description: 'Let the finance Role read tickets and their replies (default false)' },
+      { name: 'hr-may-read', kind: 'boolean', description: 'Let the hr Role read tickets and their replies (default false)' },
+    ],
+    run: async (sql, f) => {
+      await sql`select control.org_set_ticket_policy(${need(f, 'org')}, ${bool(f, 'module-enabled')}, ${bool(f, 'finance-may-read')}, ${bool(f, 'hr-may-read')})`;
+      return { organization_id: f.org, updated: true };
+    },
+  },
   'file hold': {
     summary: 'Put a file under a legal hold: it cannot be archived until released',
     prints: '{"file_id","legal_hold"}',

@@ -125,6 +125,32 @@ export interface ApiTasks {
   version: number | null;
 }
 
+export interface ApiTicketMessages {
+  created_at: Timestamp | null;
+  doc: Json | null;
+  id: string | null;
+  organization_id: string | null;
+  ticket_id: string | null;
+  type: string | null;
+}
+
+export interface ApiTickets {
+  assignee_member_id: string | null;
+  created_at: Timestamp | null;
+  doc: Json | null;
+  id: string | null;
+  internal_doc: string | null;
+  organization_id: string | null;
+  priority: string | null;
+  project_id: string | null;
+  public_doc: string | null;
+  requester_email: string | null;
+  status: string | null;
+  tags: string[] | null;
+  updated_at: Timestamp | null;
+  version: number | null;
+}
+
 export interface ApiTimeEntries {
   billable: boolean | null;
   created_by_client_id: string | null;
@@ -176,6 +202,8 @@ export interface DB {
   "api.organization": ApiOrganization;
   "api.projects": ApiProjects;
   "api.tasks": ApiTasks;
+  "api.ticket_messages": ApiTicketMessages;
+  "api.tickets": ApiTickets;
   "api.time_entries": ApiTimeEntries;
   "api.webhook_deliveries": ApiWebhookDeliveries;
   "api.webhook_endpoints": ApiWebhookEndpoints;

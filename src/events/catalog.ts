@@ -3,8 +3,8 @@
 // test/db/events.test.ts keeps the two equal.
 export interface EventType { name: string; resourceType: string; emittedBy: string[]; description: string; subscribable: boolean }
 
-const e = (name: string, emittedBy: string[], description: string, subscribable = true): EventType =>
-  ({ name, resourceType: name.slice(0, name.lastIndexOf('.')), emittedBy, description, subscribable });
+const e = (name: string, emittedBy: string[], description: string, subscribable = true,
+  resourceType = name.slice(0, name.lastIndexOf('.'))): EventType => ({ name, resourceType, emittedBy, description, subscribable });
 
 export const EVENT_TYPES: EventType[] = [
   e('project.created', ['createProject'], 'A project was created.'),
@@ -30,6 +30,10 @@ export const EVENT_TYPES: EventType[] = [
   e('invoice.paid', ['createPayment'], 'Recorded payments settled an invoice.'),
   e('invoice.voided', ['voidInvoice'], 'An issued invoice was voided (it is kept).'),
   e('payment.created', ['createPayment'], 'A payment received outside the service was recorded.'),
+  e('ticket.created', ['createTicket'], 'A ticket was created.'),
+  e('ticket.updated', ['updateTicket'], 'Fields of a ticket changed (subject, description, priority, tags, assignee, project).'),
+  e('ticket.transitioned', ['transitionTicket'], 'A ticket moved to another workflow status.'),
+  e('ticket.message.created', ['createTicketMessage'], 'A reply or an internal note was added to a ticket (internal notes reach only subscribers whose Roles read them).', true, 'ticket_message'),
   e('file.ready', ['completeFileUpload'], 'An uploaded file passed its checks and can be downloaded.'),
   e('file.rejected', ['completeFileUpload'], 'An uploaded file failed its checks (the file shows why); it cannot be downloaded.'),
   e('file.archived', ['archiveFile'], 'A file was archived.'),

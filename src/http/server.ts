@@ -21,6 +21,7 @@ import { approvalOperations, approvalDecisionRefusals } from '../routes/approval
 import { webhookOperations } from '../routes/webhooks.ts';
 import { invoiceOperations } from '../routes/invoices.ts';
 import { integrationOperations } from '../routes/integrations.ts';
+import { ticketOperations } from '../routes/tickets.ts';
 import { fileOperations, fileTransferRoutes, UPLOAD_PATH, DOWNLOAD_PATH } from '../routes/files.ts';
 
 /** The route template of a capability URL (whatever the method), whose path is its secret. */
@@ -30,7 +31,7 @@ const capabilityTemplate = (path: string) =>
 export const operations: Operation[] = [
   ...identityOperations, ...memberOperations, ...projectOperations, ...taskOperations, ...objectSchemaOperations,
   ...timeEntryOperations, ...approvalOperations, ...approvalDecisionRefusals, ...webhookOperations,
-  ...invoiceOperations, ...integrationOperations, ...fileOperations,
+  ...invoiceOperations, ...integrationOperations, ...fileOperations, ...ticketOperations,
 ];
 
 const BOOM_CODES: Record<number, ProblemCode> = {

@@ -12,7 +12,7 @@ export interface OutgoingEmail {
   fromName: string;
   subject: string;
   text: string;
-  attachment: { filename: string; content: Buffer; contentType: string };
+  attachments: { filename: string; content: Buffer; contentType: string }[];
 }
 
 export interface Mailer { send(mail: OutgoingEmail): Promise<{ messageId: string }> }
@@ -69,7 +69,7 @@ export function createMailer(config: MailConfig): Mailer {
     async send(mail) {
       const info = await transport.sendMail(message(config, mail));
       await mkdir(dir, { recursive: true });
-      await writeFile(join(dir, `${Date.now()}-${mail.attachment.filename.replace(/[^A-Za-z0-9._-]/g, '_')}.eml`), info.message as Buffer);
+      await writeFile(join(dir, `${Date.now()}-${(mail.attachments[0]?.filename ?? mail.subject).replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 80)}.eml`), info.message as Buffer);
       return { messageId: info.messageId };
     },
   };
@@ -81,6 +81,6 @@ function message(config: MailConfig, mail: OutgoingEmail) {
     to: mail.to,
     subject: mail.subject,
     text: mail.text,
-    attachments: [mail.attachment],
+    attachments: mail.attachments,
   };
 }

@@ -137,7 +137,7 @@ export const invoiceOperations: Operation[] = [
           text: [ctx.body.message, `Invoice ${invoice.number} from ${organization.name}`,
             `Amount due: ${invoice.amount_due} ${invoice.currency}, due ${invoice.due_date}.`,
             'The invoice is attached as a PDF.'].filter(Boolean).join('\n\n'),
-          attachment: { filename, content: pdf, contentType: 'application/pdf' },
+          attachments: [{ filename, content: pdf, contentType: 'application/pdf' }],
         });
       }
       return one(ctx, sql`select doc, version from api.invoices where id = ${id}`);

@@ -260,6 +260,48 @@ export const schemas = {
     completed_at: timestamp.allow(null).required(),
   }).label('WebhookDelivery'),
 
+  ticket: Joi.object({
+    object: Joi.string().valid('ticket').required(),
+    id: Joi.string().pattern(/^tkt_/).required(),
+    number: Joi.string().required().description('display number, TKT-000001 upwards per organization'),
+    subject: Joi.string().required(),
+    description: Joi.string().allow(null).required(),
+    status: Joi.string().required().description('new, open, pending, on_hold, solved or closed (the organization\'s ticket workflow)'),
+    priority: Joi.string().valid('low', 'normal', 'high', 'urgent').required(),
+    requester: Joi.object({
+      name: Joi.string().allow(null).required(),
+      email: Joi.string().allow(null).required().description('null for finance and hr readers'),
+    }).required(),
+    assignee_member_id: Joi.string().allow(null).required(),
+    project_id: Joi.string().allow(null).required(),
+    tags: Joi.array().items(Joi.string()).required(),
+    external_id: Joi.string().allow(null).required(),
+    resolution: Joi.string().allow(null).required(),
+    resolved_at: timestamp.allow(null).required(),
+    transitions: Joi.array().items(Joi.object({
+      name: Joi.string().required(), to_status: Joi.string().required(), requires_resolution: Joi.boolean().required(),
+    })).required().description('the transitions the ticket offers now'),
+    version: Joi.number().integer().required(),
+    created_at: timestamp.required(),
+    updated_at: timestamp.required(),
+  }).label('Ticket'),
+
+  ticketMessage: Joi.object({
+    object: Joi.string().valid('ticket_message').required(),
+    id: Joi.string().pattern(/^tmsg_/).required(),
+    ticket_id: Joi.string().pattern(/^tkt_/).required(),
+    type: Joi.string().valid('reply', 'internal_note').required(),
+    body: Joi.string().required(),
+    attachments: Joi.array().items(Joi.string()).required().description('file ids (files linked to the ticket)'),
+    author: Joi.object({ type: Joi.string().valid('api_client').required(), id: Joi.string().required() }).required(),
+    delivery: Joi.object({
+      status: Joi.string().valid('queued', 'sent', 'failed').required(),
+      detail: Joi.string().allow(null).required(),
+      delivered_at: timestamp.allow(null).required(),
+    }).allow(null).required().description('replies: the email to the requester; internal notes: null (they never leave the service)'),
+    created_at: timestamp.required(),
+  }).label('TicketMessage'),
+
   file: Joi.object({
     object: Joi.string().valid('file').required(),
     id: Joi.string().pattern(/^fil_/).required(),
@@ -269,7 +311,7 @@ export const schemas = {
     sha256: Joi.string().pattern(/^[0-9a-f]{64}$/).required().description('hex SHA-256 of the content'),
     status: Joi.string().valid('processing', 'ready', 'rejected', 'archived').required()
       .description('processing while checks run; ready when it can be downloaded; rejected when a check failed (see rejection); archived'),
-    linked_resource: Joi.object({ type: Joi.string().valid('project', 'task', 'invoice').required(), id: Joi.string().required() }).required(),
+    linked_resource: Joi.object({ type: Joi.string().valid('project', 'task', 'invoice', 'ticket').required(), id: Joi.string().required() }).required(),
     scan: Joi.object({
       status: Joi.string().valid('pending', 'clean', 'infected', 'failed', 'not_scanned').required()
         .description('not_scanned: no virus scanner was configured (files the service made itself, such as invoice PDFs, are not scanned either)'),

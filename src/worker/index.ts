@@ -8,7 +8,9 @@
 //   accounting_sync (one per issued or voided synchronized invoice): the provider adapter's call,
 //                   and the provider-neutral outcome on the invoice.
 //   file_scan       (one per completed upload): clamd scans the bytes; the file becomes ready or rejected;
-//   upload_purge    (hourly, crontab): uploads that never completed, with their bytes.
+//   upload_purge    (hourly, crontab): uploads that never completed, with their bytes;
+//   ticket_reply_email (one per reply): the reply and its attachments to the requester, by SMTP;
+//                   the outcome on the message (sent, or failed when refused or out of attempts).
 // A timer re-queues attempts whose worker died mid-flight (their lease ran out).
 import postgres from 'postgres';
 import pg from 'pg';
@@ -22,6 +24,8 @@ import { createLogger } from '../observability/logger.ts';
 import { createMetrics, type Metrics } from '../observability/metrics.ts';
 import { isConnectionFailure } from '../db/faults.ts';
 import { scan, ScannerUnavailable } from '../files/clamd.ts';
+import { createMailer, type Mailer } from '../invoices/mailer.ts';
+import { ApiError } from '../http/errors.ts';
 
 interface EventRow { id: string; organization_id: string; type: string; resource_type: string; resource_id: string; resource_version: number; created_at: Date }
 
@@ -147,6 +151,47 @@ export async function scanFile(sql: postgres.Sql, config: Config, fileId: string
   }
 }
 
+/** Email attachments are read whole (SMTP carries them whole); past this, the reply fails instead. */
+const MAX_EMAIL_ATTACHMENTS_BYTES = 25 * 1024 * 1024;
+
+interface ReplyLoad {
+  status: string; body: string; organization_id: string; number: string; subject: string; to: string; organization: string;
+  attachments: { file_id: string; name: string; content_type: string; upload_id: string | null; status: string }[];
+}
+
+/** Emails a ticket reply to the requester: the reply's own body and attachments only, never an
+ * internal note. A refusal (SMTP 5xx) is final; anything else is retried, and fails after the last attempt. */
+export async function sendTicketReply(sql: postgres.Sql, mailer: Mailer, messageId: string,
+  attempt: { attempts: number; maxAttempts: number }): Promise<string> {
+  const [row] = await sql<{ m: ReplyLoad | null }[]>`select app_private.ticket_reply_load(${messageId}) as m`;
+  const m = row?.m;
+  if (!m || m.status !== 'queued') return 'skipped';
+  const record = async (sent: boolean, detail: string | null) => {
+    await sql`select app_private.ticket_reply_record(${messageId}, ${sent}, ${detail})`;
+    return sent ? 'sent' : 'failed';
+  };
+  const attachments: { filename: string; content: Buffer; contentType: string }[] = [];
+  let total = 0;
+  for (const a of m.attachments) {
+    const parts = a.upload_id
+      ? await sql<{ data: Buffer }[]>`select data from app.file_chunks where organization_id = ${m.organization_id} and upload_id = ${a.upload_id} order by seq`
+      : await sql<{ data: Buffer }[]>`select content as data from app.file_contents where organization_id = ${m.organization_id} and file_id = ${a.file_id}`;
+    const content = Buffer.concat(parts.map((p) => p.data));
+    total += content.length;
+    if (total > MAX_EMAIL_ATTACHMENTS_BYTES) return record(false, 'the attachments exceed 25 MiB, more than email carries');
+    attachments.push({ filename: a.name, content, contentType: a.content_type });
+  }
+  try {
+    await mailer.send({ to: m.to, fromName: m.organization, subject: `[${m.number}] ${m.subject}`, text: m.body, attachments });
+  } catch (e) {
+    const refused = e instanceof ApiError && e.code === 'EMAIL_DELIVERY_REFUSED';
+    if (!refused && attempt.attempts < attempt.maxAttempts) throw e;
+    const smtp = e instanceof ApiError ? /\(SMTP [^)]*\)/.exec(e.detail ?? '')?.[0] : undefined;
+    return record(false, `${refused ? 'the mail provider refused the email' : 'the mail provider could not take the email'}${smtp ? ` ${smtp}` : ''}`);
+  }
+  return record(true, null);
+}
+
 export interface Worker { metrics: Metrics; stop: () => Promise<void>; recover: () => Promise<number> }
 
 export async function startWorker(config: Config,
@@ -155,6 +200,7 @@ export async function startWorker(config: Config,
   const metrics = opts.metrics ?? createMetrics();
   const sql = postgres(config.databaseUrl, { max: Math.min(config.worker.concurrency + 2, 20), onnotice: () => {} });
   const transport = createTransport(config.webhooks);
+  const mailer = createMailer(config.mail);
   const taskList: TaskList = {
     webhook_fanout: async (payload) => { await fanout(sql, config, transport, (payload as { event_id: string }).event_id, metrics); },
     webhook_deliver: async (payload) => { await deliver(sql, config, transport, (payload as { delivery_id: string }).delivery_id, metrics); },
@@ -173,6 +219,10 @@ export async function startWorker(config: Config,
         { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
     },
     upload_purge: async () => { await sql`select control.purge_expired_uploads()`; },
+    ticket_reply_email: async (payload, helpers) => {
+      await sendTicketReply(sql, mailer, (payload as { message_id: string }).message_id,
+        { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
+    },
   };
   /** Each runner gets a pool of its own whose error listeners stay for the pool's whole life:
    * graphile-worker removes the listeners of a pool it made before that pool has ended, and an

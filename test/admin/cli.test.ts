@@ -131,7 +131,7 @@ t.test('malformed command lines are refused as USAGE before the database is reac
   t.test('unknown commands', async (t) => {
     await usageError(t, ['frob'], 'unknown command "frob"; see svc-admin --help');
     await usageError(t, ['frob', 'create', '--help'], /^unknown command "frob create"; see svc-admin --help/);
-    await usageError(t, ['org', 'frob'], /^unknown command "org frob"; "org" has create, set-status, set-plan, set-policy, set-file-policy; see svc-admin org --help$/);
+    await usageError(t, ['org', 'frob'], /^unknown command "org frob"; "org" has create, set-status, set-plan, set-policy, set-file-policy, set-ticket-policy; see svc-admin org --help$/);
     await usageError(t, ['org', '--name', 'x'], /^expected a command after "org" .*; see svc-admin org --help$/);
     await usageError(t, ['--name', 'x'], /^expected a command before --name; see svc-admin --help$/);
   });
