@@ -519,10 +519,31 @@ begin
 end
 $$;
 
+/** Tickets matching a web-search query, for listTickets (`id in (select api.ticket_search_ids(…))`):
+ * each document through its own GIN index, internal notes only for those who read them. The
+ * owner's, not svc_api's: under row-level security PostgreSQL does not use an index for a
+ * non-leakproof operator such as @@ (measured: a sequential scan of every document, 26 ms at
+ * 100,000 tickets, against 8 ms), so this function applies the organization and the reader
+ * checks itself, and returns only ids, which the api.tickets view then filters by its policies. */
+create function api.ticket_search_ids(p_query text) returns setof text
+language sql stable security definer
+set search_path = pg_catalog
+rows 100
+as $$
+  select s.ticket_id from app.ticket_search s
+   where (select app_private.may_read_tickets())
+     and s.organization_id = (select app.current_organization_id()) and s.public_doc @@ websearch_to_tsquery('simple', p_query)
+  union
+  select s.ticket_id from app.ticket_search s
+   where (select app_private.may_read_internal_notes())
+     and s.organization_id = (select app.current_organization_id()) and s.internal_doc @@ websearch_to_tsquery('simple', p_query)
+$$;
+grant execute on function api.ticket_search_ids(text) to svc_runtime;
+
 /** 9. The api surface. */
 create view api.tickets as
 select t.organization_id, t.id, t.status, t.priority, t.assignee_member_id, t.project_id, t.requester_email, t.tags,
-       t.created_at, t.updated_at, t.version, s.public_doc, s.internal_doc,
+       t.created_at, t.updated_at, t.version,
        jsonb_build_object('object', 'ticket', 'id', t.id, 'number', t.number, 'subject', t.subject, 'description', t.description,
          'status', t.status, 'priority', t.priority,
          -- The requester's address is for the staff who answer; finance and hr see the name.
@@ -536,8 +557,7 @@ select t.organization_id, t.id, t.status, t.priority, t.assignee_member_id, t.pr
                                    where tr.organization_id = t.organization_id and tr.from_status = t.status), '[]'::jsonb),
          'version', t.version,
          'created_at', app_private.iso_timestamp(t.created_at), 'updated_at', app_private.iso_timestamp(t.updated_at)) as doc
-  from app.tickets t
-  join app.ticket_search s on s.organization_id = t.organization_id and s.ticket_id = t.id;
+  from app.tickets t;
 alter view api.tickets owner to svc_api;
 grant select on api.tickets to svc_runtime;
 

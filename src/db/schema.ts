@@ -139,11 +139,9 @@ export interface ApiTickets {
   created_at: Timestamp | null;
   doc: Json | null;
   id: string | null;
-  internal_doc: string | null;
   organization_id: string | null;
   priority: string | null;
   project_id: string | null;
-  public_doc: string | null;
   requester_email: string | null;
   status: string | null;
   tags: string[] | null;

@@ -51,8 +51,7 @@ export const ticketOperations: Operation[] = [
       if (q.tag) where.push(sql`tags @> array[${q.tag.toLowerCase()}]::text[]`);
       if (q.updated_since) where.push(sql`updated_at >= ${q.updated_since}::timestamptz`);
       if (q.search) {
-        where.push(sql`(public_doc @@ websearch_to_tsquery('simple', ${q.search})
-          or (internal_doc @@ websearch_to_tsquery('simple', ${q.search}) and (select app_private.may_read_internal_notes())))`);
+        where.push(sql`id in (select api.ticket_search_ids(${q.search}))`);
       }
       return listStatement(ctx, 'api.tickets', SORTS[q.sort]!, q.order, where, [readCheck]);
     },
