@@ -278,7 +278,8 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             : app.database.db.transaction().execute(fn);
           const begin = async (tx: Tx) => {
             const { rows: [begun] } = await sql<{ outcome: string; organization_id: string; svc_roles: Role[]; principal: Record<string, unknown> }>`
-              select * from api.begin_request(${claims.organizationId}, ${claims.token}, ${op.roles ? `{${op.roles.join(',')}}` : null}::text[])`
+              select * from api.begin_request(${claims.organizationId}, ${claims.token}, ${op.roles ? `{${op.roles.join(',')}}` : null}::text[],
+                ${!op.principalOnly})`
               .execute(tx);
             if (!begun || begun.outcome !== 'ok') throw outcomeError(op, begun?.outcome);
             const principal: Principal = {
