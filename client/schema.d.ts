@@ -986,6 +986,108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The report definitions the caller can use (those whose required_roles it holds) */
+        get: operations["listReports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reports/{report_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One report definition */
+        get: operations["getReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reports/{report_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run a report: 202 with the run (queued); the worker computes it in one snapshot, as the caller, and report_run.succeeded or report_run.failed follows */
+        post: operations["createReportRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reports/{report_id}/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One run of the caller's (runs are visible to the client that created them only) */
+        get: operations["getReportRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reports/{report_id}/runs/{run_id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The rows of a succeeded run, in order, cursor-paginated (each row an object keyed by the definition's columns) */
+        get: operations["getReportResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reports/{report_id}/runs/{run_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A short-lived download URL for a succeeded run's results in its format (CSV per RFC 4180 with a header row, or a JSON array); a bearer capability, not to be logged or shared */
+        post: operations["createReportDownload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/token": {
         parameters: {
             query?: never;
@@ -2737,6 +2839,136 @@ export interface webhooks {
                             object: {
                                 /** @constant */
                                 type: "ticket_message";
+                                id: string;
+                                version: number;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted within 10 seconds; anything else is retried (429, 5xx, timeouts) or a permanent failure (other 4xx) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "report_run.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A report run finished; its results can be read until expires_at.
+         * @description Subscribable. Emitted by: createReportRun. `data.object` references a report_run; fetch it for its current state.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id (evt_…); deduplicate on it */
+                    "Svc-Webhook-Id": string;
+                    /** @description Unix seconds; reject more than 5 minutes from your clock */
+                    "Svc-Webhook-Timestamp": string;
+                    /** @description comma-separated v1=<lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the endpoint secret>; two values during a secret rotation */
+                    "Svc-Webhook-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        type: "report_run.succeeded";
+                        /** @constant */
+                        api_version: "v1";
+                        /** Format: date-time */
+                        created_at: string;
+                        organization_id: string;
+                        data: {
+                            object: {
+                                /** @constant */
+                                type: "report_run";
+                                id: string;
+                                version: number;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted within 10 seconds; anything else is retried (429, 5xx, timeouts) or a permanent failure (other 4xx) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "report_run.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A report run failed (the run shows why).
+         * @description Subscribable. Emitted by: createReportRun. `data.object` references a report_run; fetch it for its current state.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id (evt_…); deduplicate on it */
+                    "Svc-Webhook-Id": string;
+                    /** @description Unix seconds; reject more than 5 minutes from your clock */
+                    "Svc-Webhook-Timestamp": string;
+                    /** @description comma-separated v1=<lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the endpoint secret>; two values during a secret rotation */
+                    "Svc-Webhook-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        type: "report_run.failed";
+                        /** @constant */
+                        api_version: "v1";
+                        /** Format: date-time */
+                        created_at: string;
+                        organization_id: string;
+                        data: {
+                            object: {
+                                /** @constant */
+                                type: "report_run";
                                 id: string;
                                 version: number;
                             };
@@ -15273,6 +15505,977 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "CONFLICT" | "INVALID_TRANSITION";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listReports: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 200 (default 50) */
+                limit?: number;
+                /** @description next_cursor from the previous page */
+                after?: string;
+            };
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of report definitions */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "report_definition";
+                            id: string;
+                            name: string;
+                            description: string;
+                            /** @description the caller needs one of them */
+                            required_roles: ("member" | "manager" | "finance" | "hr")[];
+                            /** @description JSON Schema of the run request's parameters */
+                            parameters_schema: {
+                                [key: string]: unknown;
+                            };
+                            formats: ("json" | "csv")[];
+                            /** @description the keys of each result row, in CSV column order */
+                            columns: string[];
+                            version: number;
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_CURSOR, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_CURSOR" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getReport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                report_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report definition */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "report_definition";
+                        id: string;
+                        name: string;
+                        description: string;
+                        /** @description the caller needs one of them */
+                        required_roles: ("member" | "manager" | "finance" | "hr")[];
+                        /** @description JSON Schema of the run request's parameters */
+                        parameters_schema: {
+                            [key: string]: unknown;
+                        };
+                        formats: ("json" | "csv")[];
+                        /** @description the keys of each result row, in CSV column order */
+                        columns: string[];
+                        version: number;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, REPORT_ROLE_REQUIRED, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "REPORT_ROLE_REQUIRED" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description REPORT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REPORT_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createReportRun: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique per intended effect; replays return the stored response for 24 hours */
+                "Idempotency-Key": string;
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                report_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description an object valid against the definition's parameters_schema
+                     * @default {}
+                     */
+                    parameters?: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * @description one of the definition's formats: json or csv
+                     * @default json
+                     */
+                    format?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The run, queued */
+            202: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "report_run";
+                        id: string;
+                        report_id: string;
+                        definition_version: number;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "succeeded" | "failed";
+                        parameters: {
+                            [key: string]: unknown;
+                        };
+                        /** @enum {string} */
+                        format: "json" | "csv";
+                        /** @description the organization's IANA time zone */
+                        timezone: string;
+                        /**
+                         * Format: date-time
+                         * @description the snapshot the results reflect
+                         */
+                        data_as_of: string | null;
+                        row_count: number | null;
+                        error: {
+                            /** @constant */
+                            code: "REPORT_FAILED";
+                            detail: string;
+                        } | null;
+                        /**
+                         * Format: date-time
+                         * @description results are readable until then
+                         */
+                        expires_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        started_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        finished_at: string | null;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, REPORT_ROLE_REQUIRED, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "REPORT_ROLE_REQUIRED" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description REPORT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REPORT_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description EXPORT_FORMAT_NOT_SUPPORTED, IDEMPOTENCY_KEY_REUSED, INVALID_REPORT_PARAMETERS, VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "EXPORT_FORMAT_NOT_SUPPORTED" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_REPORT_PARAMETERS" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getReportRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                report_id: string;
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "report_run";
+                        id: string;
+                        report_id: string;
+                        definition_version: number;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "succeeded" | "failed";
+                        parameters: {
+                            [key: string]: unknown;
+                        };
+                        /** @enum {string} */
+                        format: "json" | "csv";
+                        /** @description the organization's IANA time zone */
+                        timezone: string;
+                        /**
+                         * Format: date-time
+                         * @description the snapshot the results reflect
+                         */
+                        data_as_of: string | null;
+                        row_count: number | null;
+                        error: {
+                            /** @constant */
+                            code: "REPORT_FAILED";
+                            detail: string;
+                        } | null;
+                        /**
+                         * Format: date-time
+                         * @description results are readable until then
+                         */
+                        expires_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        started_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        finished_at: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, REPORT_ROLE_REQUIRED, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "REPORT_ROLE_REQUIRED" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description REPORT_NOT_FOUND, REPORT_RUN_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REPORT_NOT_FOUND" | "REPORT_RUN_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getReportResults: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 200 (default 50) */
+                limit?: number;
+                /** @description next_cursor from the previous page */
+                after?: string;
+            };
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                report_id: string;
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of rows */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            [key: string]: unknown;
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_CURSOR, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_CURSOR" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, REPORT_ROLE_REQUIRED, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "REPORT_ROLE_REQUIRED" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description REPORT_NOT_FOUND, REPORT_RUN_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REPORT_NOT_FOUND" | "REPORT_RUN_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT, REPORT_FAILED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT" | "REPORT_FAILED";
+                    };
+                };
+            };
+            /** @description REPORT_RUN_EXPIRED */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REPORT_RUN_EXPIRED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createReportDownload: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                report_id: string;
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The download URL */
+            201: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "report_download";
+                        report_id: string;
+                        run_id: string;
+                        /** @enum {string} */
+                        format: "json" | "csv";
+                        /**
+                         * Format: uri
+                         * @description GET the results here before expires_at. A bearer capability: do not log or share it.
+                         */
+                        download_url: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        expires_at: string;
+                    };
+                };
+            };
+            /** @description INVALID_JSON, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_JSON" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, REPORT_ROLE_REQUIRED, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "REPORT_ROLE_REQUIRED" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description REPORT_NOT_FOUND, REPORT_RUN_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REPORT_NOT_FOUND" | "REPORT_RUN_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT, REPORT_FAILED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT" | "REPORT_FAILED";
+                    };
+                };
+            };
+            /** @description REPORT_RUN_EXPIRED */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REPORT_RUN_EXPIRED";
                     };
                 };
             };

@@ -33,6 +33,8 @@ export interface Config {
   mail: MailConfig;
   worker: { enabled: boolean; concurrency: number; recoverIntervalMs: number; staleSeconds: number };
   files: FilesConfig;
+  /** How long a report run's results are kept after it succeeded. */
+  reportRetentionSeconds: number;
 }
 
 export interface FilesConfig {
@@ -164,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       recoverIntervalMs: int(env, 'SVC_WORKER_RECOVER_INTERVAL_MS', 15_000),
       staleSeconds: num(env, 'SVC_WORKER_STALE_SECONDS', 30),
     },
+    reportRetentionSeconds: int(env, 'SVC_REPORT_RETENTION_SECONDS', 7 * 86_400),
     files: {
       publicUrl: env.SVC_PUBLIC_URL?.replace(/\/+$/, '') || undefined,
       uploadSeconds: int(env, 'SVC_FILE_UPLOAD_SECONDS', 3600),

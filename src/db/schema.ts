@@ -108,6 +108,35 @@ export interface ApiProjects {
   version: number | null;
 }
 
+export interface ApiReportResults {
+  doc: Json | null;
+  id: string | null;
+  n: number | null;
+  organization_id: string | null;
+  run_id: string | null;
+}
+
+export interface ApiReportRuns {
+  created_at: Timestamp | null;
+  doc: Json | null;
+  error: Json | null;
+  expires_at: Timestamp | null;
+  id: string | null;
+  organization_id: string | null;
+  report_id: string | null;
+  results_purged: boolean | null;
+  status: string | null;
+  version: number | null;
+}
+
+export interface ApiReports {
+  doc: Json | null;
+  id: string | null;
+  required_roles: string[] | null;
+  sort_id: string | null;
+  version: number | null;
+}
+
 export interface ApiTasks {
   archived_at: Timestamp | null;
   assignee_member_ids: string[] | null;
@@ -199,6 +228,9 @@ export interface DB {
   "api.object_schemas": ApiObjectSchemas;
   "api.organization": ApiOrganization;
   "api.projects": ApiProjects;
+  "api.report_results": ApiReportResults;
+  "api.report_runs": ApiReportRuns;
+  "api.reports": ApiReports;
   "api.tasks": ApiTasks;
   "api.ticket_messages": ApiTicketMessages;
   "api.tickets": ApiTickets;

@@ -34,6 +34,8 @@ export const EVENT_TYPES: EventType[] = [
   e('ticket.updated', ['updateTicket'], 'Fields of a ticket changed (subject, description, priority, tags, assignee, project).'),
   e('ticket.transitioned', ['transitionTicket'], 'A ticket moved to another workflow status.'),
   e('ticket.message.created', ['createTicketMessage'], 'A reply or an internal note was added to a ticket (internal notes reach only subscribers whose Roles read them).', true, 'ticket_message'),
+  e('report_run.succeeded', ['createReportRun'], 'A report run finished; its results can be read until expires_at.', true, 'report_run'),
+  e('report_run.failed', ['createReportRun'], 'A report run failed (the run shows why).', true, 'report_run'),
   e('file.ready', ['completeFileUpload'], 'An uploaded file passed its checks and can be downloaded.'),
   e('file.rejected', ['completeFileUpload'], 'An uploaded file failed its checks (the file shows why); it cannot be downloaded.'),
   e('file.archived', ['archiveFile'], 'A file was archived.'),

@@ -19,6 +19,7 @@ const TAGS: Record<string, string> = {
   Invoicing: 'Invoices with calculated totals, sending, voiding and recorded payments.',
   'Integration connections': 'Provider connections the organization configured, read-only, with readiness checks.',
   'Webhook endpoints': 'HTTPS endpoints that receive signed events, their deliveries and replays.',
+  Reports: 'SQL-defined reports the caller\'s Roles may use, run as snapshots by the worker; results paged as JSON or downloaded as CSV or JSON.',
   Tickets: 'Support tickets with a workflow as data, replies emailed to the requester, internal notes, full-text search.',
   Files: 'Files linked to a project, task or invoice: uploaded through a short-lived capability URL (PUT), verified, virus-scanned, downloaded through another (GET, with Range).',
 };

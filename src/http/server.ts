@@ -22,16 +22,18 @@ import { webhookOperations } from '../routes/webhooks.ts';
 import { invoiceOperations } from '../routes/invoices.ts';
 import { integrationOperations } from '../routes/integrations.ts';
 import { ticketOperations } from '../routes/tickets.ts';
+import { reportOperations, reportDownloadRoutes } from '../routes/reports.ts';
 import { fileOperations, fileTransferRoutes, UPLOAD_PATH, DOWNLOAD_PATH } from '../routes/files.ts';
 
 /** The route template of a capability URL (whatever the method), whose path is its secret. */
 const capabilityTemplate = (path: string) =>
-  path.startsWith('/files/upload/') ? UPLOAD_PATH : path.startsWith('/files/download/') ? DOWNLOAD_PATH : undefined;
+  path.startsWith('/files/upload/') ? UPLOAD_PATH : path.startsWith('/files/download/') ? DOWNLOAD_PATH
+    : path.startsWith('/reports/download/') ? '/reports/download/{token}' : undefined;
 
 export const operations: Operation[] = [
   ...identityOperations, ...memberOperations, ...projectOperations, ...taskOperations, ...objectSchemaOperations,
   ...timeEntryOperations, ...approvalOperations, ...approvalDecisionRefusals, ...webhookOperations,
-  ...invoiceOperations, ...integrationOperations, ...fileOperations, ...ticketOperations,
+  ...invoiceOperations, ...integrationOperations, ...fileOperations, ...ticketOperations, ...reportOperations,
 ];
 
 const BOOM_CODES: Record<number, ProblemCode> = {
@@ -143,6 +145,7 @@ export async function createServer(app: AppContext, extra: Operation[] = []) {
   server.route(operatorRoutes(app));
   server.route(tokenRoute(app));
   server.route(fileTransferRoutes(app));
+  server.route(reportDownloadRoutes(app));
   for (const op of ops) server.route(toRoute(op, app));
 
   const openapi = buildOpenApi(ops);

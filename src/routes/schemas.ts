@@ -260,6 +260,45 @@ export const schemas = {
     completed_at: timestamp.allow(null).required(),
   }).label('WebhookDelivery'),
 
+  reportDefinition: Joi.object({
+    object: Joi.string().valid('report_definition').required(),
+    id: Joi.string().pattern(/^rpt_/).required(),
+    name: Joi.string().required(),
+    description: Joi.string().required(),
+    required_roles: Joi.array().items(role).required().description('the caller needs one of them'),
+    parameters_schema: Joi.object().unknown(true).required().description('JSON Schema of the run request\'s parameters'),
+    formats: Joi.array().items(Joi.string().valid('json', 'csv')).required(),
+    columns: Joi.array().items(Joi.string()).required().description('the keys of each result row, in CSV column order'),
+    version: Joi.number().integer().required(),
+  }).label('ReportDefinition'),
+
+  reportRun: Joi.object({
+    object: Joi.string().valid('report_run').required(),
+    id: Joi.string().pattern(/^rrun_/).required(),
+    report_id: Joi.string().pattern(/^rpt_/).required(),
+    definition_version: Joi.number().integer().required(),
+    status: Joi.string().valid('queued', 'running', 'succeeded', 'failed').required(),
+    parameters: Joi.object().unknown(true).required(),
+    format: Joi.string().valid('json', 'csv').required(),
+    timezone: Joi.string().required().description('the organization\'s IANA time zone'),
+    data_as_of: timestamp.allow(null).required().description('the snapshot the results reflect'),
+    row_count: Joi.number().integer().allow(null).required(),
+    error: Joi.object({ code: Joi.string().valid('REPORT_FAILED').required(), detail: Joi.string().required() }).allow(null).required(),
+    expires_at: timestamp.allow(null).required().description('results are readable until then'),
+    created_at: timestamp.required(),
+    started_at: timestamp.allow(null).required(),
+    finished_at: timestamp.allow(null).required(),
+  }).label('ReportRun'),
+
+  reportDownload: Joi.object({
+    object: Joi.string().valid('report_download').required(),
+    report_id: Joi.string().required(),
+    run_id: Joi.string().required(),
+    format: Joi.string().valid('json', 'csv').required(),
+    download_url: Joi.string().uri().required().description('GET the results here before expires_at. A bearer capability: do not log or share it.'),
+    expires_at: timestamp.required(),
+  }).label('ReportDownload'),
+
   ticket: Joi.object({
     object: Joi.string().valid('ticket').required(),
     id: Joi.string().pattern(/^tkt_/).required(),

@@ -9,6 +9,8 @@
 //                   and the provider-neutral outcome on the invoice.
 //   file_scan       (one per completed upload): clamd scans the bytes; the file becomes ready or rejected;
 //   upload_purge    (hourly, crontab): uploads that never completed, with their bytes;
+//   report_run      (one per createReportRun): the report in one snapshot, as the requesting client;
+//   report_purge    (hourly, crontab): results past their run's expires_at;
 //   ticket_reply_email (one per reply): the reply and its attachments to the requester, by SMTP;
 //                   the outcome on the message (sent, or failed when refused or out of attempts).
 // A timer re-queues attempts whose worker died mid-flight (their lease ran out).
@@ -151,6 +153,15 @@ export async function scanFile(sql: postgres.Sql, config: Config, fileId: string
   }
 }
 
+/** Runs a report: running (its own statement, so clients see it), then the results in one
+ * REPEATABLE READ transaction under the requesting client's context (app_private.report_run_execute). */
+export async function runReport(sql: postgres.Sql, config: Config, runId: string): Promise<string> {
+  await sql`select app_private.report_run_start(${runId})`;
+  const [r] = await sql.begin('isolation level repeatable read', (tx) =>
+    tx<{ outcome: string }[]>`select app_private.report_run_execute(${runId}, make_interval(secs => ${config.reportRetentionSeconds})) as outcome`);
+  return r!.outcome;
+}
+
 /** Email attachments are read whole (SMTP carries them whole); past this, the reply fails instead. */
 const MAX_EMAIL_ATTACHMENTS_BYTES = 25 * 1024 * 1024;
 
@@ -219,6 +230,8 @@ export async function startWorker(config: Config,
         { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
     },
     upload_purge: async () => { await sql`select control.purge_expired_uploads()`; },
+    report_run: async (payload) => { await runReport(sql, config, (payload as { run_id: string }).run_id); },
+    report_purge: async () => { await sql`select control.purge_expired_report_results()`; },
     ticket_reply_email: async (payload, helpers) => {
       await sendTicketReply(sql, mailer, (payload as { message_id: string }).message_id,
         { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
@@ -245,7 +258,7 @@ export async function startWorker(config: Config,
         pollInterval: opts.pollInterval ?? 2000,
         logger: graphileLogger(log),
         taskList,
-        crontab: '17 3 * * * webhook_purge ?max=3\n7 * * * * token_purge ?max=3\n37 * * * * upload_purge ?max=3\n',
+        crontab: '17 3 * * * webhook_purge ?max=3\n7 * * * * token_purge ?max=3\n37 * * * * upload_purge ?max=3\n47 * * * * report_purge ?max=3\n',
         // Fetch jobs in batches and complete them in batches: far fewer round trips per event.
         // (Measured in bench/webhooks.ts: steady p50 21 ms with the local queue, 543 ms without.)
         preset: { worker: { localQueue: { size: config.worker.concurrency * 2 }, completeJobBatchDelay: 0, failJobBatchDelay: 0,

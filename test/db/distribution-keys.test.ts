@@ -15,6 +15,8 @@ export const GLOBAL_TABLES: Record<string, 'reference' | 'coordinator'> = {
   'app_private.signing_keys': 'reference',
   // The request-context signing key: policies are evaluated where the rows are.
   'app_private.context_keys': 'reference',
+  // The report catalogue: the same definitions for every organization, read by every run.
+  'app_private.report_definitions': 'reference',
   'app_private.rate_limit_buckets': 'coordinator',
 };
 

@@ -18,7 +18,7 @@ const seg = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** Operator and documentation routes are not API operations; they are not in the document. */
 // The file capability URLs are not operations either: createFileUpload and createFileDownload hand them out.
-const OUTSIDE_THE_API = new Set(['/health', '/ready', '/metrics', '/docs', '/openapi.json', '/files/upload/{token}', '/files/download/{token}']);
+const OUTSIDE_THE_API = new Set(['/health', '/ready', '/metrics', '/docs', '/openapi.json', '/files/upload/{token}', '/files/download/{token}', '/reports/download/{token}']);
 
 export interface Exchange {
   method: string;

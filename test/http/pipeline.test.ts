@@ -366,6 +366,7 @@ t.test('OpenAPI, docs, health', async (t) => {
     'listInvoices', 'createInvoice', 'getInvoice', 'updateInvoice', 'replaceInvoiceLines', 'createPayment', 'voidInvoice', 'sendInvoice',
     'listIntegrationConnections', 'getIntegrationConnection', 'checkIntegrationConnectionReadiness',
     'listFiles', 'getFile', 'createFileUpload', 'completeFileUpload', 'createFileDownload', 'archiveFile',
+    'listReports', 'getReport', 'createReportRun', 'getReportRun', 'getReportResults', 'createReportDownload',
     'listTickets', 'createTicket', 'getTicket', 'updateTicket', 'listTicketMessages', 'createTicketMessage', 'transitionTicket',
   ].sort(), 'exactly the implemented operations');
 

@@ -1,0 +1,172 @@
+import Joi from 'joi';
+import { sql } from 'kysely';
+import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
+import { Readable } from 'node:stream';
+import { stringify } from 'csv-stringify';
+import Ajv, { type ValidateFunction } from 'ajv';
+import ajvFormats from 'ajv-formats';
+import type { Operation, OperationContext } from '../http/operation.ts';
+import { requestIdOf } from '../http/operation.ts';
+import type { AppContext } from '../http/context.ts';
+import { ApiError, fromDatabaseError, problemResponse } from '../http/errors.ts';
+import { schemas } from './schemas.ts';
+import { getStatement, listStatement } from './common.ts';
+import { listQuery } from '../http/pagination.ts';
+
+const reportId = Joi.string().pattern(/^rpt_[a-z_]{1,64}$/);
+const runParams = Joi.object({ report_id: reportId.required(), run_id: Joi.string().pattern(/^rrun_[A-Za-z0-9]{1,64}$/).required() });
+export const REPORT_DOWNLOAD_PATH = '/reports/download/{token}';
+/** Rows read per statement when a download streams out. */
+const DOWNLOAD_BATCH = 1000;
+
+// Parameters are checked against each definition's JSON Schema (ajv, with formats such as date).
+const ajv = new (Ajv as unknown as typeof Ajv.default)({ allErrors: true, strict: false });
+(ajvFormats as unknown as (a: unknown) => void)(ajv);
+const validators = new Map<string, ValidateFunction>();
+
+function checkParameters(definition: { id: string; version: number; parameters_schema: object }, parameters: unknown) {
+  const key = `${definition.id}@${definition.version}`;
+  let validate = validators.get(key);
+  if (!validate) validators.set(key, validate = ajv.compile(definition.parameters_schema));
+  if (validate(parameters)) return;
+  const errors = (validate.errors ?? []).map((e) => {
+    const missing = e.keyword === 'required' ? `/${(e.params as { missingProperty: string }).missingProperty}` : '';
+    const extra = e.keyword === 'additionalProperties' ? `/${(e.params as { additionalProperty: string }).additionalProperty}` : '';
+    const pointer = `/parameters${e.instancePath}${missing}${extra}`;
+    return { pointer, detail: `${pointer.slice(1)} ${e.message ?? 'is invalid'}`, code: 'INVALID_REPORT_PARAMETERS' };
+  });
+  throw new ApiError('INVALID_REPORT_PARAMETERS', errors.length === 1 ? errors[0]!.detail : `${errors.length} problems; see errors`, { errors });
+}
+
+async function one(ctx: OperationContext, q: ReturnType<typeof sql<{ doc: unknown; version: number | null }>>) {
+  const { rows: [row] } = await q.execute(ctx.tx);
+  return { body: row!.doc };
+}
+
+const baseUrl = (app: AppContext, request: Request) =>
+  app.config.files.publicUrl ?? `${request.server.info.protocol}://${request.info.host}`;
+
+export const reportOperations: Operation[] = [
+  {
+    operationId: 'listReports', method: 'GET', path: '/v1/reports', tag: 'Reports',
+    summary: 'The report definitions the caller can use (those whose required_roles it holds)',
+    query: Joi.object({ ...listQuery }),
+    response: { status: 200, description: 'A page of report definitions', schema: schemas.list(schemas.reportDefinition) },
+    statement: (ctx) => listStatement(ctx, 'api.reports', { expr: 'sort_id', type: 'text' }, 'asc', []),
+  },
+  {
+    operationId: 'getReport', method: 'GET', path: '/v1/reports/{report_id}', tag: 'Reports',
+    summary: 'One report definition', params: Joi.object({ report_id: reportId.required() }),
+    errors: ['REPORT_NOT_FOUND', 'REPORT_ROLE_REQUIRED'],
+    response: { status: 200, description: 'The report definition', schema: schemas.reportDefinition },
+    statement: ({ params }) => getStatement(sql`select * from api.report_get(${params.report_id})`,
+      () => new ApiError('REPORT_NOT_FOUND', `no report ${params.report_id}`)),
+  },
+  {
+    operationId: 'createReportRun', method: 'POST', path: '/v1/reports/{report_id}/runs', tag: 'Reports', idempotencyKey: true,
+    summary: 'Run a report: 202 with the run (queued); the worker computes it in one snapshot, as the caller, and report_run.succeeded or report_run.failed follows',
+    params: Joi.object({ report_id: reportId.required() }),
+    body: Joi.object({
+      parameters: Joi.object().unknown(true).default({}).description('an object valid against the definition\'s parameters_schema'),
+      format: Joi.string().max(20).default('json').description('one of the definition\'s formats: json or csv'),
+    }),
+    errors: ['REPORT_NOT_FOUND', 'REPORT_ROLE_REQUIRED', 'INVALID_REPORT_PARAMETERS', 'EXPORT_FORMAT_NOT_SUPPORTED'],
+    response: { status: 202, description: 'The run, queued', schema: schemas.reportRun },
+    handler: async (ctx) => {
+      const { rows: [d] } = await sql<{ doc: { id: string; version: number; parameters_schema: object } }>`
+        select doc from api.report_get(${ctx.params.report_id})`.execute(ctx.tx);
+      checkParameters(d!.doc, ctx.body.parameters);
+      const { rows: [r] } = await sql<{ doc: { id: string } }>`
+        select api.report_run_create(${ctx.params.report_id}, ${ctx.body.parameters}::jsonb, ${ctx.body.format}) as doc`.execute(ctx.tx);
+      return { status: 202, body: r!.doc, headers: { Location: `/v1/reports/${ctx.params.report_id}/runs/${r!.doc.id}` } };
+    },
+  },
+  {
+    operationId: 'getReportRun', method: 'GET', path: '/v1/reports/{report_id}/runs/{run_id}', tag: 'Reports', params: runParams,
+    summary: 'One run of the caller\'s (runs are visible to the client that created them only)',
+    errors: ['REPORT_NOT_FOUND', 'REPORT_ROLE_REQUIRED', 'REPORT_RUN_NOT_FOUND'],
+    response: { status: 200, description: 'The run', schema: schemas.reportRun },
+    statement: ({ params }) => getStatement(sql`select * from api.report_run_get(${params.report_id}, ${params.run_id})`,
+      () => new ApiError('REPORT_RUN_NOT_FOUND', `no run ${params.run_id}`)),
+  },
+  {
+    operationId: 'getReportResults', method: 'GET', path: '/v1/reports/{report_id}/runs/{run_id}/results', tag: 'Reports', params: runParams,
+    summary: 'The rows of a succeeded run, in order, cursor-paginated (each row an object keyed by the definition\'s columns)',
+    query: Joi.object({ ...listQuery }),
+    errors: ['REPORT_NOT_FOUND', 'REPORT_ROLE_REQUIRED', 'REPORT_RUN_NOT_FOUND', 'REPORT_RUN_EXPIRED', 'REPORT_FAILED', 'CONFLICT'],
+    response: { status: 200, description: 'A page of rows', schema: schemas.list(Joi.object().unknown(true).label('ReportRow')) },
+    statement: (ctx) => listStatement(ctx, 'api.report_results', { expr: 'n', type: 'integer' }, 'asc',
+      [sql`run_id = ${ctx.params.run_id}`], [sql`api.report_results_ready(${ctx.params.report_id}, ${ctx.params.run_id})`]),
+  },
+  {
+    operationId: 'createReportDownload', method: 'POST', path: '/v1/reports/{report_id}/runs/{run_id}/download', tag: 'Reports',
+    params: runParams,
+    summary: 'A short-lived download URL for a succeeded run\'s results in its format (CSV per RFC 4180 with a header row, or a JSON array); a bearer capability, not to be logged or shared',
+    errors: ['REPORT_NOT_FOUND', 'REPORT_ROLE_REQUIRED', 'REPORT_RUN_NOT_FOUND', 'REPORT_RUN_EXPIRED', 'REPORT_FAILED'],
+    response: { status: 201, description: 'The download URL', schema: schemas.reportDownload },
+    handler: async (ctx) => {
+      const { rows: [r] } = await sql<{ doc: Record<string, any> }>`
+        select api.report_download_create(${ctx.params.report_id}, ${ctx.params.run_id}, ${ctx.app.config.files.downloadSeconds}::integer) as doc`.execute(ctx.tx);
+      const { download_token: token, ...rest } = r!.doc;
+      return { status: 201, body: { ...rest, download_url: `${baseUrl(ctx.app, ctx.request)}/reports/download/${token}` } };
+    },
+  },
+];
+
+const problem = (request: Request, h: ResponseToolkit, err: ApiError) => problemResponse(h, err, requestIdOf(request), undefined);
+
+/** The report download capability: rows streamed out in batches, each batch re-checking the token. */
+export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
+  return [{
+    method: 'GET', path: REPORT_DOWNLOAD_PATH,
+    options: {
+      response: { ranges: false },
+      handler: async (request, h) => {
+        const token = request.params.token as string;
+        type Begun = { outcome: string; run_id: string; report_id: string; format: 'json' | 'csv'; row_count: number; columns: string[] };
+        let b: Begun | undefined;
+        try {
+          ({ rows: [b] } = await sql<Begun>`select * from api.report_download_begin(${token})`.execute(app.database.db));
+        } catch (e) {
+          const err = fromDatabaseError(e);
+          if (err) return problem(request, h, err);
+          throw e;
+        }
+        if (b!.outcome === 'expired') return problem(request, h, new ApiError('DOWNLOAD_URL_EXPIRED', 'this download URL has expired; ask for a new one (createReportDownload)'));
+        if (b!.outcome === 'client_inactive') return problem(request, h, new ApiError('FORBIDDEN', 'the API Client this URL was made for can no longer use it'));
+        if (b!.outcome !== 'ok') return problem(request, h, new ApiError('RESOURCE_NOT_FOUND', 'no report download at this URL'));
+        const { run_id: runId, row_count: total, columns, format } = b!;
+        async function* rows() {
+          for (let from = 1; from <= total; from += DOWNLOAD_BATCH) {
+            const { rows: batch } = await sql<{ n: number; data: Record<string, unknown> }>`
+              select x.n, x.data from api.report_download_begin(${token}) b, lateral api.report_rows(b.run_id, ${from}::integer, ${from + DOWNLOAD_BATCH - 1}::integer) x
+               where b.outcome = 'ok' and b.run_id = ${runId} order by x.n`.execute(app.database.db);
+            if (batch.length !== Math.min(DOWNLOAD_BATCH, total - from + 1)) throw new Error('the results are no longer available');
+            for (const r of batch) yield r.data;
+          }
+        }
+        (request.info as { acceptEncoding: string | null }).acceptEncoding = 'identity';
+        let body: Readable;
+        if (format === 'csv') {
+          // RFC 4180: CRLF line ends, a header row, quoting where needed (csv-stringify).
+          body = Readable.from(rows()).pipe(stringify({ header: true, columns, record_delimiter: 'windows', cast: { boolean: (v) => String(v) } }));
+        } else {
+          body = Readable.from((async function* () {
+            let first = true;
+            yield '[';
+            for await (const r of rows()) { yield (first ? '' : ',') + JSON.stringify(r); first = false; }
+            yield ']';
+          })(), { objectMode: false });
+        }
+        const res = h.response(body).code(200)
+          .type(format === 'csv' ? 'text/csv' : 'application/json')
+          .header('Content-Disposition', `attachment; filename="${b!.report_id}-${runId}.${format}"`)
+          .header('X-Content-Type-Options', 'nosniff')
+          .header('Cache-Control', 'private, no-store')
+          .header('Referrer-Policy', 'no-referrer');
+        if (format === 'csv') res.header('Content-Type', 'text/csv; charset=utf-8; header=present');
+        return res;
+      },
+    },
+  }];
+}
