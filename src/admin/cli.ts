@@ -32,7 +32,8 @@ export interface CommandSpec {
   /** The keys of the JSON object printed on success, for help. */
   prints: string;
   flags: readonly FlagSpec[];
-  run: (sql: Sql, f: Flags) => Promise<Record<string, unknown>>;
+  /** `url`: the owner connection URL the command runs with. */
+  run: (sql: Sql, f: Flags, url: string) => Promise<Record<string, unknown>>;
 }
 
 // Spelled as the database accepts them; the control plane is the only way in, so the sets live
@@ -79,6 +80,7 @@ export const GROUPS: Record<string, string> = {
   integration: 'Integration connections (accounting, calendar, …)',
   invoice: 'Invoices: accounting synchronization',
   file: 'Files: legal holds',
+  reporting: 'Read-only database logins for BI tools',
   notifications: 'Notices for administrators',
   keys: 'Token signing keys',
 };
@@ -167,6 +169,27 @@ export const COMMANDS: Record<string, CommandSpec> = {
     run: async (sql, f) => {
       await sql`select control.org_set_ticket_policy(${need(f, 'org')}, ${bool(f, 'module-enabled')}, ${bool(f, 'finance-may-read')}, ${bool(f, 'hr-may-read')})`;
       return { organization_id: f.org, updated: true };
+    },
+  },
+  'reporting grant': {
+    summary: 'A read-only database login for a BI tool, bound to one organization and Roles (the reporting views, a 30 s statement timeout); the password is shown once',
+    prints: '{"role","password","connection_string"}',
+    flags: [ORG, { name: 'roles', value: 'LIST', required: true, description: ROLES_HINT }],
+    run: async (sql, f, url) => {
+      const [r] = await sql`select * from control.reporting_grant(${need(f, 'org')}, ${list(f.roles)}::text[])`;
+      const conn = new URL(url);
+      conn.username = r!.role_name;
+      conn.password = r!.password;
+      return { role: r!.role_name, password: r!.password, connection_string: conn.toString() };
+    },
+  },
+  'reporting revoke': {
+    summary: 'Remove a BI login (its open sessions end)',
+    prints: '{"role","revoked"}',
+    flags: [{ name: 'role', value: 'NAME', required: true, description: 'The login (svc_bi_…)' }],
+    run: async (sql, f) => {
+      await sql`select control.reporting_revoke(${need(f, 'role')})`;
+      return { role: f.role, revoked: true };
     },
   },
   'file hold': {
@@ -643,7 +666,7 @@ export async function run(argv: string[], databaseUrl = process.env.DATABASE_URL
     if (!databaseUrl) throw new UsageError('DATABASE_URL is not set; svc-admin needs an owner connection URL, e.g. postgres://postgres@127.0.0.1:5432/svc');
     const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
     try {
-      return { code: 0, out: await sql.begin((tx) => resolved.spec.run(tx as unknown as Sql, resolved.flags)) };
+      return { code: 0, out: await sql.begin((tx) => resolved.spec.run(tx as unknown as Sql, resolved.flags, databaseUrl)) };
     } finally {
       await sql.end();
     }
