@@ -136,3 +136,22 @@ t.test('finance reports: invoice aging and payments received', async (t) => {
   t.same((await a.request({ url: `/v1/reports/rpt_payments_received/runs/${paysDone.id}/results`, token: p.token })).json.data,
     [{ period_start: '2026-11-01', currency: 'EUR', payments: 1, amount: '50.00' }]);
 });
+
+t.test('utilization and ticket volume', async (t) => {
+  const { a, p } = await world(t);
+  const worker = await startWorker(a.config, { pollInterval: 50 });
+  t.teardown(() => worker.stop());
+  const u = await run(a, p.token, 'rpt_member_utilization', { parameters: { from: '2026-11-02', to: '2026-11-06', capacity_minutes_per_day: 60 } });
+  const ud = await settled(a, p.token, 'rpt_member_utilization', u.json.id);
+  const rows = (await a.request({ url: `/v1/reports/rpt_member_utilization/runs/${ud.id}/results`, token: p.token })).json.data;
+  t.match(rows.find((r: any) => r.member_id === 'ann@x.example'),
+    { worked_minutes: 90, billable_minutes: 60, capacity_minutes: 300, utilization: '0.3000', billable_utilization: '0.2000' });
+  const tk = await a.request({ method: 'POST', url: '/v1/tickets', token: p.token, headers: { 'idempotency-key': 'tk' },
+    payload: { subject: 'S', requester: { email: 'r@x.example' } } });
+  await a.request({ method: 'POST', url: `/v1/tickets/${tk.json.id}/transitions`, token: p.token, payload: { transition: 'resolve', resolution: 'done' } });
+  const today = new Date().toISOString().slice(0, 10);
+  const v = await run(a, p.token, 'rpt_ticket_volume', { parameters: { from: today, to: today } });
+  const vd = await settled(a, p.token, 'rpt_ticket_volume', v.json.id);
+  const week = (await a.request({ url: `/v1/reports/rpt_ticket_volume/runs/${vd.id}/results`, token: p.token })).json.data;
+  t.match(week, [{ created: 1, solved: 1, median_hours_to_resolution: '0.0' }]);
+});
