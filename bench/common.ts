@@ -1,6 +1,7 @@
 // What the bench parts (tasks, time entries, invoices) share: their options and result shape, the
 // autocannon request types, a logger, a timer and the control-plane call.
 import type { Options } from 'autocannon';
+import { readdirSync, readFileSync } from 'node:fs';
 import { run as admin } from '../src/admin/cli.ts';
 
 export interface BenchOptions {
@@ -32,4 +33,18 @@ export async function cli(url: string, ...argv: string[]): Promise<Record<string
   const r = await admin(argv, url);
   if (r.code !== 0) throw new Error(`svc-admin ${argv.join(' ')}: ${JSON.stringify(r.err)}`);
   return r.out as Record<string, unknown>;
+}
+
+/** The largest resident set (VmRSS, KiB) among the live processes of a process group (the server's node process). */
+export function serverRssKb(group: number): number {
+  let best = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== group) continue;
+      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (rss) best = Math.max(best, Number(rss[1]));
+    } catch { /* gone */ }
+  }
+  return best;
 }

@@ -9,11 +9,11 @@
 // Returns a markdown section that run.ts appends to its output and to bench/results/latest.md.
 import { execFileSync } from 'node:child_process';
 import { randomBytes, createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { logger, ms, type BenchOptions, type BenchResult } from './common.ts';
+import { serverRssKb, logger, ms, type BenchOptions, type BenchResult } from './common.ts';
 
 const MIB = 1024 * 1024;
 const SIZE = 25 * MIB;
@@ -34,19 +34,6 @@ function payload(size = SIZE): Buffer {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const mbps = (bytes: number, msTaken: number) => bytes / MIB / (msTaken / 1000);
 
-/** The node process of the server's process group with the largest resident set (tsx's child). */
-function serverRssKb(group: number): number {
-  let best = 0;
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== group) continue;
-      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      if (rss) best = Math.max(best, Number(rss[1]));
-    } catch { /* gone */ }
-  }
-  return best;
-}
 
 export async function runFileBench(opts: BenchOptions & { serverGroup?: number }): Promise<BenchResult> {
   const failed: string[] = [];

@@ -5,26 +5,13 @@
 // download (MB/s), with the server's peak RSS during the download sampled every 20 ms.
 import autocannon from 'autocannon';
 import postgres from 'postgres';
-import { readdirSync, readFileSync } from 'node:fs';
-import { logger, type BenchOptions, type BenchResult } from './common.ts';
+import { serverRssKb, logger, type BenchOptions, type BenchResult } from './common.ts';
 
 const log = logger('reports');
 const ENTRIES = Number(process.env.BENCH_REPORT_ENTRIES ?? 500_000);
 const PROJECTS = 50;
 const MIB = 1024 * 1024;
 
-function serverRssKb(group: number): number {
-  let best = 0;
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== group) continue;
-      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      if (rss) best = Math.max(best, Number(rss[1]));
-    } catch { /* gone */ }
-  }
-  return best;
-}
 
 export async function runReportBench(o: BenchOptions & { serverGroup?: number }): Promise<BenchResult> {
   const auth = { authorization: `Bearer ${o.token}` };
