@@ -1088,6 +1088,159 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Published agents that accept API Clients and whose required_roles the caller holds */
+        get: operations["listAgents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents/{agent_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One agent: AGENT_NOT_PUBLISHED when the organization unpublished it */
+        get: operations["getAgent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents/{agent_id}/readiness": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Whether this client can start the agent with this input now, and every blocker (Role, principal type, license level, an unavailable skill, a connection that is not ready, the input); performs nothing */
+        post: operations["checkAgentReadiness"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents/{agent_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a run: 202 with the run, queued; the worker executes it as this client (every tool call checked as the client), and its events stream from GET /v1/runs/{run_id}/events */
+        post: operations["createAgentRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The calling client's runs, newest first */
+        get: operations["listRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of the calling client's runs (others: RUN_NOT_FOUND) */
+        get: operations["getRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{run_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The run's events as text/event-stream (WHATWG): each with `id` (the run's sequence), `event` (its type) and `data` (JSON: id, type, created_at, data); `Last-Event-ID` resumes after that event; `: ping` comments keep an idle stream open; the stream ends after run.completed, run.failed or run.cancelled */
+        get: operations["streamRunEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{run_id}/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Answer a run that requires_action with one of the offered choices; the run is queued again. Never an approval, an identity assertion or a grant of permission */
+        post: operations["submitRunAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a run (best effort): the effects of tool operations that completed stay, and the run lists them; RUN_CANCEL_NOT_AVAILABLE while it is applying one */
+        post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/token": {
         parameters: {
             query?: never;
@@ -16512,6 +16665,1758 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listAgents: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 200 (default 50) */
+                limit?: number;
+                /** @description next_cursor from the previous page */
+                after?: string;
+            };
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of agents */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "agent";
+                            id: string;
+                            name: string;
+                            description: string;
+                            /** @constant */
+                            status: "published";
+                            /** @description includes api_client for every agent listed */
+                            accepted_principal_types: string[];
+                            /** @description the client needs all of them */
+                            required_roles: ("member" | "manager" | "finance" | "hr")[];
+                            supports_subject: boolean;
+                            /** @description JSON Schema of `input` */
+                            input_schema: {
+                                [key: string]: unknown;
+                            };
+                            /** @description JSON Schema the run's output conforms to */
+                            output_schema: {
+                                [key: string]: unknown;
+                            };
+                            version: string;
+                            /** @description the tool operations the agent may call, each checked as the client */
+                            skills: string[];
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_CURSOR, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_CURSOR" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getAgent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "agent";
+                        id: string;
+                        name: string;
+                        description: string;
+                        /** @constant */
+                        status: "published";
+                        /** @description includes api_client for every agent listed */
+                        accepted_principal_types: string[];
+                        /** @description the client needs all of them */
+                        required_roles: ("member" | "manager" | "finance" | "hr")[];
+                        supports_subject: boolean;
+                        /** @description JSON Schema of `input` */
+                        input_schema: {
+                            [key: string]: unknown;
+                        };
+                        /** @description JSON Schema the run's output conforms to */
+                        output_schema: {
+                            [key: string]: unknown;
+                        };
+                        version: string;
+                        /** @description the tool operations the agent may call, each checked as the client */
+                        skills: string[];
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description API_PRINCIPAL_NOT_SUPPORTED, LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "API_PRINCIPAL_NOT_SUPPORTED" | "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description AGENT_NOT_FOUND, AGENT_NOT_PUBLISHED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "AGENT_NOT_FOUND" | "AGENT_NOT_PUBLISHED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    checkAgentReadiness: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default {} */
+                    input?: {
+                        [key: string]: unknown;
+                    };
+                    subject?: {
+                        member_id: string;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The readiness */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "agent_readiness";
+                        agent_id: string;
+                        agent_version: string;
+                        ready: boolean;
+                        blockers: {
+                            /** @enum {string} */
+                            code: "API_PRINCIPAL_NOT_SUPPORTED" | "LICENSE_LEVEL_REQUIRED" | "ROLE_REQUIRED" | "SUBJECT_NOT_SUPPORTED" | "INVALID_SUBJECT_MEMBER" | "INTEGRATION_CONNECTION_NOT_READY" | "AGENT_UNAVAILABLE" | "AGENT_INPUT_INVALID";
+                            message: string;
+                            /** @description the unavailable skill, when the blocker is one skill's */
+                            skill?: string;
+                            /** @description JSON pointer into the request, for input and subject problems */
+                            pointer?: string;
+                        }[];
+                        skills: {
+                            name: string;
+                            required: boolean;
+                            available: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description INVALID_JSON, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_JSON" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description AGENT_NOT_FOUND, AGENT_NOT_PUBLISHED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "AGENT_NOT_FOUND" | "AGENT_NOT_PUBLISHED";
+                    };
+                };
+            };
+            /** @description CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createAgentRun: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique per intended effect; replays return the stored response for 24 hours */
+                "Idempotency-Key": string;
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description valid against the agent's input_schema
+                     * @default {}
+                     */
+                    input?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description a member the run acts for; only where the agent and its skills support one */
+                    subject?: {
+                        member_id: string;
+                    } | null;
+                    /**
+                     * @description up to 20 keys of your own (at most 40 characters each) with string values of at most 500 characters, returned with the run
+                     * @default {}
+                     */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The run, queued */
+            202: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "run";
+                        id: string;
+                        /** @enum {string} */
+                        kind: "agent" | "chat";
+                        /** @enum {string} */
+                        status: "queued" | "running" | "requires_action" | "succeeded" | "failed" | "cancelled";
+                        agent_id: string | null;
+                        agent_version: string | null;
+                        conversation_id: string | null;
+                        actor: {
+                            /** @constant */
+                            type: "api_client";
+                            id: string;
+                        };
+                        subject: {
+                            member_id?: string;
+                        } | null;
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        metadata: {
+                            [key: string]: unknown;
+                        };
+                        /** @description conforms to the agent's output_schema; null until succeeded and after retention */
+                        output: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description true once the output and events are past retention */
+                        output_expired: boolean;
+                        required_action: ({
+                            id: string;
+                            type: string;
+                            description: string;
+                            /** @description JSON Schema of `response`; properties.choice.enum lists the accepted choices */
+                            schema: {
+                                [key: string]: unknown;
+                            };
+                            proposals?: {
+                                [key: string]: unknown;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        }) | null;
+                        error: {
+                            code: string;
+                            detail: string;
+                        } | null;
+                        /** @description the tool operations of the run, in order (a cancelled run keeps the effects of completed ones) */
+                        tool_operations: {
+                            skill: string;
+                            /** @enum {string} */
+                            status: "started" | "completed" | "failed";
+                            summary: string | null;
+                            resources: {
+                                type: string;
+                                id: string;
+                            }[];
+                            error_code: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            started_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            completed_at: string | null;
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        started_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        completed_at: string | null;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description API_PRINCIPAL_NOT_SUPPORTED, LICENSE_INACTIVE, LICENSE_LEVEL_REQUIRED, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "API_PRINCIPAL_NOT_SUPPORTED" | "LICENSE_INACTIVE" | "LICENSE_LEVEL_REQUIRED" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description AGENT_NOT_FOUND, AGENT_NOT_PUBLISHED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "AGENT_NOT_FOUND" | "AGENT_NOT_PUBLISHED";
+                    };
+                };
+            };
+            /** @description AGENT_UNAVAILABLE, CONFLICT, IDEMPOTENCY_KEY_IN_USE, INTEGRATION_CONNECTION_NOT_READY */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "AGENT_UNAVAILABLE" | "CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "INTEGRATION_CONNECTION_NOT_READY";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description AGENT_INPUT_INVALID, IDEMPOTENCY_KEY_REUSED, INVALID_SUBJECT_MEMBER, SUBJECT_NOT_SUPPORTED, VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "AGENT_INPUT_INVALID" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_SUBJECT_MEMBER" | "SUBJECT_NOT_SUPPORTED" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listRuns: {
+        parameters: {
+            query?: {
+                kind?: "agent" | "chat";
+                status?: "queued" | "running" | "requires_action" | "succeeded" | "failed" | "cancelled";
+                agent_id?: string;
+                conversation_id?: string;
+                created_after?: string;
+                created_before?: string;
+                /** @description page size, 1 to 200 (default 50) */
+                limit?: number;
+                /** @description next_cursor from the previous page */
+                after?: string;
+            };
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runs */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "run";
+                            id: string;
+                            /** @enum {string} */
+                            kind: "agent" | "chat";
+                            /** @enum {string} */
+                            status: "queued" | "running" | "requires_action" | "succeeded" | "failed" | "cancelled";
+                            agent_id: string | null;
+                            agent_version: string | null;
+                            conversation_id: string | null;
+                            actor: {
+                                /** @constant */
+                                type: "api_client";
+                                id: string;
+                            };
+                            subject: {
+                                member_id?: string;
+                            } | null;
+                            input: {
+                                [key: string]: unknown;
+                            };
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            /** @description conforms to the agent's output_schema; null until succeeded and after retention */
+                            output: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description true once the output and events are past retention */
+                            output_expired: boolean;
+                            required_action: ({
+                                id: string;
+                                type: string;
+                                description: string;
+                                /** @description JSON Schema of `response`; properties.choice.enum lists the accepted choices */
+                                schema: {
+                                    [key: string]: unknown;
+                                };
+                                proposals?: {
+                                    [key: string]: unknown;
+                                }[];
+                            } & {
+                                [key: string]: unknown;
+                            }) | null;
+                            error: {
+                                code: string;
+                                detail: string;
+                            } | null;
+                            /** @description the tool operations of the run, in order (a cancelled run keeps the effects of completed ones) */
+                            tool_operations: {
+                                skill: string;
+                                /** @enum {string} */
+                                status: "started" | "completed" | "failed";
+                                summary: string | null;
+                                resources: {
+                                    type: string;
+                                    id: string;
+                                }[];
+                                error_code: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC date-time
+                                 */
+                                started_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC date-time
+                                 */
+                                completed_at: string | null;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            started_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            completed_at: string | null;
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_CURSOR, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_CURSOR" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "run";
+                        id: string;
+                        /** @enum {string} */
+                        kind: "agent" | "chat";
+                        /** @enum {string} */
+                        status: "queued" | "running" | "requires_action" | "succeeded" | "failed" | "cancelled";
+                        agent_id: string | null;
+                        agent_version: string | null;
+                        conversation_id: string | null;
+                        actor: {
+                            /** @constant */
+                            type: "api_client";
+                            id: string;
+                        };
+                        subject: {
+                            member_id?: string;
+                        } | null;
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        metadata: {
+                            [key: string]: unknown;
+                        };
+                        /** @description conforms to the agent's output_schema; null until succeeded and after retention */
+                        output: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description true once the output and events are past retention */
+                        output_expired: boolean;
+                        required_action: ({
+                            id: string;
+                            type: string;
+                            description: string;
+                            /** @description JSON Schema of `response`; properties.choice.enum lists the accepted choices */
+                            schema: {
+                                [key: string]: unknown;
+                            };
+                            proposals?: {
+                                [key: string]: unknown;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        }) | null;
+                        error: {
+                            code: string;
+                            detail: string;
+                        } | null;
+                        /** @description the tool operations of the run, in order (a cancelled run keeps the effects of completed ones) */
+                        tool_operations: {
+                            skill: string;
+                            /** @enum {string} */
+                            status: "started" | "completed" | "failed";
+                            summary: string | null;
+                            resources: {
+                                type: string;
+                                id: string;
+                            }[];
+                            error_code: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            started_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            completed_at: string | null;
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        started_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        completed_at: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description RUN_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RUN_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    streamRunEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description RUN_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RUN_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description RUN_OUTPUT_EXPIRED */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RUN_OUTPUT_EXPIRED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    submitRunAction: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique per intended effect; replays return the stored response for 24 hours */
+                "Idempotency-Key": string;
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    action_id: string;
+                    /** @description valid against required_action.schema */
+                    response: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The run, queued again */
+            202: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "run";
+                        id: string;
+                        /** @enum {string} */
+                        kind: "agent" | "chat";
+                        /** @enum {string} */
+                        status: "queued" | "running" | "requires_action" | "succeeded" | "failed" | "cancelled";
+                        agent_id: string | null;
+                        agent_version: string | null;
+                        conversation_id: string | null;
+                        actor: {
+                            /** @constant */
+                            type: "api_client";
+                            id: string;
+                        };
+                        subject: {
+                            member_id?: string;
+                        } | null;
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        metadata: {
+                            [key: string]: unknown;
+                        };
+                        /** @description conforms to the agent's output_schema; null until succeeded and after retention */
+                        output: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description true once the output and events are past retention */
+                        output_expired: boolean;
+                        required_action: ({
+                            id: string;
+                            type: string;
+                            description: string;
+                            /** @description JSON Schema of `response`; properties.choice.enum lists the accepted choices */
+                            schema: {
+                                [key: string]: unknown;
+                            };
+                            proposals?: {
+                                [key: string]: unknown;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        }) | null;
+                        error: {
+                            code: string;
+                            detail: string;
+                        } | null;
+                        /** @description the tool operations of the run, in order (a cancelled run keeps the effects of completed ones) */
+                        tool_operations: {
+                            skill: string;
+                            /** @enum {string} */
+                            status: "started" | "completed" | "failed";
+                            summary: string | null;
+                            resources: {
+                                type: string;
+                                id: string;
+                            }[];
+                            error_code: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            started_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            completed_at: string | null;
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        started_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        completed_at: string | null;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description RUN_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RUN_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE, RUN_NOT_ACTIONABLE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "RUN_NOT_ACTIONABLE";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED, RUN_ACTION_INVALID, VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_REUSED" | "RUN_ACTION_INVALID" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    cancelRun: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique per intended effect; replays return the stored response for 24 hours */
+                "Idempotency-Key": string;
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled run */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "run";
+                        id: string;
+                        /** @enum {string} */
+                        kind: "agent" | "chat";
+                        /** @enum {string} */
+                        status: "queued" | "running" | "requires_action" | "succeeded" | "failed" | "cancelled";
+                        agent_id: string | null;
+                        agent_version: string | null;
+                        conversation_id: string | null;
+                        actor: {
+                            /** @constant */
+                            type: "api_client";
+                            id: string;
+                        };
+                        subject: {
+                            member_id?: string;
+                        } | null;
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        metadata: {
+                            [key: string]: unknown;
+                        };
+                        /** @description conforms to the agent's output_schema; null until succeeded and after retention */
+                        output: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description true once the output and events are past retention */
+                        output_expired: boolean;
+                        required_action: ({
+                            id: string;
+                            type: string;
+                            description: string;
+                            /** @description JSON Schema of `response`; properties.choice.enum lists the accepted choices */
+                            schema: {
+                                [key: string]: unknown;
+                            };
+                            proposals?: {
+                                [key: string]: unknown;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        }) | null;
+                        error: {
+                            code: string;
+                            detail: string;
+                        } | null;
+                        /** @description the tool operations of the run, in order (a cancelled run keeps the effects of completed ones) */
+                        tool_operations: {
+                            skill: string;
+                            /** @enum {string} */
+                            status: "started" | "completed" | "failed";
+                            summary: string | null;
+                            resources: {
+                                type: string;
+                                id: string;
+                            }[];
+                            error_code: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            started_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            completed_at: string | null;
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        started_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        completed_at: string | null;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description RUN_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RUN_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE, RUN_ALREADY_TERMINAL, RUN_CANCEL_NOT_AVAILABLE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "RUN_ALREADY_TERMINAL" | "RUN_CANCEL_NOT_AVAILABLE";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED, VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_REUSED" | "VALIDATION_FAILED";
                     };
                 };
             };

@@ -35,6 +35,23 @@ export interface Config {
   files: FilesConfig;
   /** How long a report run's results are kept after it succeeded. */
   reportRetentionSeconds: number;
+  agents: AgentsConfig;
+}
+
+export interface AgentsConfig {
+  /** An OpenAI-compatible chat-completions endpoint (base URL, e.g. http://127.0.0.1:11434/v1); unset, model-backed agents are unavailable. */
+  modelUrl?: string;
+  /** Sent as `Authorization: Bearer`; never logged, never in a run. */
+  modelApiKey?: string;
+  model: string;
+  /** Deadline for one model call. */
+  modelTimeoutMs: number;
+  /** Model calls per run (each may ask for tools); past this the run fails. */
+  maxModelSteps: number;
+  /** How long a finished run's output and events are kept. */
+  runRetentionSeconds: number;
+  /** Comment lines on idle event streams, so proxies keep them open. */
+  streamHeartbeatMs: number;
 }
 
 export interface FilesConfig {
@@ -167,6 +184,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       staleSeconds: num(env, 'SVC_WORKER_STALE_SECONDS', 30),
     },
     reportRetentionSeconds: int(env, 'SVC_REPORT_RETENTION_SECONDS', 7 * 86_400),
+    agents: {
+      modelUrl: env.SVC_MODEL_URL?.replace(/\/+$/, '') || undefined,
+      modelApiKey: env.SVC_MODEL_API_KEY || undefined,
+      model: env.SVC_MODEL_NAME || 'default',
+      modelTimeoutMs: int(env, 'SVC_MODEL_TIMEOUT_MS', 60_000),
+      maxModelSteps: int(env, 'SVC_MODEL_MAX_STEPS', 8),
+      runRetentionSeconds: int(env, 'SVC_RUN_RETENTION_SECONDS', 30 * 86_400),
+      streamHeartbeatMs: int(env, 'SVC_STREAM_HEARTBEAT_MS', 15_000),
+    },
     files: {
       publicUrl: env.SVC_PUBLIC_URL?.replace(/\/+$/, '') || undefined,
       uploadSeconds: int(env, 'SVC_FILE_UPLOAD_SECONDS', 3600),

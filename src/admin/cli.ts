@@ -80,6 +80,7 @@ export const GROUPS: Record<string, string> = {
   integration: 'Integration connections (accounting, calendar, …)',
   invoice: 'Invoices: accounting synchronization',
   file: 'Files: legal holds',
+  agent: 'Agents: publication per organization',
   reporting: 'Read-only database logins for BI tools',
   notifications: 'Notices for administrators',
   keys: 'Token signing keys',
@@ -190,6 +191,26 @@ export const COMMANDS: Record<string, CommandSpec> = {
     run: async (sql, f) => {
       await sql`select control.reporting_revoke(${need(f, 'role')})`;
       return { role: f.role, revoked: true };
+    },
+  },
+  'agent publish': {
+    summary: 'Publish a catalogue agent in an organization (new organizations start with every agent published)',
+    prints: '{"organization_id","agent_id","status"}',
+    flags: [{ name: 'org', value: 'ID', required: true, description: 'Organization id (org_…)' },
+      { name: 'agent', value: 'ID', required: true, description: 'Agent id (agt_…)' }],
+    run: async (sql, f) => {
+      const [r] = await sql<{ status: string }[]>`select control.agent_set_published(${need(f, 'org')}, ${need(f, 'agent')}, true) as status`;
+      return { organization_id: f.org, agent_id: f.agent, status: r!.status };
+    },
+  },
+  'agent unpublish': {
+    summary: 'Unpublish an agent: clients get AGENT_NOT_PUBLISHED, and tool calls of its running runs are refused',
+    prints: '{"organization_id","agent_id","status"}',
+    flags: [{ name: 'org', value: 'ID', required: true, description: 'Organization id (org_…)' },
+      { name: 'agent', value: 'ID', required: true, description: 'Agent id (agt_…)' }],
+    run: async (sql, f) => {
+      const [r] = await sql<{ status: string }[]>`select control.agent_set_published(${need(f, 'org')}, ${need(f, 'agent')}, false) as status`;
+      return { organization_id: f.org, agent_id: f.agent, status: r!.status };
     },
   },
   'file hold': {

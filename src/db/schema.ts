@@ -19,6 +19,16 @@ export type JsonValue = JsonArray | JsonObject | JsonPrimitive;
 
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
+export interface ApiAgents {
+  accepted_principal_types: string[] | null;
+  doc: Json | null;
+  id: string | null;
+  publication: string | null;
+  required_roles: string[] | null;
+  sort_id: string | null;
+  version: number | null;
+}
+
 export interface ApiApprovals {
   doc: Json | null;
   id: string | null;
@@ -137,6 +147,19 @@ export interface ApiReports {
   version: number | null;
 }
 
+export interface ApiRuns {
+  agent_id: string | null;
+  conversation_id: string | null;
+  created_at: Timestamp | null;
+  doc: Json | null;
+  id: string | null;
+  kind: string | null;
+  organization_id: string | null;
+  output_purged: boolean | null;
+  status: string | null;
+  version: number | null;
+}
+
 export interface ApiTasks {
   archived_at: Timestamp | null;
   assignee_member_ids: string[] | null;
@@ -220,6 +243,7 @@ export interface ApiWebhookEndpoints {
 }
 
 export interface DB {
+  "api.agents": ApiAgents;
   "api.approvals": ApiApprovals;
   "api.files": ApiFiles;
   "api.integration_connections": ApiIntegrationConnections;
@@ -231,6 +255,7 @@ export interface DB {
   "api.report_results": ApiReportResults;
   "api.report_runs": ApiReportRuns;
   "api.reports": ApiReports;
+  "api.runs": ApiRuns;
   "api.tasks": ApiTasks;
   "api.ticket_messages": ApiTicketMessages;
   "api.tickets": ApiTickets;

@@ -14,6 +14,7 @@ import { createPdfRenderer, type PdfRenderer } from '../invoices/renderer.ts';
 import type { DestinationStream, Logger } from 'pino';
 import { createLogger } from '../observability/logger.ts';
 import { createMetrics, type Metrics } from '../observability/metrics.ts';
+import { RunEventHub } from '../agents/hub.ts';
 
 const authorizationHeader = (request: Request) => readHeader(request, 'authorization');
 
@@ -34,6 +35,8 @@ export interface AppContext {
   pdf: PdfRenderer;
   logger: Logger;
   metrics: Metrics;
+  /** Wakes open run event streams (one LISTEN connection per process, opened by the first stream). */
+  runEvents: RunEventHub;
   /** The verified claims and the token itself (the database looks its record up by its hash). */
   authenticate(request: Request): Promise<TokenClaims & { token: string }>;
   rateLimit(key: string): Promise<RateLimitDecision>;
@@ -67,6 +70,8 @@ export async function createAppContext(config: Config, database: Database,
     return { oldestPendingEventSeconds: o!.oldest_pending_event_seconds, deliveriesPending: Number(o!.deliveries_pending),
       oldestDueDeliverySeconds: o!.oldest_due_delivery_seconds };
   });
+  const logger = createLogger(config.logLevel, opts.logDestination);
+  const runEvents = new RunEventHub(database.sql, logger);
   return {
     config,
     database,
@@ -77,8 +82,9 @@ export async function createAppContext(config: Config, database: Database,
     invoiceSends: new Semaphore(config.mail.sendConcurrency),
     fileTransfers: new Semaphore(config.files.transferConcurrency),
     pdf,
-    logger: createLogger(config.logLevel, opts.logDestination),
+    logger,
     metrics,
+    runEvents,
     async authenticate(request) {
       const header = authorizationHeader(request);
       if (!header) {
@@ -100,6 +106,7 @@ export async function createAppContext(config: Config, database: Database,
       };
     },
     close() {
+      runEvents.close();
       limiter.stop();
       tokens.stop();
       void pdf.close();

@@ -4,7 +4,7 @@
 // token, rate limit, current client and organization, licence and subscription, Roles
 // (all decided in SQL by api.begin_request), then input validation, If-Match,
 // Idempotency-Key, the handler, and the stored idempotent response.
-import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
+import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type Joi from 'joi';
 import { createHash } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
@@ -137,6 +137,22 @@ export interface Operation {
   handler?: (ctx: OperationContext) => Promise<OperationResult>;
   /** A read in one statement and one round trip, in place of `handler` (GET operations). */
   statement?: (ctx: StatementContext) => ReadStatement;
+  /** A streamed response (the run event stream), in place of `handler`: after the token and rate
+   * limit, it answers with the response itself, holding no transaction; each `read` is a short
+   * transaction of its own with the request context set again from the token, so a token that
+   * stops being valid ends the stream at its next read. */
+  stream?: (ctx: StreamContext) => Promise<ResponseObject>;
+}
+
+export interface StreamContext<P = any, Q = any> {
+  params: P;
+  query: Q;
+  app: AppContext;
+  request: Request;
+  h: ResponseToolkit;
+  /** Rate-limit headers, to be sent with the response. */
+  headers: Record<string, string>;
+  read: <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>;
 }
 
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
@@ -312,6 +328,16 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             if (result.replay) res.header('Idempotent-Replayed', 'true');
             return res;
           };
+          if (op.stream) {
+            const read = <T>(fn: (tx: Tx) => Promise<T>) => app.database.db.transaction().execute(async (tx) => {
+              await begin(tx);
+              return fn(tx);
+            });
+            const { params, query } = await read(async () => ({
+              params: validate(op.params, request.params, 'params'), query: validate(op.query, request.query, 'query'),
+            }));
+            return await op.stream({ params, query, app, request, h, headers: rateHeaders, read });
+          }
           if (op.statement) {
             let plan: ReadStatement;
             try {

@@ -23,6 +23,7 @@ import { invoiceOperations } from '../routes/invoices.ts';
 import { integrationOperations } from '../routes/integrations.ts';
 import { ticketOperations } from '../routes/tickets.ts';
 import { reportOperations, reportDownloadRoutes } from '../routes/reports.ts';
+import { agentOperations } from '../routes/agents.ts';
 import { fileOperations, fileTransferRoutes, UPLOAD_PATH, DOWNLOAD_PATH } from '../routes/files.ts';
 
 /** The route template of a capability URL (whatever the method), whose path is its secret. */
@@ -34,6 +35,7 @@ export const operations: Operation[] = [
   ...identityOperations, ...memberOperations, ...projectOperations, ...taskOperations, ...objectSchemaOperations,
   ...timeEntryOperations, ...approvalOperations, ...approvalDecisionRefusals, ...webhookOperations,
   ...invoiceOperations, ...integrationOperations, ...fileOperations, ...ticketOperations, ...reportOperations,
+  ...agentOperations,
 ];
 
 const BOOM_CODES: Record<number, ProblemCode> = {
@@ -52,6 +54,8 @@ export async function createServer(app: AppContext, extra: Operation[] = []) {
   });
   const ops = [...operations, ...extra];
   server.ext('onPostStop', () => app.close());
+  // Open event streams end first: the stop waits for every open connection.
+  server.ext('onPreStop', () => app.runEvents.close());
 
   // Request ids: a random per-process prefix and a counter (unique, and no entropy drawn per request).
   const idPrefix = 'req_' + randomBytes(8).toString('hex');

@@ -3,8 +3,7 @@ import { sql } from 'kysely';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
-import Ajv, { type ValidateFunction } from 'ajv';
-import ajvFormats from 'ajv-formats';
+import { schemaErrors } from '../http/json-schema.ts';
 import type { Operation, OperationContext } from '../http/operation.ts';
 import { requestIdOf } from '../http/operation.ts';
 import type { AppContext } from '../http/context.ts';
@@ -19,22 +18,11 @@ export const REPORT_DOWNLOAD_PATH = '/reports/download/{token}';
 /** Rows read per statement when a download streams out. */
 const DOWNLOAD_BATCH = 1000;
 
-// Parameters are checked against each definition's JSON Schema (ajv, with formats such as date).
-const ajv = new (Ajv as unknown as typeof Ajv.default)({ allErrors: true, strict: false });
-(ajvFormats as unknown as (a: unknown) => void)(ajv);
-const validators = new Map<string, ValidateFunction>();
-
 function checkParameters(definition: { id: string; version: number; parameters_schema: object }, parameters: unknown) {
-  const key = `${definition.id}@${definition.version}`;
-  let validate = validators.get(key);
-  if (!validate) validators.set(key, validate = ajv.compile(definition.parameters_schema));
-  if (validate(parameters)) return;
-  const errors = (validate.errors ?? []).map((e) => {
-    const missing = e.keyword === 'required' ? `/${(e.params as { missingProperty: string }).missingProperty}` : '';
-    const extra = e.keyword === 'additionalProperties' ? `/${(e.params as { additionalProperty: string }).additionalProperty}` : '';
-    const pointer = `/parameters${e.instancePath}${missing}${extra}`;
-    return { pointer, detail: `${pointer.slice(1)} ${e.message ?? 'is invalid'}`, code: 'INVALID_REPORT_PARAMETERS' };
-  });
+  // Parameters are checked against each definition's JSON Schema (ajv, with formats such as date).
+  const errors = schemaErrors(`report:${definition.id}@${definition.version}`, definition.parameters_schema, parameters,
+    '/parameters', 'INVALID_REPORT_PARAMETERS');
+  if (errors.length === 0) return;
   throw new ApiError('INVALID_REPORT_PARAMETERS', errors.length === 1 ? errors[0]!.detail : `${errors.length} problems; see errors`, { errors });
 }
 

@@ -11,6 +11,9 @@
 //   upload_purge    (hourly, crontab): uploads that never completed, with their bytes;
 //   report_run      (one per createReportRun): the report in one snapshot, as the requesting client;
 //   report_purge    (hourly, crontab): results past their run's expires_at;
+//   agent_run       (one per queued run: created, or answered through submitRunAction): the agent,
+//                   every tool call checked and audited in SQL as the run's client (src/agents/engine.ts);
+//   run_purge       (hourly, crontab): output and events of runs finished longer ago than the retention;
 //   ticket_reply_email (one per reply): the reply and its attachments to the requester, by SMTP;
 //                   the outcome on the message (sent, or failed when refused or out of attempts).
 // A timer re-queues attempts whose worker died mid-flight (their lease ran out).
@@ -28,6 +31,7 @@ import { isConnectionFailure } from '../db/faults.ts';
 import { scan, ScannerUnavailable } from '../files/clamd.ts';
 import { createMailer, type Mailer } from '../invoices/mailer.ts';
 import { ApiError } from '../http/errors.ts';
+import { executeRun } from '../agents/engine.ts';
 
 interface EventRow { id: string; organization_id: string; type: string; resource_type: string; resource_id: string; resource_version: number; created_at: Date }
 
@@ -232,6 +236,11 @@ export async function startWorker(config: Config,
     upload_purge: async () => { await sql`select control.purge_expired_uploads()`; },
     report_run: async (payload) => { await runReport(sql, config, (payload as { run_id: string }).run_id); },
     report_purge: async () => { await sql`select control.purge_expired_report_results()`; },
+    agent_run: async (payload, helpers) => {
+      await executeRun(sql, config, (payload as { run_id: string }).run_id,
+        { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
+    },
+    run_purge: async () => { await sql`select control.purge_expired_runs(make_interval(secs => ${config.agents.runRetentionSeconds}))`; },
     ticket_reply_email: async (payload, helpers) => {
       await sendTicketReply(sql, mailer, (payload as { message_id: string }).message_id,
         { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
@@ -258,7 +267,7 @@ export async function startWorker(config: Config,
         pollInterval: opts.pollInterval ?? 2000,
         logger: graphileLogger(log),
         taskList,
-        crontab: '17 3 * * * webhook_purge ?max=3\n7 * * * * token_purge ?max=3\n37 * * * * upload_purge ?max=3\n47 * * * * report_purge ?max=3\n',
+        crontab: '17 3 * * * webhook_purge ?max=3\n7 * * * * token_purge ?max=3\n37 * * * * upload_purge ?max=3\n47 * * * * report_purge ?max=3\n27 * * * * run_purge ?max=3\n',
         // Fetch jobs in batches and complete them in batches: far fewer round trips per event.
         // (Measured in bench/webhooks.ts: steady p50 21 ms with the local queue, 543 ms without.)
         preset: { worker: { localQueue: { size: config.worker.concurrency * 2 }, completeJobBatchDelay: 0, failJobBatchDelay: 0,

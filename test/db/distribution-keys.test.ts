@@ -17,6 +17,8 @@ export const GLOBAL_TABLES: Record<string, 'reference' | 'coordinator'> = {
   'app_private.context_keys': 'reference',
   // The report catalogue: the same definitions for every organization, read by every run.
   'app_private.report_definitions': 'reference',
+  'app_private.agent_definitions': 'reference',
+  'app_private.agent_skills': 'reference',
   'app_private.rate_limit_buckets': 'coordinator',
 };
 

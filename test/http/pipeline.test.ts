@@ -367,6 +367,7 @@ t.test('OpenAPI, docs, health', async (t) => {
     'listIntegrationConnections', 'getIntegrationConnection', 'checkIntegrationConnectionReadiness',
     'listFiles', 'getFile', 'createFileUpload', 'completeFileUpload', 'createFileDownload', 'archiveFile',
     'listReports', 'getReport', 'createReportRun', 'getReportRun', 'getReportResults', 'createReportDownload',
+    'listAgents', 'getAgent', 'checkAgentReadiness', 'createAgentRun', 'listRuns', 'getRun', 'streamRunEvents', 'submitRunAction', 'cancelRun',
     'listTickets', 'createTicket', 'getTicket', 'updateTicket', 'listTicketMessages', 'createTicketMessage', 'transitionTicket',
   ].sort(), 'exactly the implemented operations');
 

@@ -1,0 +1,130 @@
+// Executes one run in the worker, as the run's client. The agent (built-in or model-backed) is
+// TypeScript that decides what to do; everything it does goes through app_private.run_tool, which
+// checks the agent, the client, the licence, the Roles, the subject and the connection in SQL and
+// runs the skill as svc_runtime under the client's signed context. A run that needs the client's
+// choice settles in requires_action with a checkpoint; submitRunAction queues it again and the
+// agent resumes from that checkpoint with the answer in state.action.
+import type postgres from 'postgres';
+import type { Config } from '../config.ts';
+import { schemaErrors } from '../http/json-schema.ts';
+import { BUILTIN_AGENTS } from './builtins.ts';
+import { modelAgent } from './model.ts';
+
+export interface RunRecord {
+  id: string; organization_id: string; client_id: string; kind: string; agent_id: string; engine: 'builtin' | 'model';
+  input: Record<string, any>; subject: { member_id: string } | null; state: Record<string, any>; output_schema: object;
+  tools: ToolSpec[]; conversation_id: string | null;
+}
+
+export interface ToolSpec { name: string; description: string; parameters: object }
+
+export interface ToolResult { summary: string; resources: { type: string; id: string }[]; data: any }
+export type ToolOutcome = { ok: true; result: ToolResult } | { ok: false; error: { code: string; detail: string } };
+
+export interface RequiredAction {
+  id: string; type: string; description: string;
+  /** JSON Schema of the response: properties.choice.enum lists the accepted choices. */
+  schema: { type: 'object'; required: string[]; properties: { choice: { enum: string[] } } & Record<string, object>; additionalProperties: false };
+  [k: string]: unknown;
+}
+
+export type AgentStep = { done: Record<string, unknown> } | { action: RequiredAction; state: Record<string, unknown> };
+
+/** A run-safe failure: its code and detail are what the run's `error` shows. */
+export class RunFailure extends Error {
+  constructor(readonly code: string, readonly detail: string) { super(detail); }
+}
+
+/** The run stopped running (cancelled meanwhile): the agent stops, nothing is recorded. */
+export class RunStopped extends Error {
+  constructor(readonly status: string) { super(`the run is ${status}`); }
+}
+
+export interface RunContext {
+  run: RunRecord;
+  config: Config;
+  /** One tool call, audited; arguments are checked against the skill's parameters_schema first. */
+  tool(skill: string, args: unknown): Promise<ToolOutcome>;
+  /** A tool call that must succeed: its failure fails the run with the tool's code. */
+  required(skill: string, args: unknown): Promise<ToolResult>;
+  /** The skills this client can use now (offered to a model). */
+  availableTools(): Promise<ToolSpec[]>;
+  progress(message: string, data?: Record<string, unknown>): Promise<void>;
+  outputDelta(text: string): Promise<void>;
+}
+
+export type AgentImpl = (ctx: RunContext) => Promise<AgentStep>;
+
+function contextFor(sql: postgres.Sql, config: Config, run: RunRecord): RunContext {
+  const call = async (skill: string, args: unknown, rejection: { code: string; message: string } | null): Promise<ToolOutcome> => {
+    const [r] = await sql<{ outcome: any }[]>`
+      select app_private.run_tool(${run.id}, ${skill}, ${sql.json(args as any)}, ${rejection ? sql.json(rejection) : null}) as outcome`;
+    const outcome = r!.outcome;
+    if (outcome.stopped) throw new RunStopped(outcome.stopped);
+    return outcome as ToolOutcome;
+  };
+  const note = async (type: string, data: Record<string, unknown>) => {
+    const [r] = await sql<{ ok: boolean }[]>`select app_private.run_note(${run.id}, ${type}, ${sql.json(data as any)}) as ok`;
+    if (!r!.ok) throw new RunStopped('not running');
+  };
+  const ctx: RunContext = {
+    run,
+    config,
+    async tool(skill, args) {
+      const spec = run.tools.find((t) => t.name === skill);
+      // Tool arguments are untrusted (a model chose them): checked like a request body, and a
+      // refusal is recorded like any other call.
+      const problems = spec && args && typeof args === 'object' && !Array.isArray(args)
+        ? schemaErrors(`skill:${skill}`, spec.parameters, args, '', 'TOOL_ARGUMENTS_INVALID')
+        : spec ? [{ pointer: '', detail: 'the arguments must be a JSON object', code: 'TOOL_ARGUMENTS_INVALID' }] : [];
+      const safeArgs = args && typeof args === 'object' && !Array.isArray(args) ? args : {};
+      if (problems.length) {
+        return call(skill, safeArgs, { code: 'TOOL_ARGUMENTS_INVALID', message: problems.map((p) => p.detail).join('; ').slice(0, 500) });
+      }
+      return call(skill, safeArgs, null);
+    },
+    async required(skill, args) {
+      const r = await ctx.tool(skill, args);
+      if (!r.ok) throw new RunFailure(r.error.code, r.error.detail);
+      return r.result;
+    },
+    async availableTools() {
+      const [r] = await sql<{ tools: ToolSpec[] }[]>`select app_private.run_available_skills(${run.id}) as tools`;
+      return r!.tools;
+    },
+    progress: (message, data = {}) => note('run.progress', { message, ...data }),
+    outputDelta: (text) => note('run.output.delta', { text }),
+  };
+  return ctx;
+}
+
+const settle = async (sql: postgres.Sql, runId: string, outcome: string, payload: unknown, state: unknown = null) => {
+  const [r] = await sql<{ status: string }[]>`
+    select app_private.run_settle(${runId}, ${outcome}, ${sql.json(payload as any)}, ${state === null ? null : sql.json(state as any)}) as status`;
+  return r!.status;
+};
+
+/** One execution of a run (a graphile-worker job). Unexpected errors are retried by the job;
+ * after the last attempt the run fails with a generic, run-safe error. */
+export async function executeRun(sql: postgres.Sql, config: Config, runId: string,
+  attempt: { attempts: number; maxAttempts: number } = { attempts: 1, maxAttempts: 1 }): Promise<string> {
+  const [row] = await sql<{ run: RunRecord | null }[]>`select app_private.run_start(${runId}) as run`;
+  const run = row?.run;
+  if (!run) return 'skipped';
+  let step: AgentStep;
+  try {
+    const impl: AgentImpl | undefined = run.engine === 'model' ? modelAgent : BUILTIN_AGENTS[run.agent_id];
+    if (!impl) throw new RunFailure('AGENT_UNAVAILABLE', `${run.agent_id} has no implementation in this service`);
+    step = await impl(contextFor(sql, config, run));
+  } catch (e) {
+    if (e instanceof RunStopped) return e.status;
+    if (!(e instanceof RunFailure) && attempt.attempts < attempt.maxAttempts) throw e;
+    const error = e instanceof RunFailure ? { code: e.code, detail: e.detail } : { code: 'RUN_FAILED', detail: 'the run could not be completed' };
+    return settle(sql, runId, 'failed', error);
+  }
+  if ('action' in step) return settle(sql, runId, 'requires_action', step.action, step.state);
+  if (schemaErrors(`output:${run.agent_id}`, run.output_schema, step.done, '', 'AGENT_OUTPUT_INVALID').length) {
+    return settle(sql, runId, 'failed', { code: 'AGENT_OUTPUT_INVALID', detail: 'the agent\'s output did not match its output_schema' });
+  }
+  return settle(sql, runId, 'succeeded', step.done);
+}
