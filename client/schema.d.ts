@@ -3145,6 +3145,266 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "run.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A run succeeded; its output is on the run (GET /v1/runs/{id}).
+         * @description Subscribable. Emitted by: createAgentRun, submitRunAction. `data.object` references a run; fetch it for its current state.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id (evt_…); deduplicate on it */
+                    "Svc-Webhook-Id": string;
+                    /** @description Unix seconds; reject more than 5 minutes from your clock */
+                    "Svc-Webhook-Timestamp": string;
+                    /** @description comma-separated v1=<lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the endpoint secret>; two values during a secret rotation */
+                    "Svc-Webhook-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        type: "run.completed";
+                        /** @constant */
+                        api_version: "v1";
+                        /** Format: date-time */
+                        created_at: string;
+                        organization_id: string;
+                        data: {
+                            object: {
+                                /** @constant */
+                                type: "run";
+                                id: string;
+                                version: number;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted within 10 seconds; anything else is retried (429, 5xx, timeouts) or a permanent failure (other 4xx) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A run failed; the run's error says why.
+         * @description Subscribable. Emitted by: createAgentRun, submitRunAction. `data.object` references a run; fetch it for its current state.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id (evt_…); deduplicate on it */
+                    "Svc-Webhook-Id": string;
+                    /** @description Unix seconds; reject more than 5 minutes from your clock */
+                    "Svc-Webhook-Timestamp": string;
+                    /** @description comma-separated v1=<lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the endpoint secret>; two values during a secret rotation */
+                    "Svc-Webhook-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        type: "run.failed";
+                        /** @constant */
+                        api_version: "v1";
+                        /** Format: date-time */
+                        created_at: string;
+                        organization_id: string;
+                        data: {
+                            object: {
+                                /** @constant */
+                                type: "run";
+                                id: string;
+                                version: number;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted within 10 seconds; anything else is retried (429, 5xx, timeouts) or a permanent failure (other 4xx) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.requires_action": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A run waits for your choice (submitRunAction).
+         * @description Subscribable. Emitted by: createAgentRun, submitRunAction. `data.object` references a run; fetch it for its current state.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id (evt_…); deduplicate on it */
+                    "Svc-Webhook-Id": string;
+                    /** @description Unix seconds; reject more than 5 minutes from your clock */
+                    "Svc-Webhook-Timestamp": string;
+                    /** @description comma-separated v1=<lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the endpoint secret>; two values during a secret rotation */
+                    "Svc-Webhook-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        type: "run.requires_action";
+                        /** @constant */
+                        api_version: "v1";
+                        /** Format: date-time */
+                        created_at: string;
+                        organization_id: string;
+                        data: {
+                            object: {
+                                /** @constant */
+                                type: "run";
+                                id: string;
+                                version: number;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted within 10 seconds; anything else is retried (429, 5xx, timeouts) or a permanent failure (other 4xx) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A run was cancelled; it lists the tool operations that completed.
+         * @description Subscribable. Emitted by: cancelRun. `data.object` references a run; fetch it for its current state.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id (evt_…); deduplicate on it */
+                    "Svc-Webhook-Id": string;
+                    /** @description Unix seconds; reject more than 5 minutes from your clock */
+                    "Svc-Webhook-Timestamp": string;
+                    /** @description comma-separated v1=<lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the endpoint secret>; two values during a secret rotation */
+                    "Svc-Webhook-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        type: "run.cancelled";
+                        /** @constant */
+                        api_version: "v1";
+                        /** Format: date-time */
+                        created_at: string;
+                        organization_id: string;
+                        data: {
+                            object: {
+                                /** @constant */
+                                type: "run";
+                                id: string;
+                                version: number;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted within 10 seconds; anything else is retried (429, 5xx, timeouts) or a permanent failure (other 4xx) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "file.ready": {
         parameters: {
             query?: never;

@@ -9,6 +9,7 @@ import { startApp, assertProblem, type TestApp } from '../helpers/app.ts';
 import { createServer } from '../../src/http/server.ts';
 import { executeRun } from '../../src/agents/engine.ts';
 import { startWorker } from '../../src/worker/index.ts';
+import { beginRequest } from '../helpers/sql.ts';
 
 let n = 0;
 const key = () => ({ 'idempotency-key': `a-${++n}-${Math.random()}` });
@@ -211,6 +212,23 @@ t.test('the state machine and terminal immutability hold in SQL for every writer
     t.not(await sqlstate(rt.unsafe(`select count(*) from ${table}`)), 'ok', `${table}: not readable by svc_runtime`);
   }
   t.not(await sqlstate(rt`select app_private.run_tool(${run.id}, 'tasks.transition', '{}')`), 'ok', 'the worker\'s tool path is not callable');
+  // Another client of the same organization, with a real request context: still none of these runs.
+  const other = await a.createClient(p.orgId, { roles: 'member,manager,finance' });
+  const seen = await rt.begin(async (tx) => {
+    await beginRequest(tx, other);
+    return [(await tx`select count(*)::int as n from api.runs`)[0]!.n, (await tx`select count(*)::int as n from api.run_get(${run.id})`)[0]!.n];
+  });
+  t.same(seen, [0, 0], 'runs are the creating client\'s only');
+  const own = await rt.begin(async (tx) => {
+    await beginRequest(tx, p);
+    return (await tx`select count(*)::int as n from api.runs`)[0]!.n;
+  });
+  t.equal(own, 1);
+  // A client cannot move its own run through the api surface outside the state machine either.
+  t.equal(await sqlstate(rt.begin(async (tx) => {
+    await beginRequest(tx, p);
+    await tx`select api.run_cancel(${run.id})`;
+  })), 'RUN_ALREADY_TERMINAL');
 });
 
 t.test('task triage: proposals, requires_action, choices, tool-call checks as the client, cancel', async (t) => {
