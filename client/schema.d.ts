@@ -1241,6 +1241,93 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The calling client's conversations, most recently updated first */
+        get: operations["listConversations"];
+        put?: never;
+        /** Start a conversation; its subject (one member) is fixed for its life */
+        post: operations["createConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{conversation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of the calling client's conversations (others: CONVERSATION_NOT_FOUND) */
+        get: operations["getConversation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{conversation_id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The whole history, oldest first (clearing or expiring the working context keeps it) */
+        get: operations["listConversationMessages"];
+        put?: never;
+        /** Send a message: 202 with it and the chat run that answers (as this client, with the skills its Roles allow); the reply is appended when the run ends (conversation.message.created) */
+        post: operations["createConversationMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{conversation_id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Archive: everything is kept for audit; new messages are refused (CONVERSATION_ARCHIVED). Archiving an archived conversation changes nothing */
+        post: operations["archiveConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{conversation_id}/clear-context": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start the working context afresh: the history stays, earlier messages are no longer shown to the model */
+        post: operations["clearConversationContext"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/token": {
         parameters: {
             query?: never;
@@ -3382,6 +3469,71 @@ export interface webhooks {
                             object: {
                                 /** @constant */
                                 type: "run";
+                                id: string;
+                                version: number;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted within 10 seconds; anything else is retried (429, 5xx, timeouts) or a permanent failure (other 4xx) */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "conversation.message.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A message was added to one of your conversations: yours, or the assistant's reply when its run ended.
+         * @description Subscribable. Emitted by: createConversationMessage. `data.object` references a conversation_message; fetch it for its current state.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event id (evt_…); deduplicate on it */
+                    "Svc-Webhook-Id": string;
+                    /** @description Unix seconds; reject more than 5 minutes from your clock */
+                    "Svc-Webhook-Timestamp": string;
+                    /** @description comma-separated v1=<lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the endpoint secret>; two values during a secret rotation */
+                    "Svc-Webhook-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        type: "conversation.message.created";
+                        /** @constant */
+                        api_version: "v1";
+                        /** Format: date-time */
+                        created_at: string;
+                        organization_id: string;
+                        data: {
+                            object: {
+                                /** @constant */
+                                type: "conversation_message";
                                 id: string;
                                 version: number;
                             };
@@ -17475,8 +17627,8 @@ export interface operations {
                         /** @constant */
                         object: "run";
                         id: string;
-                        /** @enum {string} */
-                        kind: "agent" | "chat";
+                        /** @constant */
+                        kind: "agent";
                         /** @enum {string} */
                         status: "queued" | "running" | "requires_action" | "succeeded" | "failed" | "cancelled";
                         agent_id: string | null;
@@ -17697,7 +17849,7 @@ export interface operations {
     listRuns: {
         parameters: {
             query?: {
-                kind?: "agent" | "chat";
+                kind?: "agent";
                 status?: "queued" | "running" | "requires_action" | "succeeded" | "failed" | "cancelled";
                 agent_id?: string;
                 conversation_id?: string;
@@ -17732,8 +17884,8 @@ export interface operations {
                             /** @constant */
                             object: "run";
                             id: string;
-                            /** @enum {string} */
-                            kind: "agent" | "chat";
+                            /** @constant */
+                            kind: "agent";
                             /** @enum {string} */
                             status: "queued" | "running" | "requires_action" | "succeeded" | "failed" | "cancelled";
                             agent_id: string | null;
@@ -17920,8 +18072,8 @@ export interface operations {
                         /** @constant */
                         object: "run";
                         id: string;
-                        /** @enum {string} */
-                        kind: "agent" | "chat";
+                        /** @constant */
+                        kind: "agent";
                         /** @enum {string} */
                         status: "queued" | "running" | "requires_action" | "succeeded" | "failed" | "cancelled";
                         agent_id: string | null;
@@ -18252,8 +18404,8 @@ export interface operations {
                         /** @constant */
                         object: "run";
                         id: string;
-                        /** @enum {string} */
-                        kind: "agent" | "chat";
+                        /** @constant */
+                        kind: "agent";
                         /** @enum {string} */
                         status: "queued" | "running" | "requires_action" | "succeeded" | "failed" | "cancelled";
                         agent_id: string | null;
@@ -18499,8 +18651,8 @@ export interface operations {
                         /** @constant */
                         object: "run";
                         id: string;
-                        /** @enum {string} */
-                        kind: "agent" | "chat";
+                        /** @constant */
+                        kind: "agent";
                         /** @enum {string} */
                         status: "queued" | "running" | "requires_action" | "succeeded" | "failed" | "cancelled";
                         agent_id: string | null;
@@ -18641,6 +18793,1425 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "RUN_ALREADY_TERMINAL" | "RUN_CANCEL_NOT_AVAILABLE";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED, VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_REUSED" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listConversations: {
+        parameters: {
+            query?: {
+                status?: "active" | "archived";
+                /** @description an email; matched after trimming and lower-casing */
+                subject_member_id?: string;
+                updated_after?: string;
+                /** @description page size, 1 to 200 (default 50) */
+                limit?: number;
+                /** @description next_cursor from the previous page */
+                after?: string;
+            };
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of conversations */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "conversation";
+                            id: string;
+                            title: string | null;
+                            /** @enum {string} */
+                            status: "active" | "archived";
+                            /** @description fixed for the conversation's life */
+                            subject: {
+                                member_id: string;
+                            } | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            message_count: number;
+                            working_context: {
+                                /** @description the position of the first message the model still sees */
+                                from_message: number;
+                                /** @description how many messages the model sees in full */
+                                messages: number;
+                                /** @description older turns are summarized in a compact projection */
+                                compacted: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC date-time
+                                 */
+                                cleared_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC date-time
+                                 */
+                                expired_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description 30 days after the last activity, the working context expires (the history stays)
+                                 */
+                                expires_at: string;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            last_activity_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            updated_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            archived_at: string | null;
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_CURSOR, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_CURSOR" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createConversation: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique per intended effect; replays return the stored response for 24 hours */
+                "Idempotency-Key": string;
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title?: string | null;
+                    /** @description {"member_id": "<email>"} or {"display_name": "<name>"} of an active member; null for none */
+                    subject?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @default {} */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The conversation */
+            201: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "conversation";
+                        id: string;
+                        title: string | null;
+                        /** @enum {string} */
+                        status: "active" | "archived";
+                        /** @description fixed for the conversation's life */
+                        subject: {
+                            member_id: string;
+                        } | null;
+                        metadata: {
+                            [key: string]: unknown;
+                        };
+                        message_count: number;
+                        working_context: {
+                            /** @description the position of the first message the model still sees */
+                            from_message: number;
+                            /** @description how many messages the model sees in full */
+                            messages: number;
+                            /** @description older turns are summarized in a compact projection */
+                            compacted: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            cleared_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            expired_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description 30 days after the last activity, the working context expires (the history stays)
+                             */
+                            expires_at: string;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        last_activity_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        updated_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        archived_at: string | null;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED, SUBJECT_AMBIGUOUS, SUBJECT_NOT_FOUND, SUBJECT_NOT_SUPPORTED, VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_REUSED" | "SUBJECT_AMBIGUOUS" | "SUBJECT_NOT_FOUND" | "SUBJECT_NOT_SUPPORTED" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getConversation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "conversation";
+                        id: string;
+                        title: string | null;
+                        /** @enum {string} */
+                        status: "active" | "archived";
+                        /** @description fixed for the conversation's life */
+                        subject: {
+                            member_id: string;
+                        } | null;
+                        metadata: {
+                            [key: string]: unknown;
+                        };
+                        message_count: number;
+                        working_context: {
+                            /** @description the position of the first message the model still sees */
+                            from_message: number;
+                            /** @description how many messages the model sees in full */
+                            messages: number;
+                            /** @description older turns are summarized in a compact projection */
+                            compacted: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            cleared_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            expired_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description 30 days after the last activity, the working context expires (the history stays)
+                             */
+                            expires_at: string;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        last_activity_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        updated_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        archived_at: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description CONVERSATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONVERSATION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listConversationMessages: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 200 (default 50) */
+                limit?: number;
+                /** @description next_cursor from the previous page */
+                after?: string;
+            };
+            header?: {
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of messages */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "conversation_message";
+                            id: string;
+                            conversation_id: string;
+                            /** @enum {string} */
+                            role: "user" | "assistant";
+                            /** @description blocks: text {text}, data {data, label?}, file_reference {file_id}, citation {text, source {type, id}}, error {code, message} */
+                            content: ({
+                                /** @enum {string} */
+                                type: "text" | "data" | "file_reference" | "citation" | "error";
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            /** @description for an assistant message, the chat run that wrote it */
+                            run_id: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            created_at: string;
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_CURSOR, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_CURSOR" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description CONVERSATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONVERSATION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createConversationMessage: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique per intended effect; replays return the stored response for 24 hours */
+                "Idempotency-Key": string;
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description an array of blocks: text, data, file_reference, citation */
+                    content: unknown[] | boolean | number | Record<string, never> | string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The message and its run */
+            202: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "conversation_message_accepted";
+                        message: {
+                            /** @constant */
+                            object: "conversation_message";
+                            id: string;
+                            conversation_id: string;
+                            /** @enum {string} */
+                            role: "user" | "assistant";
+                            /** @description blocks: text {text}, data {data, label?}, file_reference {file_id}, citation {text, source {type, id}}, error {code, message} */
+                            content: ({
+                                /** @enum {string} */
+                                type: "text" | "data" | "file_reference" | "citation" | "error";
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            /** @description for an assistant message, the chat run that wrote it */
+                            run_id: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            created_at: string;
+                        };
+                        run: {
+                            /** @constant */
+                            object: "run";
+                            id: string;
+                            /** @constant */
+                            kind: "agent";
+                            /** @enum {string} */
+                            status: "queued" | "running" | "requires_action" | "succeeded" | "failed" | "cancelled";
+                            agent_id: string | null;
+                            agent_version: string | null;
+                            conversation_id: string | null;
+                            actor: {
+                                /** @constant */
+                                type: "api_client";
+                                id: string;
+                            };
+                            subject: {
+                                member_id?: string;
+                            } | null;
+                            input: {
+                                [key: string]: unknown;
+                            };
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            /** @description conforms to the agent's output_schema; null until succeeded and after retention */
+                            output: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description true once the output and events are past retention */
+                            output_expired: boolean;
+                            required_action: ({
+                                id: string;
+                                type: string;
+                                description: string;
+                                /** @description JSON Schema of `response`; properties.choice.enum lists the accepted choices */
+                                schema: {
+                                    [key: string]: unknown;
+                                };
+                                proposals?: {
+                                    [key: string]: unknown;
+                                }[];
+                            } & {
+                                [key: string]: unknown;
+                            }) | null;
+                            error: {
+                                code: string;
+                                detail: string;
+                            } | null;
+                            /** @description the tool operations of the run, in order (a cancelled run keeps the effects of completed ones) */
+                            tool_operations: {
+                                skill: string;
+                                /** @enum {string} */
+                                status: "started" | "completed" | "failed";
+                                summary: string | null;
+                                resources: {
+                                    type: string;
+                                    id: string;
+                                }[];
+                                error_code: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC date-time
+                                 */
+                                started_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC date-time
+                                 */
+                                completed_at: string | null;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            started_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            completed_at: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description CONVERSATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONVERSATION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT, CONVERSATION_ARCHIVED, IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT" | "CONVERSATION_ARCHIVED" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description CONTEXT_LIMIT_EXCEEDED, IDEMPOTENCY_KEY_REUSED, MESSAGE_CONTENT_INVALID, VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONTEXT_LIMIT_EXCEEDED" | "IDEMPOTENCY_KEY_REUSED" | "MESSAGE_CONTENT_INVALID" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    archiveConversation: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique per intended effect; replays return the stored response for 24 hours */
+                "Idempotency-Key": string;
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "conversation";
+                        id: string;
+                        title: string | null;
+                        /** @enum {string} */
+                        status: "active" | "archived";
+                        /** @description fixed for the conversation's life */
+                        subject: {
+                            member_id: string;
+                        } | null;
+                        metadata: {
+                            [key: string]: unknown;
+                        };
+                        message_count: number;
+                        working_context: {
+                            /** @description the position of the first message the model still sees */
+                            from_message: number;
+                            /** @description how many messages the model sees in full */
+                            messages: number;
+                            /** @description older turns are summarized in a compact projection */
+                            compacted: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            cleared_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            expired_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description 30 days after the last activity, the working context expires (the history stays)
+                             */
+                            expires_at: string;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        last_activity_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        updated_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        archived_at: string | null;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description CONVERSATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONVERSATION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED, VALIDATION_FAILED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_REUSED" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    clearConversationContext: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique per intended effect; replays return the stored response for 24 hours */
+                "Idempotency-Key": string;
+                /** @description Echoed back and logged */
+                "X-Client-Request-Id"?: string;
+            };
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation */
+            200: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "conversation";
+                        id: string;
+                        title: string | null;
+                        /** @enum {string} */
+                        status: "active" | "archived";
+                        /** @description fixed for the conversation's life */
+                        subject: {
+                            member_id: string;
+                        } | null;
+                        metadata: {
+                            [key: string]: unknown;
+                        };
+                        message_count: number;
+                        working_context: {
+                            /** @description the position of the first message the model still sees */
+                            from_message: number;
+                            /** @description how many messages the model sees in full */
+                            messages: number;
+                            /** @description older turns are summarized in a compact projection */
+                            compacted: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            cleared_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC date-time
+                             */
+                            expired_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description 30 days after the last activity, the working context expires (the history stays)
+                             */
+                            expires_at: string;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        last_activity_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        updated_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC date-time
+                         */
+                        archived_at: string | null;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description CLIENT_DISABLED, INVALID_TOKEN */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CLIENT_DISABLED" | "INVALID_TOKEN";
+                    };
+                };
+            };
+            /** @description LICENSE_INACTIVE, ORG_SUBSCRIPTION_INACTIVE, ROLE_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description CONVERSATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONVERSATION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT" | "IDEMPOTENCY_KEY_IN_USE";
                     };
                 };
             };

@@ -311,11 +311,15 @@ insert into app_private.agent_definitions (id, name, description, accepted_princ
 insert into app.agent_publications (organization_id, agent_id, status)
 select o.id, d.id, 'published' from app.organizations o cross join app_private.agent_definitions d;
 
+/** The skills of chat runs (conversations, issue 18) (the client's usable ones among them are offered to the model). */
+create function app_private.chat_skills() returns text[] language sql immutable as $$ select '{tasks.find_attention,tasks.transition,time.missing_days}'::text[] $$;
+grant execute on function app_private.chat_skills() to svc_api;
+
 /** 3. Runs, their events and their tool calls. */
 create table app.runs (
   organization_id text not null references app.organizations on delete cascade,
   id text not null default app_private.new_id('run'),
-  kind text not null constraint runs_kind_valid check (kind in ('agent', 'chat')),
+  kind text not null constraint runs_kind_valid check (kind = 'agent'),
   agent_id text references app_private.agent_definitions,
   agent_version text,
   conversation_id text,
@@ -864,10 +868,13 @@ begin
   end if;
   select * into d from app_private.agent_definitions x where x.id = r.agent_id;
   return jsonb_build_object('id', r.id, 'organization_id', r.organization_id, 'client_id', r.client_id, 'kind', r.kind,
-    'agent_id', r.agent_id, 'engine', d.engine, 'input', r.input, 'subject', r.subject, 'state', r.state,
-    'output_schema', d.output_schema, 'conversation_id', r.conversation_id,
+    'agent_id', r.agent_id, 'engine', case when r.conversation_id is not null then 'chat' else d.engine end,
+    'input', r.input, 'subject', r.subject, 'state', r.state,
+    'output_schema', coalesce(d.output_schema, '{"type":"object","additionalProperties":false,"required":["text"],"properties":{"text":{"type":"string"}}}'),
+    'conversation_id', r.conversation_id,
     'tools', coalesce((select jsonb_agg(jsonb_build_object('name', k.name, 'description', k.description, 'parameters', k.parameters_schema) order by k.name)
-                         from app_private.agent_skills k where k.name = any (d.skills || d.optional_skills)), '[]'));
+                         from app_private.agent_skills k
+                        where k.name = any (case when r.conversation_id is not null then app_private.chat_skills() else d.skills || d.optional_skills end)), '[]'));
 end
 $$;
 
@@ -886,9 +893,10 @@ begin
   end if;
   select coalesce(jsonb_agg(jsonb_build_object('name', k.name, 'description', k.description, 'parameters', k.parameters_schema) order by k.name), '[]')
     into v
-    from app_private.agent_definitions d
-    join app_private.agent_skills k on k.name = any (d.skills || d.optional_skills)
-   where d.id = r.agent_id and app_private.skill_blocker(k.name, r.subject ->> 'member_id') is null;
+    from app_private.agent_skills k
+   where k.name = any (case when r.conversation_id is not null then app_private.chat_skills()
+                            else (select d.skills || d.optional_skills from app_private.agent_definitions d where d.id = r.agent_id) end)
+     and app_private.skill_blocker(k.name, r.subject ->> 'member_id') is null;
   perform app_private.set_context(null, null, null);
   return v;
 end
@@ -929,8 +937,15 @@ begin
   select p.status into v_pub from app.agent_publications p where p.organization_id = r.organization_id and p.agent_id = r.agent_id;
   if p_rejection is not null then
     v_blocker := p_rejection;
-  elsif k.name is null or not (p_skill = any (d.skills || d.optional_skills)) then
-    v_blocker := jsonb_build_object('code', 'SKILL_NOT_AVAILABLE', 'message', format('%s is not a skill of %s', p_skill, r.agent_id));
+  elsif k.name is null or not (p_skill = any (case when r.agent_id is null then app_private.chat_skills() else d.skills || d.optional_skills end)) then
+    v_blocker := jsonb_build_object('code', 'SKILL_NOT_AVAILABLE', 'message', format('%s is not a skill of this run', p_skill));
+  elsif r.agent_id is null then
+    -- A chat run has no agent: its checks start with the client's standing.
+    if not app_private.begin_delivery_context(r.client_id) then
+      v_blocker := jsonb_build_object('code', 'CLIENT_DISABLED', 'message', 'the API Client can no longer make requests');
+    else
+      v_blocker := app_private.skill_blocker(p_skill, r.subject ->> 'member_id');
+    end if;
   elsif v_pub is distinct from 'published' then
     v_blocker := jsonb_build_object('code', 'AGENT_NOT_PUBLISHED', 'message', format('%s is no longer published in the organization', r.agent_id));
   elsif not 'api_client' = any (d.accepted_principal_types) then

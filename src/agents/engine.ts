@@ -8,10 +8,10 @@ import type postgres from 'postgres';
 import type { Config } from '../config.ts';
 import { schemaErrors } from '../http/json-schema.ts';
 import { BUILTIN_AGENTS } from './builtins.ts';
-import { modelAgent } from './model.ts';
+import { chatAgent, modelAgent } from './model.ts';
 
 export interface RunRecord {
-  id: string; organization_id: string; client_id: string; kind: string; agent_id: string; engine: 'builtin' | 'model';
+  id: string; organization_id: string; client_id: string; kind: string; agent_id: string | null; engine: 'builtin' | 'model' | 'chat';
   input: Record<string, any>; subject: { member_id: string } | null; state: Record<string, any>; output_schema: object;
   tools: ToolSpec[]; conversation_id: string | null;
 }
@@ -51,7 +51,11 @@ export interface RunContext {
   availableTools(): Promise<ToolSpec[]>;
   progress(message: string, data?: Record<string, unknown>): Promise<void>;
   outputDelta(text: string): Promise<void>;
+  /** A chat run's working context: the compact projection of older turns and the messages since. */
+  conversation(): Promise<{ summary: string | null; messages: { role: 'user' | 'assistant'; content: Block[] }[] }>;
 }
+
+export type Block = { type: string; [k: string]: unknown };
 
 export type AgentImpl = (ctx: RunContext) => Promise<AgentStep>;
 
@@ -92,6 +96,10 @@ function contextFor(sql: postgres.Sql, config: Config, run: RunRecord): RunConte
       const [r] = await sql<{ tools: ToolSpec[] }[]>`select app_private.run_available_skills(${run.id}) as tools`;
       return r!.tools;
     },
+    async conversation() {
+      const [r] = await sql<{ c: Awaited<ReturnType<RunContext['conversation']>> }[]>`select app_private.chat_context(${run.id}) as c`;
+      return r!.c;
+    },
     progress: (message, data = {}) => note('run.progress', { message, ...data }),
     outputDelta: (text) => note('run.output.delta', { text }),
   };
@@ -113,7 +121,7 @@ export async function executeRun(sql: postgres.Sql, config: Config, runId: strin
   if (!run) return 'skipped';
   let step: AgentStep;
   try {
-    const impl: AgentImpl | undefined = run.engine === 'model' ? modelAgent : BUILTIN_AGENTS[run.agent_id];
+    const impl: AgentImpl | undefined = run.engine === 'chat' ? chatAgent : run.engine === 'model' ? modelAgent : BUILTIN_AGENTS[run.agent_id ?? ''];
     if (!impl) throw new RunFailure('AGENT_UNAVAILABLE', `${run.agent_id} has no implementation in this service`);
     step = await impl(contextFor(sql, config, run));
   } catch (e) {
@@ -123,7 +131,7 @@ export async function executeRun(sql: postgres.Sql, config: Config, runId: strin
     return settle(sql, runId, 'failed', error);
   }
   if ('action' in step) return settle(sql, runId, 'requires_action', step.action, step.state);
-  if (schemaErrors(`output:${run.agent_id}`, run.output_schema, step.done, '', 'AGENT_OUTPUT_INVALID').length) {
+  if (schemaErrors(`output:${run.agent_id ?? 'chat'}`, run.output_schema, step.done, '', 'AGENT_OUTPUT_INVALID').length) {
     return settle(sql, runId, 'failed', { code: 'AGENT_OUTPUT_INVALID', detail: 'the agent\'s output did not match its output_schema' });
   }
   return settle(sql, runId, 'succeeded', step.done);

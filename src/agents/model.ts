@@ -5,7 +5,7 @@
 // The prompt, the model's messages and the provider's credentials are never stored in the run, an
 // event or a log: the run keeps its input, tool summaries and the final text only.
 import type { Config } from '../config.ts';
-import { RunFailure, type AgentImpl, type RunContext, type ToolSpec } from './engine.ts';
+import { RunFailure, type AgentImpl, type Block, type RunContext, type ToolSpec } from './engine.ts';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -74,6 +74,32 @@ export async function converse(ctx: RunContext, history: ChatMessage[]): Promise
 
 export const modelAgent: AgentImpl = async (ctx) => {
   const text = await converse(ctx, [{ role: 'user', content: String(ctx.run.input.prompt ?? '') }]);
+  await ctx.outputDelta(text);
+  return { done: { text } };
+};
+
+/** A message's blocks as the text the model reads. */
+function blocksText(blocks: Block[]): string {
+  return blocks.map((b) => {
+    switch (b.type) {
+      case 'text': return String(b.text ?? '');
+      case 'data': return `[data${b.label ? ` ${String(b.label)}` : ''}] ${JSON.stringify(b.data)}`;
+      case 'file_reference': return `[file ${String(b.file_id)}]`;
+      case 'citation': return `[citation ${JSON.stringify(b.source)}] ${String(b.text ?? '')}`;
+      case 'error': return `[error ${String(b.code)}] ${String(b.message ?? '')}`;
+      default: return '';
+    }
+  }).join('\n');
+}
+
+/** A chat run: the conversation's working context (its compact projection first), then the model. */
+export const chatAgent: AgentImpl = async (ctx) => {
+  const { summary, messages } = await ctx.conversation();
+  const history: ChatMessage[] = [
+    ...(summary ? [{ role: 'system' as const, content: `Earlier turns of this conversation, compacted:\n${summary}` }] : []),
+    ...messages.map((m) => ({ role: m.role, content: blocksText(m.content) })),
+  ];
+  const text = await converse(ctx, history);
   await ctx.outputDelta(text);
   return { done: { text } };
 };

@@ -42,6 +42,25 @@ export interface ApiApprovals {
   version: number | null;
 }
 
+export interface ApiConversationMessages {
+  conversation_id: string | null;
+  doc: Json | null;
+  id: string | null;
+  organization_id: string | null;
+  seq: number | null;
+}
+
+export interface ApiConversations {
+  created_at: Timestamp | null;
+  doc: Json | null;
+  id: string | null;
+  organization_id: string | null;
+  status: string | null;
+  subject_member_id: string | null;
+  updated_at: Timestamp | null;
+  version: number | null;
+}
+
 export interface ApiFiles {
   content_type: string | null;
   created_at: Timestamp | null;
@@ -245,6 +264,8 @@ export interface ApiWebhookEndpoints {
 export interface DB {
   "api.agents": ApiAgents;
   "api.approvals": ApiApprovals;
+  "api.conversation_messages": ApiConversationMessages;
+  "api.conversations": ApiConversations;
   "api.files": ApiFiles;
   "api.integration_connections": ApiIntegrationConnections;
   "api.invoices": ApiInvoices;

@@ -40,6 +40,7 @@ export const EVENT_TYPES: EventType[] = [
   e('run.failed', ['createAgentRun', 'submitRunAction'], 'A run failed; the run\'s error says why.'),
   e('run.requires_action', ['createAgentRun', 'submitRunAction'], 'A run waits for your choice (submitRunAction).'),
   e('run.cancelled', ['cancelRun'], 'A run was cancelled; it lists the tool operations that completed.'),
+  e('conversation.message.created', ['createConversationMessage'], 'A message was added to one of your conversations: yours, or the assistant\'s reply when its run ended.', true, 'conversation_message'),
   e('file.ready', ['completeFileUpload'], 'An uploaded file passed its checks and can be downloaded.'),
   e('file.rejected', ['completeFileUpload'], 'An uploaded file failed its checks (the file shows why); it cannot be downloaded.'),
   e('file.archived', ['archiveFile'], 'A file was archived.'),

@@ -24,6 +24,7 @@ import { integrationOperations } from '../routes/integrations.ts';
 import { ticketOperations } from '../routes/tickets.ts';
 import { reportOperations, reportDownloadRoutes } from '../routes/reports.ts';
 import { agentOperations } from '../routes/agents.ts';
+import { conversationOperations } from '../routes/conversations.ts';
 import { fileOperations, fileTransferRoutes, UPLOAD_PATH, DOWNLOAD_PATH } from '../routes/files.ts';
 
 /** The route template of a capability URL (whatever the method), whose path is its secret. */
@@ -35,7 +36,7 @@ export const operations: Operation[] = [
   ...identityOperations, ...memberOperations, ...projectOperations, ...taskOperations, ...objectSchemaOperations,
   ...timeEntryOperations, ...approvalOperations, ...approvalDecisionRefusals, ...webhookOperations,
   ...invoiceOperations, ...integrationOperations, ...fileOperations, ...ticketOperations, ...reportOperations,
-  ...agentOperations,
+  ...agentOperations, ...conversationOperations,
 ];
 
 const BOOM_CODES: Record<number, ProblemCode> = {

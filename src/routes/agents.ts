@@ -99,7 +99,7 @@ export const agentOperations: Operation[] = [
     operationId: 'listRuns', method: 'GET', path: '/v1/runs', tag: 'Runs',
     summary: 'The calling client\'s runs, newest first',
     query: Joi.object({
-      kind: Joi.string().valid('agent', 'chat'),
+      kind: Joi.string().valid('agent'),
       status: Joi.string().valid('queued', 'running', 'requires_action', 'succeeded', 'failed', 'cancelled'),
       agent_id: Joi.string().pattern(/^agt_[a-z0-9_]{1,64}$/),
       conversation_id: idOf('cnv'),

@@ -48,7 +48,8 @@ export function getStatement(source: RawBuilder<unknown>, notFound: () => ApiErr
 
 export type ListView = 'api.members' | 'api.projects' | 'api.tasks' | 'api.time_entries' | 'api.approvals' | 'api.webhook_endpoints'
   | 'api.webhook_deliveries' | 'api.invoices' | 'api.integration_connections' | 'api.files'
-  | 'api.tickets' | 'api.ticket_messages' | 'api.reports' | 'api.report_results' | 'api.agents' | 'api.runs';
+  | 'api.tickets' | 'api.ticket_messages' | 'api.reports' | 'api.report_results' | 'api.agents' | 'api.runs'
+  | 'api.conversations' | 'api.conversation_messages';
 
 /** Keyset page over a view, in one statement with the request context (README "Adding an
  * endpoint"): `(sort expr, id)` compared with the cursor's last row, limit + 1 rows, and the

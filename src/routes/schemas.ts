@@ -305,7 +305,7 @@ export const schemas = {
   run: Joi.object({
     object: Joi.string().valid('run').required(),
     id: Joi.string().pattern(/^run_/).required(),
-    kind: Joi.string().valid('agent', 'chat').required(),
+    kind: Joi.string().valid('agent').required(),
     status: Joi.string().valid('queued', 'running', 'requires_action', 'succeeded', 'failed', 'cancelled').required(),
     agent_id: Joi.string().allow(null).required(),
     agent_version: Joi.string().allow(null).required(),
@@ -337,6 +337,40 @@ export const schemas = {
     started_at: timestamp.allow(null).required(),
     completed_at: timestamp.allow(null).required(),
   }).label('Run'),
+
+  conversation: Joi.object({
+    object: Joi.string().valid('conversation').required(),
+    id: Joi.string().pattern(/^cnv_/).required(),
+    title: Joi.string().allow(null).required(),
+    status: Joi.string().valid('active', 'archived').required(),
+    subject: Joi.object({ member_id: Joi.string().required() }).allow(null).required().description('fixed for the conversation\'s life'),
+    metadata: Joi.object().unknown(true).required(),
+    message_count: Joi.number().integer().required(),
+    working_context: Joi.object({
+      from_message: Joi.number().integer().required().description('the position of the first message the model still sees'),
+      messages: Joi.number().integer().required().description('how many messages the model sees in full'),
+      compacted: Joi.boolean().required().description('older turns are summarized in a compact projection'),
+      cleared_at: timestamp.allow(null).required(),
+      expired_at: timestamp.allow(null).required(),
+      expires_at: timestamp.required().description('30 days after the last activity, the working context expires (the history stays)'),
+    }).required(),
+    last_activity_at: timestamp.required(),
+    created_at: timestamp.required(),
+    updated_at: timestamp.required(),
+    archived_at: timestamp.allow(null).required(),
+  }).label('Conversation'),
+
+  conversationMessage: Joi.object({
+    object: Joi.string().valid('conversation_message').required(),
+    id: Joi.string().pattern(/^msg_/).required(),
+    conversation_id: Joi.string().pattern(/^cnv_/).required(),
+    role: Joi.string().valid('user', 'assistant').required(),
+    content: Joi.array().items(Joi.object({
+      type: Joi.string().valid('text', 'data', 'file_reference', 'citation', 'error').required(),
+    }).unknown(true)).required().description('blocks: text {text}, data {data, label?}, file_reference {file_id}, citation {text, source {type, id}}, error {code, message}'),
+    run_id: Joi.string().allow(null).required().description('for an assistant message, the chat run that wrote it'),
+    created_at: timestamp.required(),
+  }).label('ConversationMessage'),
 
   reportRun: Joi.object({
     object: Joi.string().valid('report_run').required(),

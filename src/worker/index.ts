@@ -14,6 +14,7 @@
 //   agent_run       (one per queued run: created, or answered through submitRunAction): the agent,
 //                   every tool call checked and audited in SQL as the run's client (src/agents/engine.ts);
 //   run_purge       (hourly, crontab): output and events of runs finished longer ago than the retention;
+//   conversation_expire (daily, crontab): working contexts idle for 30 days start afresh (history kept);
 //   ticket_reply_email (one per reply): the reply and its attachments to the requester, by SMTP;
 //                   the outcome on the message (sent, or failed when refused or out of attempts).
 // A timer re-queues attempts whose worker died mid-flight (their lease ran out).
@@ -240,6 +241,7 @@ export async function startWorker(config: Config,
       await executeRun(sql, config, (payload as { run_id: string }).run_id,
         { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
     },
+    conversation_expire: async () => { await sql`select control.expire_conversation_contexts(interval '30 days')`; },
     run_purge: async () => { await sql`select control.purge_expired_runs(make_interval(secs => ${config.agents.runRetentionSeconds}))`; },
     ticket_reply_email: async (payload, helpers) => {
       await sendTicketReply(sql, mailer, (payload as { message_id: string }).message_id,
@@ -267,7 +269,7 @@ export async function startWorker(config: Config,
         pollInterval: opts.pollInterval ?? 2000,
         logger: graphileLogger(log),
         taskList,
-        crontab: '17 3 * * * webhook_purge ?max=3\n7 * * * * token_purge ?max=3\n37 * * * * upload_purge ?max=3\n47 * * * * report_purge ?max=3\n27 * * * * run_purge ?max=3\n',
+        crontab: '17 3 * * * webhook_purge ?max=3\n7 * * * * token_purge ?max=3\n37 * * * * upload_purge ?max=3\n47 * * * * report_purge ?max=3\n27 * * * * run_purge ?max=3\n57 4 * * * conversation_expire ?max=3\n',
         // Fetch jobs in batches and complete them in batches: far fewer round trips per event.
         // (Measured in bench/webhooks.ts: steady p50 21 ms with the local queue, 543 ms without.)
         preset: { worker: { localQueue: { size: config.worker.concurrency * 2 }, completeJobBatchDelay: 0, failJobBatchDelay: 0,

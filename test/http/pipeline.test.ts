@@ -368,6 +368,8 @@ t.test('OpenAPI, docs, health', async (t) => {
     'listFiles', 'getFile', 'createFileUpload', 'completeFileUpload', 'createFileDownload', 'archiveFile',
     'listReports', 'getReport', 'createReportRun', 'getReportRun', 'getReportResults', 'createReportDownload',
     'listAgents', 'getAgent', 'checkAgentReadiness', 'createAgentRun', 'listRuns', 'getRun', 'streamRunEvents', 'submitRunAction', 'cancelRun',
+    'createConversation', 'listConversations', 'getConversation', 'listConversationMessages', 'createConversationMessage',
+    'archiveConversation', 'clearConversationContext',
     'listTickets', 'createTicket', 'getTicket', 'updateTicket', 'listTicketMessages', 'createTicketMessage', 'transitionTicket',
   ].sort(), 'exactly the implemented operations');
 
