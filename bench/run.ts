@@ -5,7 +5,7 @@
 // Env: DATABASE_URL (a server to use; else an embedded PostgreSQL under .data/pg-bench),
 // BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 20), BENCH_PORT (default 3999),
 // BENCH_SERVER_NODE_OPTIONS (passed to the server as NODE_OPTIONS, e.g. "--cpu-prof --cpu-prof-dir=bench/results").
-// BENCH_ONLY (comma-separated parts to run: core, tasks, scale, time, invoices, files, tickets, reports, agents, ratio, webhooks, soak; default all; scale needs tasks;
+// BENCH_ONLY (comma-separated parts to run: core, tasks, scale, time, invoices, files, tickets, reports, agents, conversations, ratio, webhooks, soak; default all; scale needs tasks;
 // ratio measures what tasks, time and invoices seeded). BENCH_RATIO_CONNECTIONS/ROUNDS/DURATION: the ratio part's wrk and pgbench.
 // BENCH_SOAK_MINUTES (default 10): length of the soak part.
 // BENCH_INVOICES_ANALYZE=0 skips the ANALYZE bench/invoices.ts runs after its createInvoice warm-up.
@@ -30,6 +30,7 @@ import { runFileBench } from './files.ts';
 import { runTicketBench } from './tickets.ts';
 import { runReportBench } from './reports.ts';
 import { runAgentBench } from './agents.ts';
+import { BENCH_MODEL_ENV, runConversationBench, startScriptedModel } from './conversations.ts';
 
 const DATABASE = 'svc_bench';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -134,6 +135,7 @@ async function startServer(url: string): Promise<void> {
     RATE_LIMIT_REQUESTS: '1000000000',
     DB_POOL_SIZE: '20',
     ...BENCH_WEBHOOK_ENV,
+    ...BENCH_MODEL_ENV,
   };
   if (process.env.BENCH_SERVER_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_SERVER_NODE_OPTIONS;
   // Its own process group, so stopping it reaches npx, tsx and the node process that serves.
@@ -267,6 +269,8 @@ async function main(): Promise<number> {
   log(`seeding ${OTHER_ORGS + 1} organizations x ${MEMBERS_PER_ORG} members`);
   const client = await seed(url);
   log(`starting the server on ${BASE}`);
+  const model = await startScriptedModel();
+  model.unref();
   await startServer(url);
   const token = await fetchToken(client);
   const bearer = { authorization: `Bearer ${token}` };
@@ -278,7 +282,7 @@ async function main(): Promise<number> {
     { name: 'POST /oauth/token', path: '/oauth/token', method: 'POST', body: TOKEN_FORM,
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client) } },
   ];
-  const only = new Set((process.env.BENCH_ONLY ?? 'core,tasks,scale,time,invoices,files,tickets,reports,agents,ratio,webhooks,soak').split(',').map((x) => x.trim()));
+  const only = new Set((process.env.BENCH_ONLY ?? 'core,tasks,scale,time,invoices,files,tickets,reports,agents,conversations,ratio,webhooks,soak').split(',').map((x) => x.trim()));
   const rows: Row[] = [];
   for (const t of only.has('core') ? targets : []) {
     await check(t);
@@ -323,6 +327,10 @@ async function main(): Promise<number> {
     ? await runAgentBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP,
       serverGroup: server?.pid })
     : skipped;
+  // Issue 18 (conversations): bench/conversations.ts, message → reply stored with a scripted model on loopback.
+  const conversations = only.has('conversations')
+    ? await runConversationBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
+    : skipped;
   // Issue 21: each request next to pgbench replaying its own SQL (bench/ratio.ts), over what the parts above seeded.
   const ratio = only.has('ratio') ? await runRatioBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP },
     await ratioCases(token)) : skipped;
@@ -338,14 +346,14 @@ async function main(): Promise<number> {
       `Node ${process.version}, ${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB.`,
     '',
   ].join('\n');
-  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + scale.markdown + '\n' + time.markdown + '\n' + invoices.markdown + '\n' + files.markdown + '\n' + tickets.markdown + '\n' + reports.markdown + '\n' + agents.markdown + '\n' + ratio.markdown + '\n' + webhooks.markdown + '\n' + soak.markdown;
+  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + scale.markdown + '\n' + time.markdown + '\n' + invoices.markdown + '\n' + files.markdown + '\n' + tickets.markdown + '\n' + reports.markdown + '\n' + agents.markdown + '\n' + conversations.markdown + '\n' + ratio.markdown + '\n' + webhooks.markdown + '\n' + soak.markdown;
   process.stdout.write('\n' + text);
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.md', text);
   log('table written to bench/results/latest.md');
 
   const bad = rows.filter((r) => r.result.non2xx > 0 || r.result.errors > 0 || r.result.timeouts > 0);
-  const failed = [...bad.map((r) => r.name), ...tasks.failed, ...scale.failed, ...time.failed, ...invoices.failed, ...files.failed, ...tickets.failed, ...reports.failed, ...agents.failed, ...webhooks.failed, ...soak.failed];
+  const failed = [...bad.map((r) => r.name), ...tasks.failed, ...scale.failed, ...time.failed, ...invoices.failed, ...files.failed, ...tickets.failed, ...reports.failed, ...agents.failed, ...conversations.failed, ...webhooks.failed, ...soak.failed];
   if (failed.length) {
     log(`FAILED: non-2xx responses or errors for ${failed.join(', ')}`);
     return 1;

@@ -1049,27 +1049,7 @@ begin
 end
 $$;
 
-create or replace function app_private.event_resource_visible(p_type text, p_resource_type text, p_resource_id text) returns boolean
-language sql stable security definer
-set search_path = pg_catalog
-as $$
-  select case p_resource_type
-    when 'project' then exists (select from api.projects v where v.id = p_resource_id)
-    when 'task' then exists (select from api.tasks v where v.id = p_resource_id)
-    when 'time_entry' then case when p_type = 'time_entry.deleted' then app_private.may_read_time_entries()
-                                else exists (select from api.time_entries v where v.id = p_resource_id and v.deleted_at is null) end
-    when 'approval' then exists (select from api.approvals v where v.id = p_resource_id)
-    when 'webhook_endpoint' then exists (select from api.webhook_endpoints v where v.id = p_resource_id)
-    when 'integration_connection' then exists (select from api.integration_connections v where v.id = p_resource_id)
-    when 'invoice' then exists (select from api.invoices v where v.id = p_resource_id)
-    when 'payment' then exists (select from app.payments p where p.id = p_resource_id)
-    when 'file' then exists (select from api.files v where v.id = p_resource_id)
-    when 'ticket' then exists (select from api.tickets v where v.id = p_resource_id)
-    when 'ticket_message' then exists (select from app.ticket_messages m where m.id = p_resource_id)
-    when 'report_run' then exists (select from api.report_runs v where v.id = p_resource_id)
-    when 'run' then exists (select from api.runs v where v.id = p_resource_id)
-    else false end
-$$;
+/* Runs are visible to webhook subscriptions of their client: app_private.event_resource_visible ('run'), in 20261126000200. */
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'restore a backup taken before 20261126000100'); end $$;
