@@ -253,7 +253,14 @@ async function streamRunEvents(ctx: StreamContext): Promise<import('@hapi/hapi')
     finish();
   } else {
     if (first.length === STREAM_BATCH) dirty = true;
-    heartbeat = setInterval(() => { if (!ended) out.write(': ping\n\n'); }, app.config.agents.streamHeartbeatMs);
+    // Each heartbeat also reads (with the token checked again), so an idle stream of a revoked
+    // client or an expired token ends within one heartbeat.
+    heartbeat = setInterval(() => {
+      if (ended) return;
+      out.write(': ping\n\n');
+      dirty = true;
+      void pump();
+    }, app.config.agents.streamHeartbeatMs);
     request.raw.res.once('close', finish);
     void pump();
   }

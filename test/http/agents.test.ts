@@ -481,6 +481,12 @@ t.test('the event stream: a real SSE client, replay, Last-Event-ID, heartbeats, 
   const until = Date.now() + 5000;
   while (!got.includes(': ping') && Date.now() < until) got += new TextDecoder().decode((await reader.read()).value);
   t.match(got, /: ping\n\n/);
+  // The client is disabled: the idle stream ends at its next heartbeat.
+  await a.cli('client', 'disable', '--client', p.id);
+  let ended = false;
+  const deadline = Date.now() + 5000;
+  while (!ended && Date.now() < deadline) ended = (await reader.read()).done;
+  t.ok(ended, 'the stream of a disabled client ends');
   ctrl.abort();
   t.ok(a.app.runEvents.streams <= 1);
 });
