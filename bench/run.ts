@@ -4,7 +4,8 @@
 //
 // Env: DATABASE_URL (a server to use; else an embedded PostgreSQL under .data/pg-bench),
 // BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 20), BENCH_PORT (default 3999),
-// BENCH_SERVER_NODE_OPTIONS (passed to the server as NODE_OPTIONS, e.g. "--cpu-prof --cpu-prof-dir=bench/results").
+// BENCH_SERVER_NODE_ARGS (node flags for the server, before its script: e.g. "--cpu-prof --cpu-prof-dir=bench/results/prof";
+// Node 20 refuses --cpu-prof in NODE_OPTIONS).
 // BENCH_ONLY (comma-separated parts to run: core, tasks, scale, time, invoices, files, tickets, reports, agents, conversations, ratio, webhooks, soak; default all; scale needs tasks;
 // ratio measures what tasks, time and invoices seeded). BENCH_RATIO_CONNECTIONS/ROUNDS/DURATION: the ratio part's wrk and pgbench.
 // BENCH_SOAK_MINUTES (default 10): length of the soak part.
@@ -137,9 +138,9 @@ async function startServer(url: string): Promise<void> {
     ...BENCH_WEBHOOK_ENV,
     ...BENCH_MODEL_ENV,
   };
-  if (process.env.BENCH_SERVER_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_SERVER_NODE_OPTIONS;
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
   // Its own process group, so stopping it reaches npx, tsx and the node process that serves.
-  server = spawn('npx', ['tsx', 'src/main.ts'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  server = spawn('npx', ['tsx', ...nodeArgs, 'src/main.ts'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   const keep = (chunk: Buffer) => { serverLog = (serverLog + chunk.toString()).slice(-8000); };
   server.stdout!.on('data', keep);
   server.stderr!.on('data', keep);

@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import { Kysely, type Transaction } from 'kysely';
+import { Kysely, type CompiledQuery, type Transaction } from 'kysely';
 import { PostgresJSDialect } from 'kysely-postgres-js';
 import type { DB } from './schema.ts';
 import type { Config } from '../config.ts';
@@ -15,6 +15,9 @@ export interface Database {
   stats: () => { size: number; inUse: number; waiting: number; unreachable: boolean };
   /** True while the database is known to be unreachable (requests fail fast). */
   unreachable: () => boolean;
+  /** One autocommit statement on the pool, without reserving a connection (the one-statement
+   * reads): same breaker, deadline for a free connection and prepared statements as `db`. */
+  query: <R = Record<string, any>>(compiled: CompiledQuery) => Promise<R[]>;
   close: () => Promise<void>;
 }
 
@@ -69,6 +72,40 @@ function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: nu
       };
     },
     end: () => sql.end({ timeout: 5 }),
+  };
+}
+
+/** A statement sent through the pool (no reservation, which costs a postgres.js Sql object per
+ * call): while it waits for a connection it is bounded by the acquire deadline, as a reservation is;
+ * once sent (postgres.js sets `state`), only statement_timeout bounds it. */
+function pooledQuery(sql: postgres.Sql, counts: { inUse: number; waiting: number }, prepare: boolean,
+  deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker) {
+  return async <R>(compiled: CompiledQuery): Promise<R[]> => {
+    const admitted = breaker.admit();
+    if (admitted === 'reject') throw unavailable();
+    const ms = admitted === 'probe' ? deadlines.connectMs : deadlines.acquireMs;
+    const q = sql.unsafe(compiled.sql, compiled.parameters as postgres.ParameterOrJSON<never>[], { prepare });
+    let late = false;
+    const timer = setTimeout(() => {
+      if ((q as unknown as { state?: unknown }).state) return;
+      late = true;
+      void q.cancel();
+    }, ms);
+    counts.inUse++;
+    try {
+      const rows = await q;
+      breaker.succeeded();
+      return rows as unknown as R[];
+    } catch (e) {
+      if (late) throw Object.assign(new Error(`no database connection became free within ${ms} ms`), { code: 'DB_POOL_TIMEOUT' });
+      if (isConnectionFailure(e)) breaker.failed();
+      else breaker.succeeded();
+      throw e;
+    } finally {
+      clearTimeout(timer);
+      counts.inUse--;
+      if (admitted === 'probe') breaker.released();
+    }
   };
 }
 
@@ -128,6 +165,7 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
   });
   return {
     db, sql,
+    query: pooledQuery(sql, counts, prepare, deadlines, breaker),
     stats: () => ({ size: max, ...counts, unreachable: breaker.open }),
     unreachable: () => breaker.open,
     // postgres.js can wait forever for idle connections to end (porsager/postgres#925): bound it.

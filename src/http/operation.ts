@@ -267,6 +267,8 @@ export function requestIdOf(request: Request): string {
   return (request.app as { requestId?: string }).requestId ?? 'req_unknown';
 }
 
+type Begun = { outcome: string; organization_id: string; svc_roles: Role[]; principal: Record<string, unknown> };
+
 export function toRoute(op: Operation, app: AppContext): ServerRoute {
   const routeTemplate = op.path;
   return {
@@ -293,10 +295,12 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             ? fn(app.database.db as unknown as Tx)
             : app.database.db.transaction().execute(fn);
           const begin = async (tx: Tx) => {
-            const { rows: [begun] } = await sql<{ outcome: string; organization_id: string; svc_roles: Role[]; principal: Record<string, unknown> }>`
+            const statement = sql<Begun>`
               select * from api.begin_request(${claims.organizationId}, ${claims.token}, ${op.roles ? `{${op.roles.join(',')}}` : null}::text[],
-                ${!op.principalOnly})`
-              .execute(tx);
+                ${!op.principalOnly})`;
+            const [begun] = op.principalOnly
+              ? await app.database.query<Begun>(statement.compile(app.database.db))
+              : (await statement.execute(tx)).rows;
             if (!begun || begun.outcome !== 'ok') throw outcomeError(op, begun?.outcome);
             const principal: Principal = {
               clientId: claims.clientId, organizationId: begun.organization_id, roles: begun.svc_roles, doc: begun.principal,
@@ -357,13 +361,13 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             // statement's own transaction, and the query's rows wait for READY (an InitPlan over
             // request_checks), so nothing is read before the context and the checks exist. The
             // query is gated here as well, so a route that forgot READY still runs its checks first.
-            const { rows: [row] } = await sql<Record<string, any>>`
+            const [row] = await app.database.query(sql<Record<string, any>>`
               with request as materialized (
                      select * from api.begin_request(${claims.organizationId}, ${claims.token}, ${op.roles ? `{${op.roles.join(',')}}` : null}::text[])),
                    request_checks as materialized (select ${checks} from request where request.outcome = 'ok')
               select request.outcome as request_outcome, r.*
                 from request left join lateral (select true as found, q.* from (${plan.query}) q where ${READY}) r on true`
-              .execute(app.database.db);
+              .compile(app.database.db));
             if (row?.request_outcome !== 'ok') throw outcomeError(op, row?.request_outcome);
             const out = plan.respond(row.found ? row : undefined);
             const headers: Record<string, string> = { ...(out.headers ?? {}) };
