@@ -1197,7 +1197,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The run's events as text/event-stream (WHATWG): each with `id` (the run's sequence), `event` (its type) and `data` (JSON: id, type, created_at, data); `Last-Event-ID` resumes after that event; `: ping` comments keep an idle stream open; the stream ends after run.completed, run.failed or run.cancelled */
+        /** The run's events as text/event-stream (WHATWG): each with `id` (the run's sequence), `event` (its type) and `data` (JSON: id, type, created_at, data); `Last-Event-ID` resumes after that event; `: ping` comments keep an idle stream open; the stream ends after run.completed, run.failed or run.cancelled; resuming after the last event of a finished run answers 204 (an EventSource then stops reconnecting) */
         get: operations["streamRunEvents"];
         put?: never;
         post?: never;
@@ -18257,7 +18257,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The event stream */
+            /** @description The event stream (204: nothing after Last-Event-ID, and the run has finished) */
             200: {
                 headers: {
                     RateLimit?: string;
@@ -18267,6 +18267,15 @@ export interface operations {
                 content: {
                     "text/event-stream": string;
                 };
+            };
+            /** @description The event stream (204: nothing after Last-Event-ID, and the run has finished) */
+            204: {
+                headers: {
+                    RateLimit?: string;
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description INVALID_REQUEST */
             400: {

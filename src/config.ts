@@ -52,6 +52,8 @@ export interface AgentsConfig {
   runRetentionSeconds: number;
   /** Comment lines on idle event streams, so proxies keep them open. */
   streamHeartbeatMs: number;
+  /** Event streams one client may hold open at once in this process (each holds a socket and reads at every heartbeat). */
+  streamsPerClient: number;
 }
 
 export interface FilesConfig {
@@ -192,6 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxModelSteps: int(env, 'SVC_MODEL_MAX_STEPS', 8),
       runRetentionSeconds: int(env, 'SVC_RUN_RETENTION_SECONDS', 30 * 86_400),
       streamHeartbeatMs: int(env, 'SVC_STREAM_HEARTBEAT_MS', 15_000),
+      streamsPerClient: int(env, 'SVC_STREAMS_PER_CLIENT', 25),
     },
     files: {
       publicUrl: env.SVC_PUBLIC_URL?.replace(/\/+$/, '') || undefined,

@@ -14,6 +14,7 @@ export interface RunSubscriber {
 
 export class RunEventHub {
   private readonly subscribers = new Map<string, Set<RunSubscriber>>();
+  private readonly perClient = new Map<string, number>();
   private listening?: Promise<unknown>;
   private closed = false;
 
@@ -35,6 +36,21 @@ export class RunEventHub {
       throw e;
     }
     return unsubscribe;
+  }
+
+  /** Counts an open stream of a client against `limit` (in this process): the release function, or
+   * undefined when the client already has `limit` streams open. */
+  admit(clientId: string, limit: number): (() => void) | undefined {
+    const n = this.perClient.get(clientId) ?? 0;
+    if (n >= limit) return undefined;
+    this.perClient.set(clientId, n + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.perClient.get(clientId) ?? 1) - 1;
+      if (left > 0) this.perClient.set(clientId, left); else this.perClient.delete(clientId);
+    };
   }
 
   get streams(): number {

@@ -109,7 +109,7 @@ export function buildOpenApi(ops: Operation[], info: { serverUrl?: string } = {}
         ...Object.fromEntries([op.response.status, ...(op.response.also ?? [])].map((status) => [String(status), {
           description: op.response.description,
           headers: responseHeaders,
-          ...(op.response.schema || op.response.mediaType
+          ...(status !== 204 && (op.response.schema || op.response.mediaType)
             ? { content: { [op.response.mediaType ?? 'application/json']: { schema: op.response.schema ? toSchema(op.response.schema) : {} } } }
             : {}),
         }])),

@@ -145,6 +145,7 @@ export interface Operation {
 }
 
 export interface StreamContext<P = any, Q = any> {
+  clientId: string;
   params: P;
   query: Q;
   app: AppContext;
@@ -340,7 +341,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             const { params, query } = await read(async () => ({
               params: validate(op.params, request.params, 'params'), query: validate(op.query, request.query, 'query'),
             }));
-            return await op.stream({ params, query, app, request, h, headers: rateHeaders, read });
+            return await op.stream({ clientId: claims.clientId, params, query, app, request, h, headers: rateHeaders, read });
           }
           if (op.statement) {
             let plan: ReadStatement;

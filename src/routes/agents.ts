@@ -130,9 +130,9 @@ export const agentOperations: Operation[] = [
   },
   {
     operationId: 'streamRunEvents', method: 'GET', path: '/v1/runs/{run_id}/events', tag: 'Runs', params: runParams,
-    summary: 'The run\'s events as text/event-stream (WHATWG): each with `id` (the run\'s sequence), `event` (its type) and `data` (JSON: id, type, created_at, data); `Last-Event-ID` resumes after that event; `: ping` comments keep an idle stream open; the stream ends after run.completed, run.failed or run.cancelled',
+    summary: 'The run\'s events as text/event-stream (WHATWG): each with `id` (the run\'s sequence), `event` (its type) and `data` (JSON: id, type, created_at, data); `Last-Event-ID` resumes after that event; `: ping` comments keep an idle stream open; the stream ends after run.completed, run.failed or run.cancelled; resuming after the last event of a finished run answers 204 (an EventSource then stops reconnecting)',
     errors: ['RUN_NOT_FOUND', 'RUN_OUTPUT_EXPIRED'],
-    response: { status: 200, description: 'The event stream', mediaType: 'text/event-stream', schema: Joi.string() },
+    response: { status: 200, also: [204], description: 'The event stream (204: nothing after Last-Event-ID, and the run has finished)', mediaType: 'text/event-stream', schema: Joi.string() },
     stream: streamRunEvents,
   },
   {
@@ -183,17 +183,34 @@ interface EventRow { seq: number; type: string; data: unknown; created_at: strin
 /** WHATWG server-sent events from the run's durable log: replay after Last-Event-ID, then wake-ups
  * from the process's one listener; no connection is held while the stream is idle. */
 async function streamRunEvents(ctx: StreamContext): Promise<import('@hapi/hapi').ResponseObject> {
-  const { app, request, h, params } = ctx;
+  const { app, request, params } = ctx;
   const runId: string = params.run_id;
   const raw = header(request, 'last-event-id')?.trim();
   if (raw && !/^\d{1,9}$/.test(raw)) {
     throw new ApiError('INVALID_REQUEST', 'Last-Event-ID must be the id of an event of this stream',
       { errors: [{ pointer: '/headers/last-event-id', detail: 'not an event id of this stream', code: 'INVALID_REQUEST' }] });
   }
-  let after = raw ? Number(raw) : 0;
+  const after = raw ? Number(raw) : 0;
   const read = (from: number) => ctx.read(async (tx) => (await sql<EventRow>`
     select * from api.run_events_after(${runId}, ${from}::integer, ${STREAM_BATCH}::integer)`.execute(tx)).rows);
 
+  const leave = app.runEvents.admit(ctx.clientId, app.config.agents.streamsPerClient);
+  if (!leave) {
+    throw new ApiError('RATE_LIMITED', `at most ${app.config.agents.streamsPerClient} event streams of one client may be open at once; close one first`,
+      { headers: { 'Retry-After': '5' } });
+  }
+  try {
+    return await openRunEventStream(ctx, read, after, leave);
+  } catch (e) {
+    leave();
+    throw e;
+  }
+}
+
+async function openRunEventStream(ctx: StreamContext, read: (from: number) => Promise<EventRow[]>, after: number,
+  leave: () => void): Promise<import('@hapi/hapi').ResponseObject> {
+  const { app, request, h } = ctx;
+  const runId: string = ctx.params.run_id;
   const out = new PassThrough();
   let ended = false;
   let busy = false;
@@ -205,6 +222,7 @@ async function streamRunEvents(ctx: StreamContext): Promise<import('@hapi/hapi')
     ended = true;
     clearInterval(heartbeat);
     unsubscribe();
+    leave();
     out.end();
   };
   const write = (rows: EventRow[]) => {
@@ -248,6 +266,18 @@ async function streamRunEvents(ctx: StreamContext): Promise<import('@hapi/hapi')
     throw e;
   }
   busy = false;
+  if (first.length === 0 && after > 0 && await ctx.read(async (tx) => (await sql<{ finished: boolean }>`
+    select doc->>'status' in ('succeeded', 'failed', 'cancelled') as finished from api.run_get(${runId})`.execute(tx)).rows[0]?.finished)) {
+    // Resumed after the last event of a finished run: 204 tells an EventSource not to reconnect
+    // (WHATWG HTML, server-sent events); a 200 that ends at once would be reconnected to forever.
+    unsubscribe();
+    leave();
+    const done = h.response().code(204);
+    for (const [k, v] of Object.entries(ctx.headers)) done.header(k, v);
+    return done;
+  }
+  // A client gone before the first write ends the stream too (no heartbeat left behind).
+  request.raw.res.once('close', finish);
   out.write(`retry: 2000\n\n`);
   if (write(first)) {
     finish();
@@ -261,8 +291,8 @@ async function streamRunEvents(ctx: StreamContext): Promise<import('@hapi/hapi')
       dirty = true;
       void pump();
     }, app.config.agents.streamHeartbeatMs);
-    request.raw.res.once('close', finish);
-    void pump();
+    if (request.raw.res.destroyed || request.raw.req.destroyed) finish();
+    else void pump();
   }
   // No compression: a gzip stream would hold events back until its buffer fills.
   (request.info as { acceptEncoding: string | null }).acceptEncoding = 'identity';

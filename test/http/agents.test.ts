@@ -230,6 +230,23 @@ t.test('the state machine and terminal immutability hold in SQL for every writer
   })), 'RUN_ALREADY_TERMINAL');
 });
 
+t.test('task triage for a Manager-only client: a skill needs one of its Roles (tasks are read by member or manager)', async (t) => {
+  const { a, p } = await world(t);
+  const tasks = await triageProject(a, p.token);
+  const manager = await a.token(await a.createClient(p.orgId, { roles: 'manager', license: 'manager' }));
+  const ready = await a.request({ method: 'POST', url: '/v1/agents/agt_task_triage/readiness', token: manager,
+    payload: { input: { project_id: tasks.project } } });
+  t.equal(ready.statusCode, 200);
+  t.match(ready.json, { ready: true, blockers: [] });
+  t.ok(ready.json.skills.every((s: any) => s.available), 'every skill is available');
+  const run = (await startRun(a, manager, 'agt_task_triage', { input: { project_id: tasks.project } })).json;
+  t.equal(await executeRun(a.admin, a.config, run.id), 'requires_action');
+  t.equal((await getRun(a, manager, run.id)).required_action.proposals.length, 3, 'the three tasks needing attention');
+  // A client with neither Role still gets ROLE_REQUIRED (finance only).
+  const finance = await a.token(await a.createClient(p.orgId, { roles: 'finance', license: 'manager' }));
+  assertProblem(t, await startRun(a, finance, 'agt_task_triage', { input: { project_id: tasks.project } }), 403, 'ROLE_REQUIRED');
+});
+
 t.test('task triage: proposals, requires_action, choices, tool-call checks as the client, cancel', async (t) => {
   const { a, p } = await world(t);
   const tasks = await triageProject(a, p.token);
@@ -466,6 +483,16 @@ t.test('the event stream: a real SSE client, replay, Last-Event-ID, heartbeats, 
   const text = await res.text();
   t.match(text, /^retry: 2000\n\nid: 6\nevent: run\.started\ndata: \{.*\}\n\nid: 7\nevent: run\.completed\n/);
   t.notMatch(text, /id: 5\n/);
+  // Resumed after the last event of a finished run: 204, so an EventSource stops reconnecting.
+  const over = await fetch(`${base}/v1/runs/${run.id}/events`, { headers: { authorization: `Bearer ${p.token}`, 'last-event-id': '7' } });
+  t.equal(over.status, 204, 'nothing after the terminal event: 204');
+  t.equal(await over.text(), '');
+  const es = new EventSource(`${base}/v1/runs/${run.id}/events`, {
+    fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${p.token}`, 'last-event-id': '7' } }),
+  });
+  await new Promise<void>((resolve) => { es.onerror = () => resolve(); });
+  t.equal(es.readyState, EventSource.CLOSED, 'an EventSource given 204 closes for good');
+  es.close();
   const bad = await fetch(`${base}/v1/runs/${run.id}/events`, { headers: { authorization: `Bearer ${p.token}`, 'last-event-id': 'abc' } });
   t.equal(bad.status, 400);
 
@@ -490,3 +517,38 @@ t.test('the event stream: a real SSE client, replay, Last-Event-ID, heartbeats, 
   ctrl.abort();
   t.ok(a.app.runEvents.streams <= 1);
 });
+
+t.test('event streams: one client holds at most SVC_STREAMS_PER_CLIENT open at once (429 RATE_LIMITED)', async (t) => {
+  const { a, p } = await world(t, { SVC_STREAMS_PER_CLIENT: '1' });
+  const live = await createServer({ ...a.app, config: { ...a.app.config, port: 0, host: '127.0.0.1' } });
+  await live.start();
+  t.teardown(() => live.stop({ timeout: 1000 }));
+  const base = live.info.uri;
+  const run = (await startRun(a, p.token, 'agt_echo', { input: { message: 'one' } })).json;
+  const ctrl = new AbortController();
+  const first = await fetch(`${base}/v1/runs/${run.id}/events`, { headers: { authorization: `Bearer ${p.token}` }, signal: ctrl.signal });
+  t.equal(first.status, 200);
+  const second = await fetch(`${base}/v1/runs/${run.id}/events`, { headers: { authorization: `Bearer ${p.token}` } });
+  t.equal(second.status, 429);
+  t.match(second.headers.get('content-type'), /^application\/problem\+json/);
+  t.equal(second.headers.get('retry-after'), '5');
+  t.equal((await second.json() as any).code, 'RATE_LIMITED');
+  // Another client is not affected.
+  const other = await a.principal('member,manager', { org: p.orgId });
+  const mine = (await startRun(a, other.token, 'agt_echo', { input: { message: 'two' } })).json;
+  const theirs = await fetch(`${base}/v1/runs/${mine.id}/events`, { headers: { authorization: `Bearer ${other.token}` }, signal: ctrl.signal });
+  t.equal(theirs.status, 200);
+  ctrl.abort();
+  // Closed streams free their place.
+  let again = 0;
+  for (const until = Date.now() + 5000; Date.now() < until;) {
+    const c2 = new AbortController();
+    const r = await fetch(`${base}/v1/runs/${run.id}/events`, { headers: { authorization: `Bearer ${p.token}` }, signal: c2.signal });
+    again = r.status;
+    c2.abort();
+    if (again === 200) break;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  t.equal(again, 200, 'a new stream once the first is closed');
+});
+
