@@ -20,8 +20,8 @@ const missingTime: AgentImpl = async (ctx) => {
   return { done: { from, to, members: r.data.members } };
 };
 
-interface AttentionTask { id: string; status: string; overdue: boolean; open_predecessors: number; transitions: string[]; assignee_member_ids: string[] }
-type ProposalBody = { task_id: string; reason: string } & ({ kind: 'transition'; transition: string } | { kind: 'assign'; assignee_member_ids: string[] });
+interface AttentionTask { id: string; status: string; overdue: boolean; open_predecessors: number; transitions: string[]; assignee_member_ids: string[]; version: number }
+type ProposalBody = { task_id: string; reason: string } & ({ kind: 'transition'; transition: string } | { kind: 'assign'; assignee_member_ids: string[]; expected_version: number });
 type Proposal = ProposalBody & { id: string };
 
 /** Proposals from the tasks needing attention: block a task waiting on unfinished predecessors,
@@ -36,7 +36,7 @@ function triageProposals(tasks: AttentionTask[], manager: string | null): Propos
       add({ kind: 'transition', task_id: t.id, transition: 'block', reason: `${t.open_predecessors} predecessor(s) not finished` });
     }
     if (t.overdue && t.assignee_member_ids.length === 0 && manager) {
-      add({ kind: 'assign', task_id: t.id, assignee_member_ids: [manager], reason: 'overdue and unassigned: to the project\'s manager' });
+      add({ kind: 'assign', task_id: t.id, assignee_member_ids: [manager], expected_version: t.version, reason: 'overdue and unassigned: to the project\'s manager' });
     }
   }
   return out;
@@ -65,7 +65,7 @@ const taskTriage: AgentImpl = async (ctx) => {
   for (const p of chosen) {
     const r = p.kind === 'transition'
       ? await ctx.tool('tasks.transition', { task_id: p.task_id, transition: p.transition })
-      : await ctx.tool('tasks.assign', { task_id: p.task_id, assignee_member_ids: p.assignee_member_ids });
+      : await ctx.tool('tasks.assign', { task_id: p.task_id, assignee_member_ids: p.assignee_member_ids, expected_version: p.expected_version });
     if (r.ok) applied.push(p); else failed.push({ ...p, error: r.error });
   }
   return { done: { project_id: projectId, proposals, applied, failed, dismissed: false } };

@@ -247,6 +247,52 @@ t.test('task triage for a Manager-only client: a skill needs one of its Roles (t
   assertProblem(t, await startRun(a, finance, 'agt_task_triage', { input: { project_id: tasks.project } }), 403, 'ROLE_REQUIRED');
 });
 
+t.test('a writing tool call happens once per run: a job retried after its worker died does not write again', async (t) => {
+  const { a, p } = await world(t);
+  const tasks = await triageProject(a, p.token);
+  const run = (await startRun(a, p.token, 'agt_task_triage', { input: { project_id: tasks.project } })).json;
+  t.equal(await executeRun(a.admin, a.config, run.id), 'requires_action');
+  t.equal((await a.request({ method: 'POST', url: `/v1/runs/${run.id}/actions`, token: p.token, headers: key(),
+    payload: { action_id: 'confirm_triage', response: { choice: 'apply', proposal_ids: ['p3'] } } })).statusCode, 202);
+  // As a worker would, twice: the same transition, as a retried job replays its steps.
+  await a.admin`select app_private.run_start(${run.id})`;
+  const args = JSON.stringify({ task_id: tasks.stuck, transition: 'unblock' });
+  const first = (await a.admin`select app_private.run_tool(${run.id}, 'tasks.transition', ${args}::text::jsonb) as r`)[0]!.r;
+  const again = (await a.admin`select app_private.run_tool(${run.id}, 'tasks.transition', ${args}::text::jsonb) as r`)[0]!.r;
+  t.match(first, { ok: true, result: { resources: [{ type: 'task', id: tasks.stuck }] } });
+  t.notOk(first.replayed);
+  t.same(again, { ...first, replayed: true }, 'the second call answers the first result');
+  const calls = await a.admin`select status from app.run_tool_calls where run_id = ${run.id} and skill = 'tasks.transition'`;
+  t.same(calls.map((c) => c.status), ['completed'], 'one call recorded');
+  const moves = await a.admin`select count(*)::int as n from app.task_activity where task_id = ${tasks.stuck} and kind = 'transition'`;
+  t.equal(moves[0]!.n, 2, 'block (setup) and one unblock');
+  // Reads are not remembered: each find_attention call reads again.
+  const find = JSON.stringify({ project_id: tasks.project });
+  const read = (await a.admin`select app_private.run_tool(${run.id}, 'tasks.find_attention', ${find}::text::jsonb) as r`)[0]!.r;
+  t.notOk(read.replayed);
+});
+
+t.test('task triage: an assignment proposed from what was read is refused if the task changed before confirmation', async (t) => {
+  const { a, p } = await world(t);
+  const tasks = await triageProject(a, p.token);
+  const run = (await startRun(a, p.token, 'agt_task_triage', { input: { project_id: tasks.project } })).json;
+  t.equal(await executeRun(a.admin, a.config, run.id), 'requires_action');
+  const proposal = (await getRun(a, p.token, run.id)).required_action.proposals.find((x: any) => x.kind === 'assign');
+  t.match(proposal, { id: 'p1', task_id: tasks.overdue, assignee_member_ids: ['mia@x.example'], expected_version: Number });
+  // Someone assigns the task meanwhile.
+  const read = await a.request({ url: `/v1/tasks/${tasks.overdue}`, token: p.token });
+  const patched = await a.request({ method: 'PATCH', url: `/v1/tasks/${tasks.overdue}`, token: p.token,
+    headers: { 'if-match': read.headers.etag }, payload: { assignee_member_ids: ['ned@x.example'] } });
+  t.equal(patched.statusCode, 200);
+  t.equal((await a.request({ method: 'POST', url: `/v1/runs/${run.id}/actions`, token: p.token, headers: key(),
+    payload: { action_id: 'confirm_triage', response: { choice: 'apply', proposal_ids: ['p1'] } } })).statusCode, 202);
+  t.equal(await executeRun(a.admin, a.config, run.id), 'succeeded');
+  const out = (await getRun(a, p.token, run.id)).output;
+  t.same(out.applied, []);
+  t.same(out.failed.map((f: any) => [f.id, f.error.code]), [['p1', 'STALE_RESOURCE']]);
+  t.same((await a.request({ url: `/v1/tasks/${tasks.overdue}`, token: p.token })).json.assignee_member_ids, ['ned@x.example'], 'not overwritten');
+});
+
 t.test('task triage: proposals, requires_action, choices, tool-call checks as the client, cancel', async (t) => {
   const { a, p } = await world(t);
   const tasks = await triageProject(a, p.token);
