@@ -20,6 +20,8 @@ export interface Config {
   secretKey: Buffer;
   rateLimit: { limit: number; windowSeconds: number };
   dbPoolSize: number;
+  /** Connections for one-statement reads (pipelined once all are busy). */
+  dbReadPoolSize: number;
   /** Named prepared statements on the server's connections (off behind PgBouncer < 1.21 in transaction mode). */
   dbPrepare: boolean;
   /** Deadlines towards the database: a new connection, a statement, a free pooled connection. */
@@ -155,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKey: masterKey(env),
     rateLimit: { limit: int(env, 'RATE_LIMIT_REQUESTS', 1200), windowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60) },
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10),
+    dbReadPoolSize: int(env, 'DB_READ_POOL_SIZE', 4),
     dbPrepare: env.SVC_DB_PREPARE !== 'off',
     dbTimeouts: {
       connectMs: int(env, 'SVC_DB_CONNECT_TIMEOUT_MS', 5000),

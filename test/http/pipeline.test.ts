@@ -381,3 +381,32 @@ t.test('OpenAPI, docs, health', async (t) => {
   const health = await a.request({ url: '/health' });
   t.equal(health.statusCode, 200);
 });
+
+t.test('one-statement reads pipelined on the small read pool never share a request context', async (t) => {
+  const a = await startApp(t, { DB_READ_POOL_SIZE: '2' });
+  const one = await a.principal('member,manager');
+  const two = await a.principal('member');
+  const post = (token: string, code: string) => a.request({ method: 'POST', url: '/v1/projects', token,
+    headers: { 'idempotency-key': code }, payload: { code, name: `Project ${code}` } });
+  t.equal((await post(one.token, 'ONE')).statusCode, 201);
+  const other = await a.principal('member,manager', { org: two.orgId });
+  t.equal((await post(other.token, 'TWO')).statusCode, 201);
+  // 300 reads at once over two connections: postgres.js pipelines them, each its own implicit transaction.
+  const jobs = Array.from({ length: 300 }, (_, i) => {
+    const who = i % 2 === 0 ? one : two;
+    return i % 3 === 0
+      ? a.request({ url: '/v1/me', token: who.token }).then((r) => ({ who, kind: 'me', r }))
+      : a.request({ url: '/v1/projects?limit=10', token: who.token }).then((r) => ({ who, kind: 'projects', r }));
+  });
+  let wrong = 0;
+  for (const { who, kind, r } of await Promise.all(jobs)) {
+    if (r.statusCode !== 200) { wrong++; continue; }
+    if (kind === 'me') {
+      if (r.json.id !== who.id || r.json.organization_id !== who.orgId) wrong++;
+    } else {
+      const codes = r.json.data.map((p: any) => p.code);
+      if (codes.length !== 1 || codes[0] !== (who === one ? 'ONE' : 'TWO')) wrong++;
+    }
+  }
+  t.equal(wrong, 0, 'every response is its own client\'s');
+});
