@@ -22,6 +22,14 @@ async function world(t: Test, env: Record<string, string> = {}) {
   return { a, p };
 }
 
+/** The app on a real port (event streams need a socket, not inject), stopped with the test. */
+async function liveServer(t: Test, a: TestApp): Promise<string> {
+  const live = await createServer({ ...a.app, config: { ...a.app.config, port: 0, host: '127.0.0.1' } });
+  await live.start();
+  t.teardown(() => live.stop({ timeout: 1000 }));
+  return live.info.uri;
+}
+
 const startRun = (a: TestApp, token: string, agent: string, body: unknown) =>
   a.request({ method: 'POST', url: `/v1/agents/${agent}/runs`, token, headers: key(), payload: body });
 const getRun = async (a: TestApp, token: string, id: string) => (await a.request({ url: `/v1/runs/${id}`, token })).json;
@@ -480,10 +488,7 @@ t.test('a model-backed agent: tools are the client\'s skills, a forbidden tool c
 
 t.test('the event stream: a real SSE client, replay, Last-Event-ID, heartbeats, reconnect, the end', async (t) => {
   const { a, p } = await world(t, { SVC_STREAM_HEARTBEAT_MS: '200' });
-  const live = await createServer({ ...a.app, config: { ...a.app.config, port: 0, host: '127.0.0.1' } });
-  await live.start();
-  t.teardown(() => live.stop({ timeout: 1000 }));
-  const base = live.info.uri;
+  const base = await liveServer(t, a);
   const worker = await startWorker(a.config, { pollInterval: 50 });
   t.teardown(() => worker.stop());
   const tasks = await triageProject(a, p.token);
@@ -566,10 +571,7 @@ t.test('the event stream: a real SSE client, replay, Last-Event-ID, heartbeats, 
 
 t.test('event streams: one client holds at most SVC_STREAMS_PER_CLIENT open at once (429 RATE_LIMITED)', async (t) => {
   const { a, p } = await world(t, { SVC_STREAMS_PER_CLIENT: '1' });
-  const live = await createServer({ ...a.app, config: { ...a.app.config, port: 0, host: '127.0.0.1' } });
-  await live.start();
-  t.teardown(() => live.stop({ timeout: 1000 }));
-  const base = live.info.uri;
+  const base = await liveServer(t, a);
   const run = (await startRun(a, p.token, 'agt_echo', { input: { message: 'one' } })).json;
   const ctrl = new AbortController();
   const first = await fetch(`${base}/v1/runs/${run.id}/events`, { headers: { authorization: `Bearer ${p.token}` }, signal: ctrl.signal });
