@@ -78,7 +78,7 @@ function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: nu
 /** A statement sent through the pool (no reservation, which costs a postgres.js Sql object per
  * call): while it waits for a connection it is bounded by the acquire deadline, as a reservation is;
  * once sent (postgres.js sets `state`), only statement_timeout bounds it. */
-function pooledQuery(sql: postgres.Sql, counts: { inUse: number; waiting: number }, prepare: boolean,
+function pooledQuery(sql: postgres.Sql, prepare: boolean,
   deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker) {
   return async <R>(compiled: CompiledQuery): Promise<R[]> => {
     const admitted = breaker.admit();
@@ -91,7 +91,6 @@ function pooledQuery(sql: postgres.Sql, counts: { inUse: number; waiting: number
       late = true;
       void q.cancel();
     }, ms);
-    counts.inUse++;
     try {
       const rows = await q;
       breaker.succeeded();
@@ -103,7 +102,6 @@ function pooledQuery(sql: postgres.Sql, counts: { inUse: number; waiting: number
       throw e;
     } finally {
       clearTimeout(timer);
-      counts.inUse--;
       if (admitted === 'probe') breaker.released();
     }
   };
@@ -173,7 +171,7 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
   });
   return {
     db, sql,
-    query: pooledQuery(readSql, counts, prepare, deadlines, breaker),
+    query: pooledQuery(readSql, prepare, deadlines, breaker),
     stats: () => ({ size: max, ...counts, unreachable: breaker.open }),
     unreachable: () => breaker.open,
     // postgres.js can wait forever for idle connections to end (porsager/postgres#925): bound it.
