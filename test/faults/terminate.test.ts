@@ -47,8 +47,9 @@ t.test('pg_terminate_backend of every session, under load', async (t) => {
   t.notMatch(api.stderr(), /TypeError|Unhandled|uncaught/i, 'no crash in its output');
   t.comment(`job runner restarts: ${api.stdout().split('restarting the job runner').length - 1}`);
   assertOnlyOutages(t, load.answers);
-  // Sessions come back at the next request: within a second or two of the last termination.
-  assertRecovered(t, load.answers, lastFault + 2000);
+  // Sessions come back at the next request after the breaker's 1 s cool-down: within seconds of
+  // the last termination (3 s leaves room for a 2-core machine running other test files).
+  assertRecovered(t, load.answers, lastFault + 3000);
   await retryAndCount(t, api.url, token, load, load.answers, async (code) =>
     (await sql`select count(*)::int as n from app.projects where organization_id = ${org} and code = ${code}`)[0]!.n);
 
