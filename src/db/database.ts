@@ -3,7 +3,7 @@ import { Kysely, type CompiledQuery, type Transaction } from 'kysely';
 import { PostgresJSDialect } from 'kysely-postgres-js';
 import type { DB } from './schema.ts';
 import type { Config } from '../config.ts';
-import { Breaker, isConnectionFailure, unavailable } from './faults.ts';
+import { Breaker, isConnectionFailure, isUnreachable, unavailable } from './faults.ts';
 
 export type Db = Kysely<DB>;
 export type Tx = Transaction<DB>;
@@ -15,6 +15,8 @@ export interface Database {
   stats: () => { size: number; inUse: number; waiting: number; unreachable: boolean };
   /** True while the database is known to be unreachable (requests fail fast). */
   unreachable: () => boolean;
+  /** `listener` hears each time requests start failing fast, with the connection failure that caused it. */
+  onUnreachable: (listener: (cause: unknown) => void) => void;
   /** One autocommit statement on the pool, without reserving a connection (the one-statement
    * reads): same breaker, deadline for a free connection and prepared statements as `db`. */
   query: <R = Record<string, any>>(compiled: CompiledQuery) => Promise<R[]>;
@@ -29,7 +31,7 @@ function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: nu
   deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker) {
   /** A connection failure anywhere opens the breaker; the error goes on to the caller. */
   const watch = <T>(p: Promise<T>): Promise<T> => p.catch((e) => {
-    if (isConnectionFailure(e)) breaker.failed();
+    if (isUnreachable(e)) breaker.failed(e);
     throw e;
   });
   return {
@@ -47,21 +49,34 @@ function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: nu
       }
       counts.inUse++;
       let released = false;
+      let lost = false;
       let pendingBegin: Promise<unknown> | undefined;
+      const seen = <T>(p: Promise<T>): Promise<T> => p.catch((e) => {
+        if (isConnectionFailure(e)) lost = true;
+        throw e;
+      });
       return {
         async unsafe(query: string, parameters: unknown[]) {
+          // The server ended the session and its transaction with it: nothing is left to roll back,
+          // and the failure that ended it stays the one the caller sees.
+          if (query === 'rollback' && lost) return Object.assign([], { command: 'ROLLBACK', count: 0 });
           if (query === 'begin' && parameters.length === 0) {
             // postgres.js writes queries to the connection in call order; errors surface below.
-            pendingBegin = watch(connection.unsafe('begin'));
+            pendingBegin = seen(watch(connection.unsafe('begin')));
             pendingBegin.catch(() => {});
             return Object.assign([], { command: 'BEGIN', count: 0 });
           }
-          const result = watch(connection.unsafe(query, parameters as postgres.ParameterOrJSON<never>[], { prepare }));
+          const result = seen(watch(connection.unsafe(query, parameters as postgres.ParameterOrJSON<never>[], { prepare })));
           if (pendingBegin) {
             const begin = pendingBegin;
             pendingBegin = undefined;
             result.catch(() => {});
-            await begin;
+            await begin.catch((e) => {
+              // A session found dead at `begin`: no statement of this transaction ran, so the
+              // caller may run it again on a new connection (runAgainIfLostAtBegin).
+              if (isConnectionFailure(e) && !isUnreachable(e)) Object.assign(e, { lostAtBegin: true });
+              throw e;
+            });
           }
           return result;
         },
@@ -80,12 +95,13 @@ function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: nu
  * once sent (postgres.js sets `state`), only statement_timeout bounds it. */
 function pooledQuery(sql: postgres.Sql, prepare: boolean,
   deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker) {
-  return async <R>(compiled: CompiledQuery): Promise<R[]> => {
+  const query = async <R>(compiled: CompiledQuery, retried = false): Promise<R[]> => {
     const admitted = breaker.admit();
     if (admitted === 'reject') throw unavailable();
     const ms = admitted === 'probe' ? deadlines.connectMs : deadlines.acquireMs;
     const q = sql.unsafe(compiled.sql, compiled.parameters as postgres.ParameterOrJSON<never>[], { prepare });
     let late = false;
+    let lost = false;
     const timer = setTimeout(() => {
       if ((q as unknown as { state?: unknown }).state) return;
       late = true;
@@ -97,14 +113,35 @@ function pooledQuery(sql: postgres.Sql, prepare: boolean,
       return rows as unknown as R[];
     } catch (e) {
       if (late) throw Object.assign(new Error(`no database connection became free within ${ms} ms`), { code: 'DB_POOL_TIMEOUT' });
-      if (isConnectionFailure(e)) breaker.failed();
-      else breaker.succeeded();
-      throw e;
+      if (isUnreachable(e)) breaker.failed(e);
+      // A lost session says nothing of whether the database can be reached now.
+      else if (!isConnectionFailure(e)) breaker.succeeded();
+      // These statements only read: one whose session was lost (a terminated backend, found
+      // only when used) is sent once more, on a connection the pool opens anew.
+      else if (!retried) lost = true;
+      if (!lost) throw e;
     } finally {
       clearTimeout(timer);
       if (admitted === 'probe') breaker.released();
     }
+    // After postgres.js has read what the dead socket still held (its FATAL), so that the
+    // statement goes to a new session rather than behind that message.
+    await new Promise((resolve) => setImmediate(resolve));
+    return query<R>(compiled, true);
   };
+  return query;
+}
+
+/** Runs a transaction once more when its session turned out to be dead at `begin` (a backend
+ * terminated while idle in the pool, noticed only when used): nothing of the first try ran, so
+ * the second is the only one. A session lost later is not retried: a write may have happened. */
+export async function runAgainIfLostAtBegin<T>(transaction: () => Promise<T>): Promise<T> {
+  try {
+    return await transaction();
+  } catch (e) {
+    if (!(e as { lostAtBegin?: boolean } | undefined)?.lostAtBegin) throw e;
+    return transaction();
+  }
 }
 
 /** Waiting for a pooled connection is bounded: past the deadline the request fails (503) rather
@@ -174,6 +211,7 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
     query: pooledQuery(readSql, prepare, deadlines, breaker),
     stats: () => ({ size: max, ...counts, unreachable: breaker.open }),
     unreachable: () => breaker.open,
+    onUnreachable: (listener) => breaker.onTrip(listener),
     // postgres.js can wait forever for idle connections to end (porsager/postgres#925): bound it.
     close: async () => { await db.destroy(); await Promise.all([sql.end({ timeout: 5 }), readSql.end({ timeout: 5 })]); },
   };

@@ -12,6 +12,17 @@ export function isConnectionFailure(e: unknown): boolean {
   return typeof code === 'string' && (CONNECTION_CODES.has(code) || code.startsWith('08'));
 }
 
+/** Failures to reach the database at all (a new connection refused, timed out, not resolved,
+ * turned away at start-up or for want of slots), as opposed to an established session lost, which
+ * one terminated backend or a pooler's reload causes while every other session is fine. */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'CONNECT_TIMEOUT', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
+  'ENOTFOUND', 'DB_UNAVAILABLE', '57P03', '53300', '08001', '08004']);
+
+export function isUnreachable(e: unknown): boolean {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && UNREACHABLE_CODES.has(code);
+}
+
 /** The database answered too late: a statement or idle-transaction timeout, or no free connection. */
 export function isTimeout(e: unknown): boolean {
   const code = (e as { code?: unknown } | undefined)?.code;
@@ -19,17 +30,23 @@ export function isTimeout(e: unknown): boolean {
 }
 
 /**
- * Closed: requests get connections as usual. A connection failure opens it for `cooldownMs`:
+ * Closed: requests get connections as usual. Failing to reach the database opens it for `cooldownMs`:
  * requests fail at once with DB_UNAVAILABLE. Then one request at a time probes (with the
  * connect deadline); a success closes it, a failure opens it again. postgres.js would otherwise
- * queue every request behind connections that keep retrying to connect.
+ * queue every request behind connections that keep retrying to connect. A lost session does not
+ * open it: that request fails (503) and the next one connects anew; when the server is really
+ * gone, that new connection fails to connect and opens it.
  */
 export class Breaker {
   private openUntil = 0;
   private tripped = false;
   private probing = false;
+  private readonly tripListeners: ((cause: unknown) => void)[] = [];
 
   constructor(private readonly cooldownMs = 1000) {}
+
+  /** Called each time the breaker opens from closed, with the failure that opened it. */
+  onTrip(listener: (cause: unknown) => void): void { this.tripListeners.push(listener); }
 
   /** 'ok' to go ahead, 'probe' to go ahead as the one probe, 'reject' to fail now. */
   admit(): 'ok' | 'probe' | 'reject' {
@@ -44,7 +61,8 @@ export class Breaker {
     this.probing = false;
   }
 
-  failed(): void {
+  failed(cause?: unknown): void {
+    if (!this.tripped) for (const listener of this.tripListeners) listener(cause);
     this.tripped = true;
     this.probing = false;
     this.openUntil = Date.now() + this.cooldownMs;

@@ -72,6 +72,9 @@ export async function createAppContext(config: Config, database: Database,
   });
   const logger = createLogger(config.logLevel, opts.logDestination);
   const runEvents = new RunEventHub(database.sql, logger);
+  // Once per outage, not per request: requests then fail fast with 503 until a probe succeeds.
+  database.onUnreachable((e) => logger.warn({ code: (e as { code?: string })?.code, err: (e as Error)?.message },
+    'a database connection failed; failing fast until a probe succeeds'));
   return {
     config,
     database,

@@ -10,10 +10,13 @@ const BUNDLE_PATH = require.resolve('redoc/bundles/redoc.standalone.js');
 
 const esc = (s: unknown) => String(s ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
+let redoc: Buffer | undefined;
+let redocHash: string | undefined;
+
 export function docsRoutes(doc: { info: { title: string; version: string } }): ServerRoute[] {
-  const bundle = readFileSync(BUNDLE_PATH);
+  const bundle = (redoc ??= readFileSync(BUNDLE_PATH));
   // The asset URL carries its hash, so it can be cached for good and a new release is fetched anew.
-  const hash = createHash('sha256').update(bundle).digest('hex').slice(0, 12);
+  const hash = (redocHash ??= createHash('sha256').update(bundle).digest('hex').slice(0, 12));
   const asset = `/docs/assets/redoc.${hash}.js`;
   const page = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

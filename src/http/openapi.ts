@@ -89,7 +89,20 @@ function errorResponses(op: Operation) {
   }]));
 }
 
+/** Built once per set of operations: converting every joi schema costs ~200 ms, and a process
+ * (tests above all) may create many servers from the same operations. */
+const built = new Map<string, ReturnType<typeof generate>>();
+const opIds = new WeakMap<Operation, number>();
+let lastOpId = 0;
+const opId = (op: Operation) => { let id = opIds.get(op); if (id === undefined) opIds.set(op, id = ++lastOpId); return id; };
 export function buildOpenApi(ops: Operation[], info: { serverUrl?: string } = {}) {
+  const key = `${info.serverUrl ?? ''} ${ops.map(opId).join(',')}`;
+  let doc = built.get(key);
+  if (!doc) built.set(key, doc = generate(ops, info));
+  return doc;
+}
+
+function generate(ops: Operation[], info: { serverUrl?: string }) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of ops.filter((o) => !o.hidden)) {
     const path = (paths[openApiPath(op.path)] ??= {});

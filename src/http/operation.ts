@@ -8,7 +8,7 @@ import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hap
 import type Joi from 'joi';
 import { createHash } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
-import type { Tx } from '../db/database.ts';
+import { runAgainIfLostAtBegin, type Tx } from '../db/database.ts';
 import { ApiError, PROBLEMS, type FieldError, type ProblemCode, fromDatabaseError, problemResponse } from './errors.ts';
 import type { AppContext } from './context.ts';
 import type { Semaphore } from './semaphore.ts';
@@ -294,7 +294,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
           const run = <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => op.principalOnly
             // One autocommit statement: the context it sets ends with it, so nothing else could read under it.
             ? fn(app.database.db as unknown as Tx)
-            : app.database.db.transaction().execute(fn);
+            : runAgainIfLostAtBegin(() => app.database.db.transaction().execute(fn));
           const begin = async (tx: Tx) => {
             const statement = sql<Begun>`
               select * from api.begin_request(${claims.organizationId}, ${claims.token}, ${op.roles ? `{${op.roles.join(',')}}` : null}::text[],

@@ -17,7 +17,7 @@ t.test('pg_terminate_backend of every session, under load', async (t) => {
   const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
   t.teardown(() => sql.end());
   const { org, client } = await orgWithClient(adminUrl, 'Faults', 'load');
-  const api = await spawnApi(t, { ...WEBHOOK_TEST_ENV, DATABASE_URL: adminUrl, SVC_WORKER: 'on', RATE_LIMIT_REQUESTS: '1000000', LOG_LEVEL: process.env.SVC_FAULT_LOG ?? 'error' });
+  const api = await spawnApi(t, { ...WEBHOOK_TEST_ENV, DATABASE_URL: adminUrl, SVC_WORKER: 'on', RATE_LIMIT_REQUESTS: '1000000', LOG_LEVEL: process.env.SVC_FAULT_LOG ?? 'warn' });
   const token = await tokenFrom(api.url, client);
   const rx = await startReceiver(t);
   const ep = await fetch(`${api.url}/v1/webhook-endpoints`, {
@@ -47,9 +47,12 @@ t.test('pg_terminate_backend of every session, under load', async (t) => {
   t.notMatch(api.stderr(), /TypeError|Unhandled|uncaught/i, 'no crash in its output');
   t.comment(`job runner restarts: ${api.stdout().split('restarting the job runner').length - 1}`);
   assertOnlyOutages(t, load.answers);
-  // Sessions come back at the next request after the breaker's 1 s cool-down: within seconds of
-  // the last termination (3 s leaves room for a 2-core machine running other test files).
-  assertRecovered(t, load.answers, lastFault + 3000);
+  // Sessions come back at the next request (a lost session does not open the breaker; reads are
+  // sent again): within seconds of the last termination, 3 s leaving room for a loaded 2-core CI.
+  if (!assertRecovered(t, load.answers, lastFault + 3000)) {
+    t.comment(`the API's log after the last termination:\n${api.stdout().split('\n').filter((l) => !l.includes('"msg":"request"')
+      && Date.parse(/"time":"([^"]+)"/.exec(l)?.[1] ?? '') >= lastFault).slice(0, 40).join('\n')}`);
+  }
   await retryAndCount(t, api.url, token, load, load.answers, async (code) =>
     (await sql`select count(*)::int as n from app.projects where organization_id = ${org} and code = ${code}`)[0]!.n);
 

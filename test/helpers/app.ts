@@ -58,6 +58,15 @@ export interface TestApp {
     Promise<{ statusCode: number; headers: Record<string, any>; json: any; body: string }>;
 }
 
+/** One checker per document in a test process: compiling its validators is the costly part. */
+const checkers = new Map<string, ContractChecker>();
+async function contractFor(server: Awaited<ReturnType<typeof createServer>>) {
+  const doc = (await server.inject('/openapi.json')).payload;
+  let checker = checkers.get(doc);
+  if (!checker) checkers.set(doc, checker = new ContractChecker(JSON.parse(doc)));
+  return checker;
+}
+
 export async function startApp(t: Test, env: Record<string, string> = {}, extra: Operation[] = testOperations,
   opts: { logDestination?: DestinationStream; runtimeUrlFor?: (database: string) => string } = {}): Promise<TestApp> {
   const { adminUrl, runtimeUrl, name } = await createTestDatabase(t);
@@ -97,7 +106,7 @@ export async function startApp(t: Test, env: Record<string, string> = {}, extra:
     const res = await server.inject({ method, url, payload: payload as any, headers: allHeaders });
     let json: unknown;
     try { json = res.payload ? JSON.parse(res.payload) : undefined; } catch { json = undefined; }
-    contract ??= new ContractChecker(JSON.parse((await server.inject('/openapi.json')).payload));
+    contract ??= await contractFor(server);
     const route = (res.request as { route?: { path?: string } }).route?.path;
     const problems = contract.violations({
       method, routePath: route, path: new URL(url, 'http://x').pathname, requestBody: payload,

@@ -50,12 +50,13 @@ export function assertOnlyOutages(t: Test, answers: Answer[]) {
 }
 
 /** After `since`, every answer succeeded (the service resumed by itself). */
-export function assertRecovered(t: Test, answers: Answer[], since: number) {
+export function assertRecovered(t: Test, answers: Answer[], since: number): boolean {
   const after = answers.filter((a) => a.at >= since);
   t.ok(after.length > 10, `${after.length} answers after recovery`);
   const failed = after.filter((a) => !(a.status >= 200 && a.status < 300));
   t.same(failed.slice(0, 5).map((a) => ({ after_ms: a.at - since, ms: a.ms, status: a.status, problem: a.problem, error: a.error })), [],
     'all of them succeeded');
+  return failed.length === 0;
 }
 
 /** Retries every create that did not get a 201 with its own Idempotency-Key and body, as a client
