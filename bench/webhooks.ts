@@ -2,9 +2,11 @@
 // worker in-process, as `make start` does) and database:
 //  - one endpoint of the benchmarked client, subscribed to project.created, pointing at a fast HTTPS
 //    receiver in this process (loopback, the test CA; the server allow-lists `localhost`);
-//  - steady load: projects committed one per transaction by the owner at 200 per second for
-//    WEBHOOK_STEADY_SECONDS; end-to-end latency = receipt time - the event's created_at (the
+//  - steady load: projects committed one per transaction by the owner at WEBHOOK_RATE (200) per second
+//    for WEBHOOK_STEADY_SECONDS, after WEBHOOK_WARMUP_SECONDS (3) at the same rate, not measured; end-to-end latency = receipt time - the event's created_at (the
 //    transaction's start, so it includes the commit itself), p50/p99/max;
+//  - through the API: createProject offered at WEBHOOK_RATE per second for WEBHOOK_API_SECONDS (10), open
+//    loop; the rate served, and the time from each 201 answer to the receipt of its event;
 //  - burst: WEBHOOK_BURST projects committed in one transaction; sustained deliveries per second =
 //    events / (last receipt - first receipt), and the time from commit to the last receipt.
 // Every delivery's signature is checked, and each event must arrive (at least once).
@@ -21,6 +23,8 @@ export const BENCH_WEBHOOK_ENV = {
 };
 const RATE = Number(process.env.WEBHOOK_RATE ?? 200);
 const STEADY_SECONDS = Number(process.env.WEBHOOK_STEADY_SECONDS ?? 15);
+const WARMUP_SECONDS = Number(process.env.WEBHOOK_WARMUP_SECONDS ?? 3);
+const API_SECONDS = Number(process.env.WEBHOOK_API_SECONDS ?? 10);
 const BURST = Number(process.env.WEBHOOK_BURST ?? 10_000);
 
 export interface WebhookBenchOptions { url: string; base: string; token: string; clientId: string }
@@ -34,7 +38,11 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<{ markdow
   let requests = 0;
   let badSignatures = 0;
   const latencies: number[] = [];
-  let phase: 'steady' | 'burst' | 'idle' = 'idle';
+  const steadyReceipts = new Map<string, number>();
+  /** Resource id -> first receipt, for the events of projects created through the API. */
+  const receivedByResource = new Map<string, number>();
+  const apiReceipts = new Map<string, number>();
+  let phase: 'warmup' | 'steady' | 'api' | 'burst' | 'idle' = 'idle';
   const burstTimes: number[] = [];
   const server = https.createServer({
     key: readFileSync(new URL('localhost.key', TLS)), cert: readFileSync(new URL('localhost.pem', TLS)), keepAlive: true,
@@ -56,7 +64,8 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<{ markdow
       if (!sig.split(',').includes(expected)) badSignatures++;
       if (!seen.has(body.id)) {
         seen.set(body.id, now);
-        if (phase === 'steady') latencies.push(now - Date.parse(body.created_at));
+        if (phase === 'api') { receivedByResource.set(body.data.object.id, now); apiReceipts.set(body.id, now); }
+        if (phase === 'steady') { latencies.push(now - Date.parse(body.created_at)); steadyReceipts.set(body.id, now); }
         if (phase === 'burst') burstTimes.push(now);
       }
       res.writeHead(204).end();
@@ -80,30 +89,76 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<{ markdow
     const insertOne = () => sql`insert into app.projects (organization_id, code, name, currency)
       values (${org}, ${'WH' + (++n)}, 'webhook bench', 'EUR')`;
 
-    // Steady: one committed project every 5 ms.
+    // Four producers, each committing one project at a time (as independent API requests would),
+    // together on a fixed schedule of RATE per second.
+    const produce = async (total: number) => {
+      const t0 = Date.now();
+      let next = 0;
+      const producer = async () => {
+        for (;;) {
+          const i = next++;
+          if (i >= total) return;
+          const wait = t0 + (i * 1000) / RATE - Date.now();
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          await insertOne();
+        }
+      };
+      await Promise.all([producer(), producer(), producer(), producer()]);
+      return (Date.now() - t0) / 1000;
+    };
+    // Warm-up at the same rate, not measured: the worker's first statements on new sessions plan
+    // their functions, and its first requests open TLS connections (about a second, once).
+    const warmTotal = Math.round(RATE * WARMUP_SECONDS);
+    log(`warm-up: ${warmTotal} events at ${RATE}/s`);
+    phase = 'warmup';
+    await produce(warmTotal);
+    const warmUntil = Date.now() + 30_000;
+    while (seen.size < warmTotal && Date.now() < warmUntil) await new Promise((r) => setTimeout(r, 20));
+    const warmReceived = seen.size;
+
+    // Steady: one committed project every 1000/RATE ms.
     phase = 'steady';
     const steadyTotal = RATE * STEADY_SECONDS;
     log(`steady: ${steadyTotal} events at ${RATE}/s`);
-    // Four producers, each committing one project at a time (as independent API requests would),
-    // together on a fixed schedule of RATE per second.
-    const t0 = Date.now();
-    let next = 0;
-    const producer = async () => {
-      for (;;) {
-        const i = next++;
-        if (i >= steadyTotal) return;
-        const wait = t0 + (i * 1000) / RATE - Date.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        await insertOne();
-      }
-    };
-    await Promise.all([producer(), producer(), producer(), producer()]);
-    const produced = (Date.now() - t0) / 1000;
+    const produced = await produce(steadyTotal);
     const until = Date.now() + 60_000;
-    while (seen.size < steadyTotal && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-    const steadyReceived = seen.size;
+    while (seen.size < warmReceived + steadyTotal && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    const steadyReceived = seen.size - warmReceived;
     const sorted = [...latencies].sort((a, b) => a - b);
-    const stages = await webhookStages(sql, ep.id, new Map(seen));
+    const stages = await webhookStages(sql, ep.id, steadyReceipts);
+
+    // Through the API: createProject offered at RATE per second on a fixed schedule (open loop: a
+    // request is sent on time whether or not the earlier ones have answered), for API_SECONDS;
+    // served rate = 201 answers / (last answer - first request); latency = 201 answer → receipt.
+    phase = 'api';
+    const apiTotal = RATE * API_SECONDS;
+    log(`through the API: ${apiTotal} createProject at ${RATE}/s, open loop`);
+    const answeredAt = new Map<string, number>();
+    let apiFailures = 0;
+    const a0 = Date.now();
+    let lastAnswer = a0;
+    const sent: Promise<void>[] = [];
+    for (let i = 0; i < apiTotal; i++) {
+      const wait = a0 + (i * 1000) / RATE - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      sent.push(fetch(`${o.base}/v1/projects`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${o.token}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+        body: JSON.stringify({ code: `WA${i}`, name: 'webhook bench via the API' }),
+      }).then(async (res) => {
+        const body = await res.json() as { id?: string };
+        lastAnswer = Date.now();
+        if (res.status === 201 && body.id) answeredAt.set(body.id, lastAnswer); else apiFailures++;
+      }, () => { apiFailures++; }));
+    }
+    await Promise.all(sent);
+    const servedPerSecond = answeredAt.size / Math.max(0.001, (lastAnswer - a0) / 1000);
+    const apiUntil = Date.now() + 60_000;
+    const arrived = () => [...answeredAt.keys()].filter((id) => receivedByResource.has(id)).length;
+    while (arrived() < answeredAt.size && Date.now() < apiUntil) await new Promise((r) => setTimeout(r, 50));
+    const apiLatencies = [...answeredAt].filter(([id]) => receivedByResource.has(id))
+      .map(([id, at]) => receivedByResource.get(id)! - at).sort((x, y) => x - y);
+    const apiStages = await webhookStages(sql, ep.id, apiReceipts);
 
     // Burst: one transaction, then drain.
     phase = 'burst';
@@ -119,6 +174,9 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<{ markdow
     const last = Math.max(...burstTimes);
     phase = 'idle';
 
+    if (warmReceived < warmTotal) failed.push(`webhooks warm-up: ${warmTotal - warmReceived} events not delivered`);
+    if (apiFailures) failed.push(`webhooks through the API: ${apiFailures} createProject not answered 201`);
+    if (apiLatencies.length < answeredAt.size) failed.push(`webhooks through the API: ${answeredAt.size - apiLatencies.length} events not delivered`);
     if (steadyReceived < steadyTotal) failed.push(`webhooks steady: ${steadyTotal - steadyReceived} events not delivered`);
     if (burstReceived < BURST) failed.push(`webhooks burst: ${BURST - burstReceived} events not delivered`);
     if (badSignatures) failed.push(`webhooks: ${badSignatures} bad signatures`);
@@ -129,14 +187,17 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<{ markdow
       markdown: [
         '### Webhooks (outbox to receipt)',
         '',
-        `One endpoint, a fast HTTPS receiver on loopback (answers 204 at once), worker in the server process (concurrency 16).`,
+        `One endpoint, a fast HTTPS receiver on loopback (answers 204 at once), worker in the server process (default settings: fan-out claims up to 50 events per statement, at most 64 first attempts open).`,
         '',
         '| Measure | Value |',
         '|---|---|',
+        `| warm-up (not measured): ${warmTotal} events at ${RATE}/s: delivered | ${warmReceived} / ${warmTotal} |`,
         `| steady ${RATE} events/s for ${STEADY_SECONDS} s (produced in ${produced.toFixed(1)} s): delivered | ${steadyReceived} / ${steadyTotal} |`,
         `| commit → receipt p50 | ${pct(sorted, 0.5)} ms |`,
         `| commit → receipt p99 | ${pct(sorted, 0.99)} ms |`,
         `| commit → receipt max | ${sorted[sorted.length - 1]} ms |`,
+        `| through the API: createProject offered at ${RATE}/s for ${API_SECONDS} s (open loop): served | ${answeredAt.size} / ${apiTotal}, **${servedPerSecond.toFixed(0)}/s** |`,
+        `| through the API: 201 answer → receipt p50 / p99 / max | ${pct(apiLatencies, 0.5)} / **${pct(apiLatencies, 0.99)}** / ${apiLatencies[apiLatencies.length - 1]} ms |`,
         `| burst of ${BURST} events (one transaction): delivered | ${burstReceived} / ${BURST} |`,
         `| burst: sustained deliveries per second (first → last receipt) | ${Math.round(burstReceived / Math.max(0.001, (last - first) / 1000))} |`,
         `| burst: commit → last receipt | ${((last - committed) / 1000).toFixed(1)} s |`,
@@ -149,6 +210,12 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<{ markdow
         '| stage | p50 ms | p99 ms | max ms | mean over the slowest 1 % of events, ms |',
         '|---|---:|---:|---:|---:|',
         ...stages,
+        '',
+        'The same split for the events of the projects created through the API (the event\'s time is its create transaction\'s start):',
+        '',
+        '| stage | p50 ms | p99 ms | max ms | mean over the slowest 1 % of events, ms |',
+        '|---|---:|---:|---:|---:|',
+        ...apiStages,
         '',
       ].join('\n'),
     };
@@ -181,7 +248,7 @@ async function webhookStages(sql: postgres.Sql, endpointId: string, receipts: Ma
     const mean = slowest.reduce((n, x) => n + x[k], 0) / slowest.length;
     return `| ${name} | ${Math.round(pct(v, 0.5))} | ${Math.round(pct(v, 0.99))} | ${Math.round(v[v.length - 1]!)} | ${Math.round(mean)} |`;
   };
-  return [line('event → fan-out (job picked up)', 'fanout'), line('fan-out → first attempt starts', 'send'),
+  return [line('event → fan-out (claimed)', 'fanout'), line('fan-out → first attempt starts', 'send'),
     line('attempt start → receipt', 'receipt'), line('total', 'total')];
 }
 

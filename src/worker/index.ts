@@ -1,7 +1,9 @@
 // The background worker: graphile-worker drains the outbox the database triggers fill.
-//   webhook_fanout  (one per event with subscribers): deliveries for the endpoints whose client
-//                   may read the resource, judged by the API's own views as svc_runtime, and
-//                   their first attempts;
+//   fan-out (not a job: startFanout, woken by NOTIFY svc_webhook_fanout at an event's commit and by a
+//                   poll): pending events claimed in batches, deliveries for the endpoints whose client
+//                   may read the resource, judged by the API's own views as svc_runtime, and their
+//                   first attempts, sent at once;
+//   webhook_fanout  (one per event, only jobs queued before the batched fan-out): the same, per event;
 //   webhook_deliver (one per retry or replay): re-checks the client's access, signs, POSTs, records;
 //   webhook_purge   (daily, crontab): 30-day retention of events, deliveries and attempts;
 //   token_purge     (hourly, crontab): expired access-token records;
@@ -66,6 +68,113 @@ export async function fanout(sql: postgres.Sql, config: Config, transport: Trans
   const rows = await sql<(ClaimRow & { delivery_id: string })[]>`
     select * from app_private.webhook_fanout(${eventId}, ${leaseSecondsOf(config)})`;
   return Promise.all(rows.map((c) => send(sql, config, transport, c.delivery_id, c, metrics)));
+}
+
+type FanoutRow = Omit<ClaimRow, 'attempt' | 'url' | 'secret_sealed'> & { delivery_id: string | null; attempt: number | null;
+  url: string | null; secret_sealed: string | null };
+
+export interface FanoutOptions { log: Pino; metrics?: Metrics; pollInterval: number; batch: number; maxInFlight: number }
+
+/** The fan-out loop: claims up to `batch` pending events per statement (app_private.webhook_fanout_batch,
+ * `skip locked`, so any number of workers share the queue) and sends their first attempts at once,
+ * with at most `maxInFlight` attempts open. Woken by the events' commits (NOTIFY svc_webhook_fanout)
+ * and every `pollInterval` (a notification lost while the listener reconnects costs one poll). Under
+ * load, events pile up while a claim runs and the next claim takes them together: one statement and
+ * one commit for many events instead of a job fetch, a fan-out and a job completion for each. */
+export function startFanout(sql: postgres.Sql, config: Config, transport: Transport, o: FanoutOptions): { stop: () => Promise<void> } {
+  const lease = leaseSecondsOf(config);
+  const sending = new Set<Promise<unknown>>();
+  let draining: Promise<void> | undefined;
+  let wanted = false;
+  /** The last claim was full or stopped for want of room: more events may be waiting. */
+  let backlog = false;
+  let stopped = false;
+
+  const claim = async (limit: number): Promise<{ rows: FanoutRow[]; events: number }> => {
+    try {
+      const rows = await sql<FanoutRow[]>`select * from app_private.webhook_fanout_batch(${limit}, ${lease})`;
+      return { rows, events: new Set(rows.map((r) => r.event_id)).size };
+    } catch (e) {
+      if (isConnectionFailure(e)) throw e;
+      // One event that cannot be fanned out must not hold up the others: one at a time, each logged.
+      o.log.error({ err: e }, 'a batched fan-out failed; fanning out these events one at a time');
+      const ids = await sql<{ id: string }[]>`select id from app.events where fanout_pending order by created_at limit ${limit}`;
+      const rows: FanoutRow[] = [];
+      for (const { id } of ids) {
+        try {
+          rows.push(...await sql<FanoutRow[]>`select * from app_private.webhook_fanout(${id}, ${lease})`);
+        } catch (err) {
+          o.log.error({ err, event_id: id }, 'an event could not be fanned out');
+        }
+      }
+      return { rows, events: ids.length };
+    }
+  };
+
+  const start = (row: FanoutRow) => {
+    const p = send(sql, config, transport, row.delivery_id!, row as ClaimRow, o.metrics)
+      // A send that could not record its outcome leaves the delivery leased: webhook_recover retries it.
+      .catch((err) => o.log.warn({ err, delivery_id: row.delivery_id }, 'a first attempt could not be recorded'))
+      .finally(() => {
+        sending.delete(p);
+        if (backlog && sending.size <= o.maxInFlight / 2) pump();
+      });
+    sending.add(p);
+  };
+
+  const drain = async () => {
+    try {
+      while (wanted && !stopped) {
+        wanted = false;
+        for (;;) {
+          const room = o.maxInFlight - sending.size;
+          if (room <= 0) { backlog = true; break; }
+          const limit = Math.min(o.batch, room);
+          const { rows, events } = await claim(limit);
+          if (events) o.metrics?.workerJobs.inc({ task: 'webhook_fanout', outcome: 'success' }, events);
+          for (const row of rows) if (row.delivery_id) start(row);
+          backlog = events >= limit;
+          if (!backlog || stopped) break;
+        }
+      }
+    } catch (err) {
+      o.log.warn({ err }, 'the fan-out could not claim events; the next poll tries again');
+    }
+  };
+
+  /** One drain at a time (a second one, tried, gained nothing measurable); a wake-up during a drain
+   * makes it look once more. The promise is cleared in a callback, never synchronously: a drain may
+   * finish without awaiting anything. */
+  const pump = () => {
+    wanted = true;
+    if (stopped) return;
+    draining ??= drain().finally(() => { draining = undefined; });
+  };
+
+  /** A listener of its own, made again after a failed start (postgres.js keeps a LISTEN that failed
+   * to start failed for good; one that started re-listens by itself after a reconnect). */
+  let listener: postgres.Sql | undefined;
+  const listen = () => {
+    if (listener || stopped) return;
+    const l = listener = postgres(config.databaseUrl, { max: 1, onnotice: () => {} });
+    l.listen('svc_webhook_fanout', pump, pump).catch((err) => {
+      o.log.warn({ err: (err as Error).message }, 'the fan-out listener could not start; polling until it does');
+      if (listener === l) listener = undefined;
+      void l.end({ timeout: 1 }).catch(() => undefined);
+    });
+  };
+  listen();
+  const timer = setInterval(() => { listen(); pump(); }, o.pollInterval);
+  timer.unref();
+  return {
+    stop: async () => {
+      stopped = true;
+      clearInterval(timer);
+      await listener?.end({ timeout: 1 }).catch(() => undefined);
+      await draining;
+      await Promise.race([Promise.allSettled([...sending]), new Promise((r) => setTimeout(r, Math.min(config.webhooks.timeoutMs, 5000)).unref())]);
+    },
+  };
 }
 
 /** A retry or replay: claim (the client's access is re-checked in SQL), then send. */
@@ -217,6 +326,10 @@ export async function startWorker(config: Config,
   const sql = postgres(config.databaseUrl, { max: Math.min(config.worker.concurrency + 2, 20), onnotice: () => {} });
   const transport = createTransport(config.webhooks);
   const mailer = createMailer(config.mail);
+  const fanoutLoop = startFanout(sql, config, transport, {
+    log, metrics, pollInterval: opts.pollInterval ?? 2000,
+    maxInFlight: config.worker.concurrency * 4, batch: Math.min(50, config.worker.concurrency * 4),
+  });
   const taskList: TaskList = {
     webhook_fanout: async (payload) => { await fanout(sql, config, transport, (payload as { event_id: string }).event_id, metrics); },
     webhook_deliver: async (payload) => { await deliver(sql, config, transport, (payload as { delivery_id: string }).delivery_id, metrics); },
@@ -378,6 +491,7 @@ export async function startWorker(config: Config,
       stopRequested = true;
       clearInterval(timer);
       await runner?.stop().catch(() => undefined);
+      await fanoutLoop.stop();
       await sql.end({ timeout: 5 });
     })()),
   };

@@ -31,6 +31,9 @@ t.test('runtime role: no context sees nothing; a client sees only its own; event
   const cB = await a.createClient(orgB, { roles: 'manager' });
   const rt = postgres(a.runtimeUrl, opts);
   t.teardown(() => rt.end());
+  const notified: string[] = [];
+  const listener = await a.admin.listen('svc_webhook_fanout', (org) => notified.push(org));
+  t.teardown(() => listener.unlisten());
   const as = <T>(c: Client, fn: (tx: postgres.TransactionSql) => Promise<T>) => a.admin.begin(async (tx) => {
     await beginRequest(tx, c);
     // As the surface's owner role: the runtime role itself reaches no table (tenancy.test.ts).
@@ -48,8 +51,10 @@ t.test('runtime role: no context sees nothing; a client sees only its own; event
   t.ok(ev, 'the project write emitted its event in the same transaction');
   const [{ pending }] = await a.admin`select fanout_pending as pending from app.events where id = ${ev!.id}` as any;
   t.equal(pending, true, 'a subscribed endpoint exists: fan-out queued');
-  const [job] = await a.admin`select count(*)::int as n from graphile_worker.jobs where key = ${'fanout:' + ev!.id}`;
-  t.equal(job!.n, 1, 'one fan-out job, queued in the same transaction');
+  for (let i = 0; i < 100 && !notified.includes(orgA); i++) await new Promise((r) => setTimeout(r, 20));
+  t.same(notified, [orgA], 'the commit notified the fan-out, once, naming the organization');
+  const [job] = await a.admin`select count(*)::int as n from graphile_worker.jobs`;
+  t.equal(job!.n, 0, 'no job per event: the worker claims pending events in batches');
   await a.admin`insert into app.webhook_deliveries (organization_id, client_id, endpoint_id, event_id)
     values (${orgA}, ${c1.id}, ${e1!.id}, ${ev!.id})`;
 
@@ -88,6 +93,7 @@ t.test('runtime role: no context sees nothing; a client sees only its own; event
     `app_private.begin_delivery_context('${c1.id}')`,
     `app_private.client_may_read('${c1.id}', 'project.created', 'project', 'prj_x')`,
     `app_private.webhook_fanout('evt_x', 10)`,
+    `app_private.webhook_fanout_batch(10, 10)`,
     `app_private.webhook_claim('whd_x', 10)`,
     `app_private.webhook_enqueue('whd_x', null)`,
     `app_private.webhook_recover(interval '1 second')`,
@@ -106,12 +112,15 @@ t.test('runtime role: no context sees nothing; a client sees only its own; event
     values (${orgB}, ${c1.id}, 'https://x.example/', '{project.created}', 's')`), /^23503/, 'an endpoint belongs to its client\'s organization');
 });
 
-t.test('no subscriber, no job; a rolled-back write leaves no event and no job', async (t) => {
+t.test('no subscriber, no notification; a rolled-back write leaves no event and notifies nothing', async (t) => {
   const a = await startApp(t);
   const org = await a.createOrg();
   const c = await a.createClient(org, { roles: 'manager' });
   const rt = postgres(a.runtimeUrl, opts);
   t.teardown(() => rt.end());
+  const notified: string[] = [];
+  const listener = await a.admin.listen('svc_webhook_fanout', (o) => { if (o === org) notified.push(o); });
+  t.teardown(() => listener.unlisten());
   await rt.begin(async (tx) => {
     await beginRequest(tx, c);
     await tx`select * from api.project_create(${tx.json({ code: 'Q1', name: 'Q1' })}, null)`;
@@ -120,6 +129,9 @@ t.test('no subscriber, no job; a rolled-back write leaves no event and no job', 
   t.equal(ev!.fanout_pending, false, 'recorded, nothing to fan out');
   const jobs = async () => (await a.admin`select count(*)::int as n from graphile_worker.jobs`)[0]!.n;
   t.equal(await jobs(), 0, 'no job without a subscriber');
+  // A notification that was sent would have arrived by the time a later statement on another connection returns.
+  await a.admin`select pg_sleep(0.1)`;
+  t.same(notified, [], 'and no notification');
   await a.admin`insert into app.webhook_endpoints (organization_id, client_id, url, events, secret_sealed)
     values (${org}, ${c.id}, 'https://hooks.example/1', '{project.created}', 'sealed')`;
   await failure(rt.begin(async (tx) => {
@@ -129,7 +141,15 @@ t.test('no subscriber, no job; a rolled-back write leaves no event and no job', 
   }));
   const [n] = await a.admin`select count(*)::int as n from app.events where organization_id = ${org}`;
   t.equal(n!.n, 1, 'the rolled-back project emitted no event');
-  t.equal(await jobs(), 0, 'and queued no job');
+  await a.admin`select pg_sleep(0.1)`;
+  t.same(notified, [], 'and notified nothing');
+  // The same write committed: one notification.
+  await rt.begin(async (tx) => {
+    await beginRequest(tx, c);
+    await tx`select * from api.project_create(${tx.json({ code: 'Q3', name: 'Q3' })}, null)`;
+  });
+  for (let i = 0; i < 100 && notified.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  t.same(notified, [org], 'a committed write with a subscriber notifies');
 });
 
 t.test('the last retry is at the end of the 72 hours, then the delivery fails', async (t) => {
