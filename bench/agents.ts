@@ -7,8 +7,7 @@
 //   3. 500 concurrent idle streams: database connections of the server's login and its RSS,
 //      before and with the streams open.
 import postgres from 'postgres';
-import { run as runWorker, Logger } from 'graphile-worker';
-import { serverRssKb, logger, type BenchOptions, type BenchResult } from './common.ts';
+import { graphileNoopJobsPerSecond, serverRssKb, logger, type BenchOptions, type BenchResult } from './common.ts';
 
 const log = logger('agents');
 const LATENCY_RUNS = 300;
@@ -64,18 +63,7 @@ export async function runAgentBench(o: BenchOptions & { serverGroup?: number }):
     const runsPerS = DRAIN_RUNS / drainS;
 
     log(`graphile-worker no-op: ${DRAIN_RUNS} jobs, concurrency ${WORKER_CONCURRENCY}`);
-    let done = 0;
-    let finished!: () => void;
-    const allDone = new Promise<void>((r) => { finished = r; });
-    const runner = await runWorker({ connectionString: o.url, concurrency: WORKER_CONCURRENCY, pollInterval: 2000, noHandleSignals: true,
-      logger: new Logger(() => () => {}), taskList: { bench_noop: async () => { if (++done === DRAIN_RUNS) finished(); } },
-      preset: { worker: { localQueue: { size: WORKER_CONCURRENCY * 2 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } } });
-    const t2 = process.hrtime.bigint();
-    await sql`select graphile_worker.add_job('bench_noop', '{}'::json) from generate_series(1, ${DRAIN_RUNS}::int)`;
-    await allDone;
-    const noopS = Number(process.hrtime.bigint() - t2) / 1e9;
-    await runner.stop();
-    const noopPerS = DRAIN_RUNS / noopS;
+    const noopPerS = await graphileNoopJobsPerSecond(o.url, DRAIN_RUNS, WORKER_CONCURRENCY);
 
     // 3. Idle streams: runs that stay queued (no job), one stream each.
     log(`${IDLE_STREAMS} idle streams`);

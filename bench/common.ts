@@ -2,6 +2,8 @@
 // autocannon request types, a logger, a timer and the control-plane call.
 import type { Options } from 'autocannon';
 import { readdirSync, readFileSync } from 'node:fs';
+import postgres from 'postgres';
+import { run as runWorker, Logger } from 'graphile-worker';
 import { run as admin } from '../src/admin/cli.ts';
 
 export interface BenchOptions {
@@ -47,4 +49,26 @@ export function serverRssKb(group: number): number {
     } catch { /* gone */ }
   }
   return best;
+}
+
+/** graphile-worker's own rate for `jobs` no-op jobs on a runner of `concurrency` in this process
+ * (the server's settings: local queue, batched completion), against the bench database: the
+ * yardstick the webhook and agent figures are set against. */
+export async function graphileNoopJobsPerSecond(url: string, jobs: number, concurrency: number): Promise<number> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  let done = 0;
+  let finished!: () => void;
+  const allDone = new Promise<void>((r) => { finished = r; });
+  const runner = await runWorker({ connectionString: url, concurrency, pollInterval: 2000, noHandleSignals: true,
+    logger: new Logger(() => () => {}), taskList: { bench_noop: async () => { if (++done === jobs) finished(); } },
+    preset: { worker: { localQueue: { size: concurrency * 2 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } } });
+  try {
+    const t0 = process.hrtime.bigint();
+    await sql`select graphile_worker.add_job('bench_noop', '{}'::json) from generate_series(1, ${jobs}::int)`;
+    await allDone;
+    return jobs / (Number(process.hrtime.bigint() - t0) / 1e9);
+  } finally {
+    await runner.stop();
+    await sql.end();
+  }
 }

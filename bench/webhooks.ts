@@ -9,12 +9,15 @@
 //    loop; the rate served, and the time from each 201 answer to the receipt of its event;
 //  - burst: WEBHOOK_BURST projects committed in one transaction; sustained deliveries per second =
 //    events / (last receipt - first receipt), and the time from commit to the last receipt.
-// Every delivery's signature is checked, and each event must arrive (at least once).
+// Every delivery's signature is checked, and each event must arrive (at least once). Each steady
+// event's receipt time, latency and id go to bench/results/webhooks-steady.txt (for finding stalls).
+// Last, graphile-worker's own rate for as many no-op jobs as the burst has events, in the same run.
 import https from 'node:https';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createHmac, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
+import { graphileNoopJobsPerSecond } from './common.ts';
 
 const TLS = new URL('../test/fixtures/tls/', import.meta.url);
 export const BENCH_WEBHOOK_ENV = {
@@ -25,6 +28,8 @@ const RATE = Number(process.env.WEBHOOK_RATE ?? 200);
 const STEADY_SECONDS = Number(process.env.WEBHOOK_STEADY_SECONDS ?? 15);
 const WARMUP_SECONDS = Number(process.env.WEBHOOK_WARMUP_SECONDS ?? 3);
 const API_SECONDS = Number(process.env.WEBHOOK_API_SECONDS ?? 10);
+const NOOP_JOBS = BURST;
+const WORKER_CONCURRENCY = Number(process.env.SVC_WORKER_CONCURRENCY ?? 16);
 const BURST = Number(process.env.WEBHOOK_BURST ?? 10_000);
 
 export interface WebhookBenchOptions { url: string; base: string; token: string; clientId: string }
@@ -39,6 +44,8 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<{ markdow
   let badSignatures = 0;
   const latencies: number[] = [];
   const steadyReceipts = new Map<string, number>();
+  /** receipt time, latency and event id of each steady event, written to bench/results/webhooks-steady.txt. */
+  const trace: string[] = [];
   /** Resource id -> first receipt, for the events of projects created through the API. */
   const receivedByResource = new Map<string, number>();
   const apiReceipts = new Map<string, number>();
@@ -65,7 +72,11 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<{ markdow
       if (!seen.has(body.id)) {
         seen.set(body.id, now);
         if (phase === 'api') { receivedByResource.set(body.data.object.id, now); apiReceipts.set(body.id, now); }
-        if (phase === 'steady') { latencies.push(now - Date.parse(body.created_at)); steadyReceipts.set(body.id, now); }
+        if (phase === 'steady') {
+          latencies.push(now - Date.parse(body.created_at));
+          steadyReceipts.set(body.id, now);
+          trace.push(`${now} ${now - Date.parse(body.created_at)} ${body.id}`);
+        }
         if (phase === 'burst') burstTimes.push(now);
       }
       res.writeHead(204).end();
@@ -125,6 +136,7 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<{ markdow
     while (seen.size < warmReceived + steadyTotal && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     const steadyReceived = seen.size - warmReceived;
     const sorted = [...latencies].sort((a, b) => a - b);
+    writeFileSync('bench/results/webhooks-steady.txt', trace.join('\n') + '\n');
     const stages = await webhookStages(sql, ep.id, steadyReceipts);
 
     // Through the API: createProject offered at RATE per second on a fixed schedule (open loop: a
@@ -173,6 +185,8 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<{ markdow
     const first = Math.min(...burstTimes);
     const last = Math.max(...burstTimes);
     phase = 'idle';
+    log(`graphile-worker no-op: ${NOOP_JOBS} jobs, concurrency ${WORKER_CONCURRENCY}`);
+    const noopPerS = await graphileNoopJobsPerSecond(o.url, NOOP_JOBS, WORKER_CONCURRENCY);
 
     if (warmReceived < warmTotal) failed.push(`webhooks warm-up: ${warmTotal - warmReceived} events not delivered`);
     if (apiFailures) failed.push(`webhooks through the API: ${apiFailures} createProject not answered 201`);
@@ -200,6 +214,8 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<{ markdow
         `| through the API: 201 answer → receipt p50 / p99 / max | ${pct(apiLatencies, 0.5)} / **${pct(apiLatencies, 0.99)}** / ${apiLatencies[apiLatencies.length - 1]} ms |`,
         `| burst of ${BURST} events (one transaction): delivered | ${burstReceived} / ${BURST} |`,
         `| burst: sustained deliveries per second (first → last receipt) | ${Math.round(burstReceived / Math.max(0.001, (last - first) / 1000))} |`,
+        `| graphile-worker's own no-op jobs per second (${NOOP_JOBS} jobs, concurrency ${WORKER_CONCURRENCY}, same database, same run) | ${noopPerS.toFixed(0)} |`,
+        `| burst deliveries per second ÷ no-op jobs per second | **${(burstReceived / Math.max(0.001, (last - first) / 1000) / noopPerS).toFixed(2)}** |`,
         `| burst: commit → last receipt | ${((last - committed) / 1000).toFixed(1)} s |`,
         `| requests received / distinct events | ${requests} / ${seen.size} |`,
         `| deliveries succeeded / recorded | ${st!.ok} / ${st!.total} |`,
