@@ -28,9 +28,9 @@ const RATE = Number(process.env.WEBHOOK_RATE ?? 200);
 const STEADY_SECONDS = Number(process.env.WEBHOOK_STEADY_SECONDS ?? 15);
 const WARMUP_SECONDS = Number(process.env.WEBHOOK_WARMUP_SECONDS ?? 3);
 const API_SECONDS = Number(process.env.WEBHOOK_API_SECONDS ?? 10);
+const BURST = Number(process.env.WEBHOOK_BURST ?? 10_000);
 const NOOP_JOBS = BURST;
 const WORKER_CONCURRENCY = Number(process.env.SVC_WORKER_CONCURRENCY ?? 16);
-const BURST = Number(process.env.WEBHOOK_BURST ?? 10_000);
 
 export interface WebhookBenchOptions { url: string; base: string; token: string; clientId: string }
 
