@@ -269,6 +269,8 @@ export function requestIdOf(request: Request): string {
 }
 
 type Begun = { outcome: string; organization_id: string; svc_roles: Role[]; principal: Record<string, unknown> };
+type Claim = { claim_state?: string | null; claim_response_status?: number | null; claim_response_headers?: Record<string, string> | null;
+  claim_response_body?: string | null };
 
 export function toRoute(op: Operation, app: AppContext): ServerRoute {
   const routeTemplate = op.path;
@@ -295,12 +297,24 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             // One autocommit statement: the context it sets ends with it, so nothing else could read under it.
             ? fn(app.database.db as unknown as Tx)
             : runAgainIfLostAtBegin(() => app.database.db.transaction().execute(fn));
-          const begin = async (tx: Tx) => {
-            const statement = sql<Begun>`
-              select * from api.begin_request(${claims.organizationId}, ${claims.token}, ${op.roles ? `{${op.roles.join(',')}}` : null}::text[],
-                ${!op.principalOnly})`;
+          const begin = async (tx: Tx, idempotency?: { key: string; fingerprint: string }) => {
+            const beginRequest = sql`api.begin_request(${claims.organizationId}, ${claims.token},
+              ${op.roles ? `{${op.roles.join(',')}}` : null}::text[], ${!op.principalOnly})`;
+            // With an Idempotency-Key, the key is claimed in the same statement (one round trip less
+            // per create): the claim runs only after begin_request succeeded, gated by an InitPlan
+            // as the one-statement reads are. A request that then fails validation rolls it back.
+            const statement = idempotency
+              ? sql<Begun & Claim>`
+                  with request as materialized (select * from ${beginRequest}),
+                       claim as materialized (
+                         select c.* from api.idempotency_claim(${op.method}, ${routeTemplate}, ${idempotency.key}, ${idempotency.fingerprint}) c
+                          where exists (select from request where request.outcome = 'ok'))
+                  select request.*, claim.state as claim_state, claim.response_status as claim_response_status,
+                         claim.response_headers as claim_response_headers, claim.response_body as claim_response_body
+                    from request left join claim on true`
+              : sql<Begun & Claim>`select * from ${beginRequest}`;
             const [begun] = op.principalOnly
-              ? await app.database.query<Begun>(statement.compile(app.database.db))
+              ? await app.database.query<Begun & Claim>(statement.compile(app.database.db))
               : (await statement.execute(tx)).rows;
             if (!begun || begun.outcome !== 'ok') throw outcomeError(op, begun?.outcome);
             const principal: Principal = {
@@ -309,7 +323,11 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             const params = validate(op.params, request.params, 'params');
             const query = validate(op.query, request.query, 'query');
             const body = validate(op.body, op.bodyOptional && request.payload === null ? {} : request.payload, 'body', op.fieldCodes);
-            return { principal, params, query, body };
+            const claim = begun.claim_state === undefined || begun.claim_state === null ? undefined : {
+              state: begun.claim_state, response_status: begun.claim_response_status!,
+              response_headers: begun.claim_response_headers!, response_body: begun.claim_response_body!,
+            };
+            return { principal, params, query, body, claim };
           };
           const headerChecks = () => {
             let ifMatch: number[] = [];
@@ -395,14 +413,22 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
           }
           const release = op.concurrency ? await op.concurrency(app).acquire() : undefined;
           const result = await run(async (tx) => {
-            const { principal, params, query, body } = await begin(tx);
-            const { ifMatch, key } = headerChecks();
+            // The headers are read first (the key is claimed with begin_request), but their errors
+            // are answered after who is asking and what was asked, as before.
+            let checkedHeaders: ReturnType<typeof headerChecks> | undefined;
+            let headerError: unknown;
+            try { checkedHeaders = headerChecks(); } catch (e) { headerError = e; }
+            const idempotency = checkedHeaders?.key === undefined ? undefined : {
+              key: checkedHeaders.key,
+              fingerprint: createHash('sha256')
+                .update(request.path).update('\n').update(canonicalJson(request.payload ?? null)).digest('hex'),
+            };
+            const { principal, params, query, body, claim } = await begin(tx, idempotency);
+            if (headerError !== undefined || !checkedHeaders) throw headerError;
+            const { ifMatch, key } = checkedHeaders;
 
             if (key !== undefined) {
-              const fingerprint = createHash('sha256')
-                .update(request.path).update('\n').update(canonicalJson(request.payload ?? null)).digest('hex');
-              const { rows: [claim] } = await sql<{ state: string; response_status: number; response_headers: Record<string, string>; response_body: string }>`
-                select * from api.idempotency_claim(${op.method}, ${routeTemplate}, ${key}, ${fingerprint})`.execute(tx);
+              if (!claim) throw new Error('the Idempotency-Key was not claimed');
               if (claim!.state === 'in_flight') {
                 throw new ApiError('IDEMPOTENCY_KEY_IN_USE', 'the first request with this key is still being processed',
                   { headers: { 'Retry-After': '1' } });
