@@ -23,8 +23,9 @@ begin
   values (p_org, v_id, p_type, p_resource_type, p_resource_id, p_version, v_subscribed, p_target_endpoint);
   if v_subscribed then
     -- Delivered at commit, never for a rolled-back write; identical notifications of one
-    -- transaction are folded into one (the payload names the organization, for tests and operators).
-    perform pg_notify('svc_webhook_fanout', p_org);
+    -- transaction are folded into one. No payload: LISTEN needs no privilege, so any role of the
+    -- database could read it (an organization id would tell who is active, and when).
+    perform pg_notify('svc_webhook_fanout', '');
   end if;
   return v_id;
 end
