@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import { Kysely, type CompiledQuery, type Transaction } from 'kysely';
+import { Kysely, sql, type CompiledQuery, type RawBuilder, type Transaction } from 'kysely';
 import { PostgresJSDialect } from 'kysely-postgres-js';
 import type { DB } from './schema.ts';
 import type { Config } from '../config.ts';
@@ -23,10 +23,20 @@ export interface Database {
   close: () => Promise<void>;
 }
 
+/** Marks a statement whose rows nobody reads (`pipelined()`): it is sent without waiting for its
+ * answer, so it shares a round trip with the transaction's next statement (COMMIT), which then
+ * fails with its error, if it had one. */
+export const PIPELINED = '/* svc:pipelined */ ';
+
+export function pipelined(statement: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`${sql.raw(PIPELINED)}${statement}`;
+}
+
 /** Kysely's postgres.js adapter runs every query through `unsafe()`, which does not prepare by
  * default: each parameterized query would cost an extra round trip to describe its parameters.
- * Reserved connections here prepare (and cache per connection) every statement, and pipeline
- * `begin` with the transaction's first statement instead of waiting a round trip for it. */
+ * Reserved connections here prepare (and cache per connection) every statement, pipeline
+ * `begin` with the transaction's first statement instead of waiting a round trip for it, and
+ * a PIPELINED statement with the one after it. */
 function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: number }, prepare: boolean,
   deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker) {
   /** A connection failure anywhere opens the breaker; the error goes on to the caller. */
@@ -50,11 +60,17 @@ function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: nu
       counts.inUse++;
       let released = false;
       let lost = false;
-      let pendingBegin: Promise<unknown> | undefined;
+      // Statements sent without waiting for their answer (`begin`, PIPELINED ones): the next
+      // statement goes out behind them, and the first of their errors is what it reports.
+      let ahead: Promise<unknown>[] = [];
       const seen = <T>(p: Promise<T>): Promise<T> => p.catch((e) => {
         if (isConnectionFailure(e)) lost = true;
         throw e;
       });
+      const sendAhead = (p: Promise<unknown>) => {
+        p.catch(() => {});
+        ahead.push(p);
+      };
       return {
         async unsafe(query: string, parameters: unknown[]) {
           // The server ended the session and its transaction with it: nothing is left to roll back,
@@ -62,23 +78,32 @@ function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: nu
           if (query === 'rollback' && lost) return Object.assign([], { command: 'ROLLBACK', count: 0 });
           if (query === 'begin' && parameters.length === 0) {
             // postgres.js writes queries to the connection in call order; errors surface below.
-            pendingBegin = seen(watch(connection.unsafe('begin')));
-            pendingBegin.catch(() => {});
-            return Object.assign([], { command: 'BEGIN', count: 0 });
-          }
-          const result = seen(watch(connection.unsafe(query, parameters as postgres.ParameterOrJSON<never>[], { prepare })));
-          if (pendingBegin) {
-            const begin = pendingBegin;
-            pendingBegin = undefined;
-            result.catch(() => {});
-            await begin.catch((e) => {
+            sendAhead(seen(watch(connection.unsafe('begin'))).catch((e) => {
               // A session found dead at `begin`: no statement of this transaction ran, so the
               // caller may run it again on a new connection (runAgainIfLostAtBegin).
               if (isConnectionFailure(e) && !isUnreachable(e)) Object.assign(e, { lostAtBegin: true });
               throw e;
-            });
+            }));
+            return Object.assign([], { command: 'BEGIN', count: 0 });
           }
-          return result;
+          const result = seen(watch(connection.unsafe(query, parameters as postgres.ParameterOrJSON<never>[], { prepare })));
+          if (query.startsWith(PIPELINED)) {
+            sendAhead(result);
+            return Object.assign([], { command: 'SELECT', count: 0 });
+          }
+          if (ahead.length > 0) {
+            const sent = ahead;
+            ahead = [];
+            result.catch(() => {});
+            for (const p of sent) await p;
+          }
+          const rows = await result;
+          // PostgreSQL answers COMMIT in a failed transaction with ROLLBACK, not an error: a
+          // statement whose failure was caught and not rethrown must not pass for a write.
+          if (query === 'commit' && rows.command !== 'COMMIT') {
+            throw Object.assign(new Error('the transaction was rolled back at commit: one of its statements had failed'), { code: 'TRANSACTION_ROLLED_BACK' });
+          }
+          return rows;
         },
         release: () => {
           if (!released) { released = true; counts.inUse--; }

@@ -8,7 +8,7 @@ import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hap
 import type Joi from 'joi';
 import { createHash } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
-import { runAgainIfLostAtBegin, type Tx } from '../db/database.ts';
+import { pipelined, runAgainIfLostAtBegin, type Tx } from '../db/database.ts';
 import { ApiError, PROBLEMS, type FieldError, type ProblemCode, fromDatabaseError, problemResponse } from './errors.ts';
 import type { AppContext } from './context.ts';
 import type { Semaphore } from './semaphore.ts';
@@ -462,7 +462,8 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
                 : op.storedBody && out.body && typeof out.body === 'object'
                   ? JSON.stringify(wireOrder(op.storedBody(out.body as Record<string, unknown>)))
                   : payload;
-              await sql`select api.idempotency_complete(${op.method}, ${routeTemplate}, ${key}, ${status}, ${headers as any}::jsonb, ${stored})`.execute(tx);
+              // Sent with COMMIT in one round trip; a failure here fails the commit with this error.
+              await pipelined(sql`select api.idempotency_complete(${op.method}, ${routeTemplate}, ${key}, ${status}, ${headers as any}::jsonb, ${stored})`).execute(tx);
             }
             return { replay: false as const, status, headers, body: payload };
           }).finally(() => release?.());
