@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { logger, type BenchOptions, type BenchResult } from './common.ts';
+import { PIPELINED } from '../src/db/database.ts';
 import { logFile, parseLog, readFrom, requestFromLog, requestThroughFreshInstance, runPgbench, pgbenchScript } from './tasks.ts';
 
 const log = logger('ratio');
@@ -63,7 +64,8 @@ async function capture(o: BenchOptions, database: string, c: Case): Promise<stri
     if (!statements) throw new Error(`no statements of ${c.method} ${c.path} found in ${file}`);
     // A replayed POST must do the work again: a fresh key per transaction (pgbench's :k). pgbench
     // reads ":name" as a variable, so the JSON the statements carry gets a space after its colons.
-    return statements.map((x) => x.replace(/":(?=\S)/g, '": ').replaceAll(`'${KEY_MARK}'`, `('ratio-' || :k)`));
+    // The pipelining marker is a note to the server's driver (src/db/database.ts), not SQL to replay.
+    return statements.map((x) => x.replace(PIPELINED, '').replace(/":(?=\S)/g, '": ').replaceAll(`'${KEY_MARK}'`, `('ratio-' || :k)`));
   } finally {
     await sql.end();
   }
