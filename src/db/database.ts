@@ -95,7 +95,9 @@ function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: nu
             const sent = ahead;
             ahead = [];
             result.catch(() => {});
-            for (const p of sent) await p;
+            // A rollback follows the caller's own error, which must stay the one reported.
+            if (query === 'rollback') await Promise.allSettled(sent);
+            else for (const p of sent) await p;
           }
           const rows = await result;
           // PostgreSQL answers COMMIT in a failed transaction with ROLLBACK, not an error: a

@@ -51,6 +51,15 @@ t.test('pipelined statements and COMMIT', async (t) => {
     t.equal(await count(), 1, 'nothing was written');
   });
 
+  t.test('an error after a failed pipelined statement stays the one reported', async (t) => {
+    const e = await database.db.transaction().execute(async (tx) => {
+      await pipelined(sql`select 1 / 0`).execute(tx);
+      throw Object.assign(new Error('the caller failed'), { code: 'CALLER' });
+    }).then(() => undefined, (e) => e);
+    t.equal(e?.code, 'CALLER', 'the rollback does not replace it with the pipelined failure');
+    t.equal(await count(), 1, 'nothing was written');
+  });
+
   t.test('the connection serves the next transaction', async (t) => {
     await database.db.transaction().execute(async (tx) => {
       await sql`insert into pipelined_probe values (4)`.execute(tx);
