@@ -1,0 +1,100 @@
+// postgres.js reservations while sessions end (patches 6 and 7 in patches/postgres+3.4.9.patch): a
+// transaction waiting for a connection is served once one is up, even when a reserved session
+// ends meanwhile, and a reservation that failed never swallows a connection offered to it later.
+// Both lost a connection wait for good before: the terminate fault test's requests that waited
+// out the whole 5 s acquire deadline after the database was back.
+import t from 'tap';
+import type { Test } from 'tap';
+import net from 'node:net';
+import postgres from 'postgres';
+import { createTestDatabase } from '../helpers/app.ts';
+
+/** A TCP proxy to the database that holds each new connection's first bytes for `holdMs`
+ * (a slow start-up: DNS, TLS, a pooler), or forever for the connections `stall` names. */
+async function proxy(t: Test, target: URL, holdMs: number, stall: (n: number) => boolean = () => false) {
+  let accepted = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const n = ++accepted;
+    sockets.add(client);
+    if (stall(n)) return;
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    sockets.add(upstream);
+    client.pause();
+    setTimeout(() => { client.pipe(upstream); upstream.pipe(client); client.resume(); }, holdMs);
+    const end = () => { client.destroy(); upstream.destroy(); };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => { for (const s of sockets) s.destroy(); server.close(); });
+  const url = new URL(target);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as net.AddressInfo).port);
+  /** Drops every connection with a TCP reset (the client sees ECONNRESET: a network fault). */
+  const reset = () => { for (const s of sockets) if (!s.destroyed) s.resetAndDestroy(); sockets.clear(); };
+  return { url: url.toString(), reset };
+}
+
+const within = <T>(p: Promise<T>, ms: number) => Promise.race([p,
+  new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms).unref())]);
+
+t.test('a reserved session ends while another reservation waits for its connection to start', async (t) => {
+  const { adminUrl } = await createTestDatabase(t);
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  t.teardown(() => admin.end({ timeout: 1 }));
+  const pool = postgres((await proxy(t, new URL(adminUrl), 300)).url, { max: 2, onnotice: () => {} });
+  t.teardown(() => pool.end({ timeout: 1 }));
+
+  const first = await pool.reserve();
+  const [row] = await first<{ pid: number }[]>`select pg_backend_pid() as pid`;
+  const pid = row!.pid;
+  const waiting = pool.reserve();
+  // The first session's close is seen while the second connection is still starting: the pool
+  // reconnects it for the waiting reservation, which took it out of the queue it is served from.
+  await admin`select pg_terminate_backend(${pid})`;
+  const second = await within(waiting, 5000);
+  t.same(await second`select 1 as one`, [{ one: 1 }], 'the waiting reservation is served');
+  second.release();
+  first.release();
+  const both = await within(Promise.all([pool.reserve(), pool.reserve()]), 5000);
+  t.equal(both.length, 2, 'both connections of the pool can be reserved again');
+  both.forEach((r) => r.release());
+});
+
+t.test('a reservation whose connection could not start takes nothing offered later', async (t) => {
+  const { adminUrl } = await createTestDatabase(t);
+  // The second connection never answers: its start-up times out (connect_timeout 1 s).
+  const pool = postgres((await proxy(t, new URL(adminUrl), 0, (n) => n === 2)).url, { max: 2, connect_timeout: 1, onnotice: () => {} });
+  t.teardown(() => pool.end({ timeout: 1 }));
+
+  const first = await pool.reserve();
+  // Released as soon as the other reservation fails: before its connection's close is handled,
+  // while the failed reservation would still be first in the queue.
+  const failed = await pool.reserve().then(() => null, (e) => { first.release(); return e; });
+  t.equal(failed?.code, 'CONNECT_TIMEOUT', `the reservation fails with the start-up deadline (${failed?.message})`);
+  const both = await within(Promise.all([pool.reserve(), pool.reserve()]), 5000);
+  t.equal(both.length, 2, 'the released connection went back to the pool, not to the failed reservation');
+  for (const r of both) t.same(await r`select 1 as one`, [{ one: 1 }]);
+  both.forEach((r) => r.release());
+});
+
+t.test('the reconnection backoff starts over once a reserved session has started', async (t) => {
+  const { adminUrl } = await createTestDatabase(t);
+  const link = await proxy(t, new URL(adminUrl), 0);
+  const pool = postgres(link.url, { max: 1, onnotice: () => {} });
+  t.teardown(() => pool.end({ timeout: 1 }));
+  // Each network fault adds one to the pool's retry count (backoff 3^n / 100 s, up to 20 s); the
+  // session that started after it must clear it, or the seventh reconnection waits 3.6-7.3 s.
+  for (let fault = 1; fault <= 7; fault++) {
+    const started = Date.now();
+    const r = await within(pool.reserve(), 2000).catch((e) => e);
+    if (r instanceof Error) { t.fail(`reservation after ${fault - 1} network faults: ${r.message}`); return; }
+    await r`select 1`;
+    link.reset();
+    await r`select 1`.catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the socket's close handled: the session is lost, not pooled
+    r.release();
+    t.ok(Date.now() - started < 2000, `reserved within 2 s after ${fault - 1} faults`);
+  }
+});
