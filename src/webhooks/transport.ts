@@ -126,7 +126,9 @@ function errorCategory(e: NodeJS.ErrnoException): string {
     case 'ENOTFOUND': case 'EAI_AGAIN': return 'dns_error';
     case 'ETIMEDOUT': return 'timeout';
     default:
-      if (e.code?.startsWith('ERR_TLS') || e.code?.includes('CERT') || e.code === 'EPROTO') return 'tls_error';
+      // OpenSSL's verification codes (UNABLE_TO_VERIFY_LEAF_SIGNATURE for an unknown issuer, *CERT* for the rest).
+      if (e.code?.startsWith('ERR_TLS') || e.code?.startsWith('ERR_SSL') || e.code?.startsWith('UNABLE_TO_')
+        || e.code?.includes('CERT') || e.code === 'EPROTO') return 'tls_error';
       return 'network_error';
   }
 }
@@ -135,10 +137,15 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 
 /** HTTPS POST with a hard deadline, no redirects, and the address filter at connect time. */
 export function createTransport(config: WebhookConfig): Transport {
-  const ca = config.caFile ? [...tls.rootCertificates, readFileSync(config.caFile, 'utf8')] : undefined;
-  const strict = new RequestFilteringHttpsAgent({ keepAlive: true, ca });
+  // One TLS context for every connection: given `ca` instead, each new connection parsed the whole
+  // root store again (~140 certificates, 10-20 ms of the event loop each), so a few dozen new
+  // connections at once stalled every request of the process for up to a second.
+  const secureContext = config.caFile
+    ? tls.createSecureContext({ ca: [...tls.rootCertificates, readFileSync(config.caFile, 'utf8')] })
+    : undefined;
+  const strict = new RequestFilteringHttpsAgent({ keepAlive: true, secureContext });
   // Loopback passes the agent here; checkedLookup(true) still refuses every other private address.
-  const loopbackAllowed = new RequestFilteringHttpsAgent({ keepAlive: true, ca, allowPrivateIPAddress: true });
+  const loopbackAllowed = new RequestFilteringHttpsAgent({ keepAlive: true, secureContext, allowPrivateIPAddress: true });
   return {
     post(rawUrl, headers, body) {
       const started = Date.now();
