@@ -13,7 +13,7 @@
 // event's receipt time, latency and id go to bench/results/webhooks-steady.txt (for finding stalls).
 // Last, graphile-worker's own rate for as many no-op jobs as the burst has events, in the same run.
 import https from 'node:https';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHmac, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
@@ -136,6 +136,7 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<{ markdow
     while (seen.size < warmReceived + steadyTotal && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     const steadyReceived = seen.size - warmReceived;
     const sorted = [...latencies].sort((a, b) => a - b);
+    mkdirSync('bench/results', { recursive: true }); // a fresh clone has none until run.ts writes its table
     writeFileSync('bench/results/webhooks-steady.txt', trace.join('\n') + '\n');
     const stages = await webhookStages(sql, ep.id, steadyReceipts);
 
