@@ -73,7 +73,11 @@ export async function fanout(sql: postgres.Sql, config: Config, transport: Trans
 type FanoutRow = Omit<ClaimRow, 'attempt' | 'url' | 'secret_sealed'> & { delivery_id: string | null; attempt: number | null;
   url: string | null; secret_sealed: string | null };
 
-export interface FanoutOptions { log: Pino; metrics?: Metrics; pollInterval: number; batch: number; maxInFlight: number }
+export interface FanoutOptions {
+  log: Pino; metrics?: Metrics; pollInterval: number; batch: number; maxInFlight: number;
+  /** Claims at once (default 2): a claim is CPU-bound in one PostgreSQL backend, `skip locked` keeps them apart. */
+  parallelClaims?: number;
+}
 
 /** The fan-out loop: claims up to `batch` pending events per statement (app_private.webhook_fanout_batch,
  * `skip locked`, so any number of workers share the queue) and sends their first attempts at once,
@@ -84,7 +88,9 @@ export interface FanoutOptions { log: Pino; metrics?: Metrics; pollInterval: num
 export function startFanout(sql: postgres.Sql, config: Config, transport: Transport, o: FanoutOptions): { stop: () => Promise<void> } {
   const lease = leaseSecondsOf(config);
   const sending = new Set<Promise<unknown>>();
-  let draining: Promise<void> | undefined;
+  const drains = new Set<Promise<void>>();
+  /** Room promised to the claims in flight, so that parallel claims stay within maxInFlight together. */
+  let claiming = 0;
   let wanted = false;
   /** The last claim was full or stopped for want of room: more events may be waiting. */
   let backlog = false;
@@ -127,10 +133,11 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
       while (wanted && !stopped) {
         wanted = false;
         for (;;) {
-          const room = o.maxInFlight - sending.size;
+          const room = o.maxInFlight - sending.size - claiming;
           if (room <= 0) { backlog = true; break; }
           const limit = Math.min(o.batch, room);
-          const { rows, events } = await claim(limit);
+          claiming += limit;
+          const { rows, events } = await claim(limit).finally(() => { claiming -= limit; });
           if (events) o.metrics?.workerJobs.inc({ task: 'webhook_fanout', outcome: 'success' }, events);
           for (const row of rows) if (row.delivery_id) start(row);
           backlog = events >= limit;
@@ -142,13 +149,16 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
     }
   };
 
-  /** One drain at a time (a second one, tried, gained nothing measurable); a wake-up during a drain
-   * makes it look once more. The promise is cleared in a callback, never synchronously: a drain may
-   * finish without awaiting anything. */
+  /** Up to `parallelClaims` drains at once: under a backlog the claim is the bottleneck, one
+   * PostgreSQL backend on CPU the whole time while the other core idles (docs/benchmarks.md); a
+   * wake-up while they run makes them look once more. A drain leaves the set in a callback, never
+   * synchronously: a drain may finish without awaiting anything. */
+  const parallelClaims = o.parallelClaims ?? 2;
   const pump = () => {
     wanted = true;
-    if (stopped) return;
-    draining ??= drain().finally(() => { draining = undefined; });
+    if (stopped || drains.size >= parallelClaims) return;
+    const d: Promise<void> = drain().finally(() => { drains.delete(d); });
+    drains.add(d);
   };
 
   /** A listener of its own, made again after a failed start (postgres.js keeps a LISTEN that failed
@@ -171,7 +181,7 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
       stopped = true;
       clearInterval(timer);
       await listener?.end({ timeout: 1 }).catch(() => undefined);
-      await draining;
+      await Promise.all([...drains]);
       await Promise.race([Promise.allSettled([...sending]), new Promise((r) => setTimeout(r, Math.min(config.webhooks.timeoutMs, 5000)).unref())]);
     },
   };

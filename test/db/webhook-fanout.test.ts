@@ -1,7 +1,7 @@
 // The batched fan-out (issue 21): app_private.webhook_fanout_batch claims pending events with
 // `skip locked`, so workers never share one; an event nobody may receive is claimed all the same;
 // and the worker's loop (startFanout) is woken by the commit, sends every first attempt once, and
-// goes on past an event that cannot be fanned out.
+// goes on past an event that cannot be fanned out, with two claims at once within one room.
 import t from 'tap';
 import postgres from 'postgres';
 import pino from 'pino';
@@ -72,17 +72,22 @@ t.test('the worker loop: woken by the commit, every event sent once, past an eve
   const a = await startApp(t);
   const w = await world(a);
   const posted: string[] = [];
+  let open = 0;
+  let mostOpen = 0;
   const transport: Transport = {
     post: async (_url, _headers, body) => {
+      mostOpen = Math.max(mostOpen, ++open);
       await new Promise((r) => setTimeout(r, 5));
       posted.push(JSON.parse(body).id);
+      open--;
       return { status: 204, durationMs: 5 };
     },
   };
   const lines: string[] = [];
   const log = pino({ level: 'info' }, new Writable({ write(c, _e, done) { lines.push(String(c)); done(); } }));
   const sql = postgres(a.adminUrl, { max: 4, onnotice: () => {} });
-  // A batch of 2 and 3 attempts open at most: several claims, and a full room, are needed.
+  // A batch of 2 and 3 attempts open at most: several claims, and a full room, are needed; two
+  // claims may run at once (the default), sharing the room.
   const loop = startFanout(sql, a.config, transport, { log, pollInterval: 60_000, batch: 2, maxInFlight: 3 });
   t.teardown(async () => { await loop.stop(); await sql.end(); });
   await new Promise((r) => setTimeout(r, 500)); // the listener is up
@@ -103,6 +108,7 @@ t.test('the worker loop: woken by the commit, every event sent once, past an eve
   t.equal(posted.length, 8, 'eight events (POISON\'s own and seven) sent, without waiting for the poll (60 s)');
   t.ok(Date.now() - started < 15_000, `in ${Date.now() - started} ms`);
   t.equal(new Set(posted).size, 8, 'each once');
+  t.ok(mostOpen <= 3, `at most maxInFlight (3) attempts open at once, with two claims in parallel (${mostOpen})`);
   await new Promise((r) => setTimeout(r, 300));
   const [{ n: ok }] = await a.admin`select count(*)::int as n from app.webhook_deliveries
     where organization_id = ${w.org} and status = 'succeeded' and lease_until is null` as any;
