@@ -11,14 +11,13 @@ export async function serve(config: Config = loadConfig(), opts: { onStopped?: (
   const app = await createAppContext(config, database);
   survivePoolRejections((e) => app.logger.error({ err: e }, 'a connection failure nobody awaited (logged, not fatal)'));
   const server = await createServer(app);
-  await server.start();
-  // The outbox worker runs in the same process unless SVC_WORKER=off (then run src/worker/main.ts).
-  const worker = config.worker.enabled ? await startWorker(config, { logger: app.logger, metrics: app.metrics }) : undefined;
+  let starting: Promise<Awaited<ReturnType<typeof startWorker>> | undefined> = Promise.resolve(undefined);
   let stopping: Promise<void> | undefined;
   // What container platforms send on every deploy: stop accepting at once, let in-flight requests
-  // and jobs finish, then close the pool. hapi stops listening before it waits.
+  // and jobs finish, then close the pool. hapi stops listening before it waits. A worker still
+  // starting is stopped once started (it may already be sending).
   const stop = () => (stopping ??= (async () => {
-    await Promise.all([server.stop({ timeout: config.shutdownTimeoutMs }), worker?.stop()]);
+    await Promise.all([server.stop({ timeout: config.shutdownTimeoutMs }), starting.then((w) => w?.stop())]);
     await database.close();
     await opts.onStopped?.();
   })());
@@ -37,8 +36,14 @@ export async function serve(config: Config = loadConfig(), opts: { onStopped?: (
       process.exit(1);
     });
   };
+  // Before anything starts: a signal during start-up (a deploy, a test) is a graceful stop, not the
+  // default action that kills the process with a delivery in flight.
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
+  await server.start();
+  // The outbox worker runs in the same process unless SVC_WORKER=off (then run src/worker/main.ts).
+  if (config.worker.enabled) starting = startWorker(config, { logger: app.logger, metrics: app.metrics });
+  const worker = await starting;
   app.logger.info({ uri: server.info.uri, worker: !!worker }, 'listening');
   return { server, app, stop };
 }

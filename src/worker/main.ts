@@ -9,9 +9,24 @@ import { survivePoolRejections } from '../db/faults.ts';
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
 survivePoolRejections((e) => logger.error({ err: e }, 'a connection failure nobody awaited (logged, not fatal)'));
-const worker = await startWorker(config, { logger });
+// Registered before the worker starts: its fan-out may be sending before startWorker resolves, and a
+// SIGTERM then (a deploy, a test) must stop it gracefully, not kill it with a delivery in flight.
+let metricsServer: http.Server | undefined;
+const starting = startWorker(config, { logger });
+// SIGTERM: take no new jobs, let running ones finish (graphile-worker's graceful stop), then exit.
+const stop = (signal: string) => {
+  logger.info({ signal, deadline_ms: config.shutdownTimeoutMs }, 'worker shutting down');
+  setTimeout(() => {
+    logger.error('shutdown deadline passed; exiting with jobs unfinished (they are retried elsewhere)');
+    process.exit(1);
+  }, config.shutdownTimeoutMs).unref();
+  void starting.then((worker) => worker.stop()).then(() => { metricsServer?.close(); process.exit(0); }, () => process.exit(1));
+};
+process.once('SIGINT', () => stop('SIGINT'));
+process.once('SIGTERM', () => stop('SIGTERM'));
+const worker = await starting;
 const metricsPort = Number(process.env.SVC_WORKER_METRICS_PORT ?? 0);
-const metricsServer = metricsPort
+metricsServer = metricsPort
   ? http.createServer((req, res) => {
     if (req.method !== 'GET' || req.url !== '/metrics') { res.writeHead(404).end(); return; }
     void worker.metrics.registry.metrics().then((text) => {
@@ -20,14 +35,3 @@ const metricsServer = metricsPort
   }).listen(metricsPort, process.env.HOST ?? '127.0.0.1')
   : undefined;
 logger.info({ metrics_port: metricsPort || undefined }, 'worker started');
-// SIGTERM: take no new jobs, let running ones finish (graphile-worker's graceful stop), then exit.
-const stop = (signal: string) => {
-  logger.info({ signal, deadline_ms: config.shutdownTimeoutMs }, 'worker shutting down');
-  setTimeout(() => {
-    logger.error('shutdown deadline passed; exiting with jobs unfinished (they are retried elsewhere)');
-    process.exit(1);
-  }, config.shutdownTimeoutMs).unref();
-  void worker.stop().then(() => { metricsServer?.close(); process.exit(0); }, () => process.exit(1));
-};
-process.once('SIGINT', () => stop('SIGINT'));
-process.once('SIGTERM', () => stop('SIGTERM'));
