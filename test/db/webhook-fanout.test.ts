@@ -118,3 +118,34 @@ t.test('the worker loop: woken by the commit, every event sent once, past an eve
   t.ok(lines.some((l) => l.includes('an event could not be fanned out') && l.includes(bad!.id)), 'the failing event is named in the log');
   t.notOk(lines.some((l) => l.includes('whsec_')), 'no secret in the log');
 });
+
+t.test('a delivery check reuses the context it set in this transaction, for the same client only', async (t) => {
+  const a = await startApp(t);
+  const w = await world(a);
+  const otherOrg = await a.createOrg();
+  const stranger = await a.createClient(otherOrg, { roles: 'manager' });
+  const [prj] = await a.admin`insert into app.projects (organization_id, code, name, currency)
+    values (${w.org}, 'CTX', 'context', 'EUR') returning id`;
+  const may = (tx: any, client: string) =>
+    tx`select app_private.client_may_read(${client}, 'project.created', 'project', ${prj!.id}) as ok,
+              current_setting('svc.delivery_client', true) as marked`.then((r: any[]) => r[0]);
+  await a.admin.begin(async (tx) => {
+    t.match(await may(tx, w.client.id), { ok: true, marked: w.client.id }, 'the client may read its project; the context is marked');
+    t.match(await may(tx, w.client.id), { ok: true, marked: w.client.id }, 'and again, on the same context');
+    t.match(await may(tx, stranger.id), { ok: false }, 'a client of another organization may not: its own context was set');
+    t.match(await may(tx, w.client.id), { ok: true, marked: w.client.id }, 'back to the first client: its context is set again');
+  });
+  // A signed context for the client that this function did not set (as begin_request sets one for a
+  // request) is not reused: the client's standing is read again.
+  await a.admin.begin(async (tx) => {
+    await tx`select app_private.begin_delivery_context(${w.client.id})`;
+    await tx`update app.api_clients set license_status = 'released' where id = ${w.client.id}`;
+    t.match(await may(tx, w.client.id), { ok: false, marked: '' }, 'a context not marked by the check is checked anew');
+    await tx`update app.api_clients set license_status = 'active' where id = ${w.client.id}`;
+  });
+  // Nothing carries over to the next transaction: a client whose licence was released meanwhile is refused.
+  await a.admin`update app.api_clients set license_status = 'released' where id = ${w.client.id}`;
+  await a.admin.begin(async (tx) => {
+    t.match(await may(tx, w.client.id), { ok: false }, 'the next transaction checks the client anew');
+  });
+});
