@@ -2,7 +2,7 @@
 // scratch database. `--verify` fails when the committed file is stale.
 import { spawnSync } from 'node:child_process';
 import postgres from 'postgres';
-import { serverUrl, migrate, withDatabase } from './db.ts';
+import { serverUrl, migrate, withDatabase, embeddedPort } from './db.ts';
 
 export const CODEGEN_ARGS = ['--dialect', 'postgres', '--include-pattern', 'api.*', '--out-file', 'src/db/schema.ts'];
 
@@ -13,7 +13,7 @@ export function runCodegen(url: string, verify: boolean): { ok: boolean; output:
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { url: server, embedded } = await serverUrl('pg-dev', Number(process.env.EMBEDDED_PG_PORT ?? 54329));
+  const { url: server, embedded } = await serverUrl('pg-dev', embeddedPort('dev'));
   const name = `svc_codegen_${process.pid}`;
   const root = postgres(server, { max: 1, onnotice: () => {} });
   try {

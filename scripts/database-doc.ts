@@ -8,7 +8,7 @@
 // and the migrating role shown as "owner" rather than by name (it is whoever DATABASE_URL names).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import postgres from 'postgres';
-import { serverUrl, migrate, withDatabase } from './db.ts';
+import { serverUrl, migrate, withDatabase, embeddedPort } from './db.ts';
 
 export const DOC_PATH = 'docs/database.md';
 const TABLE_SCHEMAS = ['app', 'app_private'];
@@ -349,7 +349,7 @@ export async function databaseDoc(sql: postgres.Sql, opts: DocOptions = {}): Pro
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   // Like scripts/test.ts: a scratch database migrated from db/migrations, dropped afterwards.
-  const { url: server, embedded } = await serverUrl('pg-dev', Number(process.env.EMBEDDED_PG_PORT ?? 54329));
+  const { url: server, embedded } = await serverUrl('pg-dev', embeddedPort('dev'));
   const name = `svc_dbdoc_${process.pid}`;
   const root = postgres(server, { max: 1, onnotice: () => {} });
   try {

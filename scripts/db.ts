@@ -16,6 +16,12 @@ export function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
+/** The embedded servers' ports (EMBEDDED_PG_PORT overrides), below Linux's ephemeral range
+ * (32768-60999): a port in it can be held for a moment by any outgoing connection, and PostgreSQL
+ * then fails to listen ("Address already in use"; seen in CI with 54330). */
+export const embeddedPort = (kind: 'dev' | 'test'): number =>
+  Number(process.env.EMBEDDED_PG_PORT ?? (kind === 'dev' ? 25432 : 25433));
+
 /** DATABASE_URL when set; otherwise an embedded server (its postgres database). When the
  * embedded server cannot start, prints the one sentence that says what to do and exits. */
 export async function serverUrl(embeddedName: string, embeddedPort: number): Promise<{ url: string; embedded?: EmbeddedHandle }> {

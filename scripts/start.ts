@@ -2,7 +2,7 @@
 // a demo organization with content on first run, then the server.
 import postgres from 'postgres';
 import { randomUUID } from 'node:crypto';
-import { serverUrl, migrate, withDatabase } from './db.ts';
+import { serverUrl, migrate, withDatabase, embeddedPort } from './db.ts';
 import { run as admin } from '../src/admin/cli.ts';
 import { loadConfig } from '../src/config.ts';
 import { serve } from '../src/main.ts';
@@ -93,7 +93,7 @@ async function seedContent(server: Awaited<ReturnType<typeof serve>>['server'], 
     lines: [{ description: 'Website relaunch: discovery', quantity: '7.5', unit_price: '120.00', tax_rate: '19' }] });
 }
 
-const { url: server, embedded } = await serverUrl('pg-dev', Number(process.env.EMBEDDED_PG_PORT ?? 54329));
+const { url: server, embedded } = await serverUrl('pg-dev', embeddedPort('dev'));
 const databaseUrl = process.env.DATABASE_URL ?? withDatabase(server, 'svc');
 await migrate(databaseUrl);
 const demo = await seedOrganization(databaseUrl);

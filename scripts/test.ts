@@ -3,9 +3,9 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import postgres from 'postgres';
-import { serverUrl, migrate, withDatabase } from './db.ts';
+import { serverUrl, migrate, withDatabase, embeddedPort } from './db.ts';
 
-const { url: server, embedded } = await serverUrl('pg-test', Number(process.env.EMBEDDED_PG_PORT ?? 54330));
+const { url: server, embedded } = await serverUrl('pg-test', embeddedPort('test'));
 const template = `svc_tpl_${process.pid}`;
 const admin = postgres(server, { max: 1, onnotice: () => {} });
 let code = 1;
