@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { logger, type BenchOptions, type BenchResult } from './common.ts';
-import { PIPELINED } from '../src/db/database.ts';
+import { PIPELINED, PIPELINED_READ } from '../src/db/database.ts';
 import { logFile, parseLog, readFrom, requestFromLog, requestThroughFreshInstance, runPgbench, pgbenchScript } from './tasks.ts';
 
 const log = logger('ratio');
@@ -65,7 +65,7 @@ async function capture(o: BenchOptions, database: string, c: Case): Promise<stri
     // A replayed POST must do the work again: a fresh key per transaction (pgbench's :k). pgbench
     // reads ":name" as a variable, so the JSON the statements carry gets a space after its colons.
     // The pipelining marker is a note to the server's driver (src/db/database.ts), not SQL to replay.
-    return statements.map((x) => x.replace(PIPELINED, '').replace(/":(?=\S)/g, '": ').replaceAll(`'${KEY_MARK}'`, `('ratio-' || :k)`));
+    return statements.map((x) => x.replace(PIPELINED, '').replace(PIPELINED_READ, '').replace(/":(?=\S)/g, '": ').replaceAll(`'${KEY_MARK}'`, `('ratio-' || :k)`));
   } finally {
     await sql.end();
   }

@@ -19,6 +19,7 @@ try {
   await tpl.end();
   const args = ['tap', ...process.argv.slice(2)];
   let summary = '';
+  let out = '';
   code = await new Promise<number>((done) => {
     const child = spawn('npx', args, {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -26,11 +27,15 @@ try {
     });
     child.stdout!.on('data', (chunk: Buffer) => {
       process.stdout.write(chunk);
+      out += chunk.toString();
       const m = /# \{ total: (\d+), pass: (\d+)(?:, fail: (\d+))?/.exec(chunk.toString());
       if (m) summary = `tests: ${m[2]} passed, ${m[3] ?? 0} failed`;
     });
     child.on('exit', (c) => done(c ?? 1));
   });
+  // CI keeps only the tail of the output: repeat each failure (with its diagnostic block) there.
+  const failures = failureReport(out);
+  if (failures) console.log(`\n# failures, repeated:\n${failures}`);
   // A plain closing line that any CI can read.
   if (summary) console.log(summary);
 } finally {
@@ -40,3 +45,22 @@ try {
   await embedded?.stop();
 }
 process.exit(code);
+
+function failureReport(tap: string): string {
+  const lines = tap.split('\n');
+  const picked: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (!/^\s*not ok /.test(line)) continue;
+    picked.push(line);
+    // The YAML block that follows a failure ends with an indented '...'; a file's own block
+    // (unindented) only repeats the command line.
+    if (/^\s+not ok /.test(line) && /^\s*---\s*$/.test(lines[i + 1] ?? '')) {
+      for (let j = i + 1; j < lines.length && j < i + 40; j++) {
+        picked.push(lines[j]!);
+        if (/^\s*\.\.\.\s*$/.test(lines[j]!)) break;
+      }
+    }
+  }
+  return picked.join('\n');
+}

@@ -22,6 +22,8 @@ export interface Config {
   dbPoolSize: number;
   /** Connections for one-statement reads (pipelined once all are busy). */
   dbReadPoolSize: number;
+  /** Point reads in flight on the one pipelined point connection before the next go to the read pool (0: none). */
+  dbPointPipeline: number;
   /** Named prepared statements on the server's connections (off behind PgBouncer < 1.21 in transaction mode). */
   dbPrepare: boolean;
   /** Deadlines towards the database: a new connection, a statement, a free pooled connection. */
@@ -112,11 +114,11 @@ function num(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return n;
 }
 
-function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`);
+  if (!Number.isInteger(n) || n < min) throw new Error(min === 1 ? `${name} must be a positive integer` : `${name} must be an integer ≥ ${min}`);
   return n;
 }
 
@@ -158,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: { limit: int(env, 'RATE_LIMIT_REQUESTS', 1200), windowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60) },
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10),
     dbReadPoolSize: int(env, 'DB_READ_POOL_SIZE', 4),
+    dbPointPipeline: int(env, 'DB_POINT_PIPELINE', 16, 0),
     dbPrepare: env.SVC_DB_PREPARE !== 'off',
     dbTimeouts: {
       connectMs: int(env, 'SVC_DB_CONNECT_TIMEOUT_MS', 5000),

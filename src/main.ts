@@ -13,10 +13,13 @@ export async function serve(config: Config = loadConfig(), opts: { onStopped?: (
   const server = await createServer(app);
   let starting: Promise<Awaited<ReturnType<typeof startWorker>> | undefined> = Promise.resolve(undefined);
   let stopping: Promise<void> | undefined;
+  const wakeByNotify = app.wakeFanout;
   // What container platforms send on every deploy: stop accepting at once, let in-flight requests
   // and jobs finish, then close the pool. hapi stops listening before it waits. A worker still
   // starting is stopped once started (it may already be sending).
   const stop = () => (stopping ??= (async () => {
+    // The worker here stops with the server: writes still finishing wake a worker elsewhere.
+    app.wakeFanout = wakeByNotify;
     await Promise.all([server.stop({ timeout: config.shutdownTimeoutMs }), starting.then((w) => w?.stop())]);
     await database.close();
     await opts.onStopped?.();
@@ -44,6 +47,9 @@ export async function serve(config: Config = loadConfig(), opts: { onStopped?: (
   // The outbox worker runs in the same process unless SVC_WORKER=off (then run src/worker/main.ts).
   if (config.worker.enabled) starting = startWorker(config, { logger: app.logger, metrics: app.metrics });
   const worker = await starting;
+  // API writes in this process wake its own fan-out directly (until then, and without a worker
+  // here, by a NOTIFY that a worker elsewhere hears).
+  if (worker && !stopping) app.wakeFanout = worker.wakeFanout;
   app.logger.info({ uri: server.info.uri, worker: !!worker }, 'listening');
   return { server, app, stop };
 }

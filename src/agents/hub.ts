@@ -1,7 +1,8 @@
-// One LISTEN connection per process for every open run event stream: the database notifies
-// `svc_run_events` with a run id whenever it appends to that run's log (app_private.run_event);
-// the hub wakes the streams of that run, which then read what is new. Idle streams hold no
-// database connection.
+// One LISTEN connection per process for every open run event stream: `svc_run_events` is notified
+// whenever a run's log grows (app_private.run_event: at commit by the worker, after the commit by the
+// API, see wakeAfterCommit), with an opaque name of the run (any role may LISTEN, so not its id); the
+// hub wakes the streams of that run, which then read what is new. Idle streams hold no database connection.
+import { createHash } from 'node:crypto';
 import type postgres from 'postgres';
 import type { Logger } from 'pino';
 
@@ -15,27 +16,22 @@ export interface RunSubscriber {
 export class RunEventHub {
   private readonly subscribers = new Map<string, Set<RunSubscriber>>();
   private readonly perClient = new Map<string, number>();
-  private listening?: Promise<unknown>;
+  /** Resolves to the key of the run names once this process listens. */
+  private listening?: Promise<Buffer>;
   private closed = false;
 
   constructor(private readonly sql: postgres.Sql, private readonly log: Logger) {}
 
   /** Subscribes before the caller's first read, so nothing appended in between is missed. */
   async subscribe(runId: string, s: RunSubscriber): Promise<() => void> {
-    let set = this.subscribers.get(runId);
-    if (!set) this.subscribers.set(runId, set = new Set());
+    const name = runWakeName(await (this.listening ??= this.listen()), runId);
+    let set = this.subscribers.get(name);
+    if (!set) this.subscribers.set(name, set = new Set());
     set.add(s);
-    const unsubscribe = () => {
+    return () => {
       set!.delete(s);
-      if (set!.size === 0 && this.subscribers.get(runId) === set) this.subscribers.delete(runId);
+      if (set!.size === 0 && this.subscribers.get(name) === set) this.subscribers.delete(name);
     };
-    try {
-      await (this.listening ??= this.listen());
-    } catch (e) {
-      unsubscribe();
-      throw e;
-    }
-    return unsubscribe;
   }
 
   /** Counts an open stream of a client against `limit` (in this process): the release function, or
@@ -59,17 +55,30 @@ export class RunEventHub {
     return n;
   }
 
-  private listen() {
-    return this.sql.listen('svc_run_events', (runId) => {
-      for (const s of this.subscribers.get(runId) ?? []) s.wake();
-    }, () => {
-      // (Re)connected: notifications sent while the connection was down are lost, so every stream looks again.
-      for (const set of this.subscribers.values()) for (const s of set) s.wake();
-    }).catch((e) => {
+  private async listen(): Promise<Buffer> {
+    try {
+      const [row] = await this.sql<{ key: string }[]>`select api.run_wake_key() as key`;
+      await this.sql.listen('svc_run_events', (name) => {
+        for (const s of this.subscribers.get(name) ?? []) s.wake();
+      }, () => {
+        // (Re)connected: notifications sent while the connection was down are lost, so every stream looks again.
+        for (const set of this.subscribers.values()) for (const s of set) s.wake();
+      });
+      return Buffer.from(row!.key, 'hex');
+    } catch (e) {
       this.listening = undefined;
       this.log.warn({ err: (e as Error).message }, 'the run event listener could not start');
       throw e;
-    });
+    }
+  }
+
+  /** After the commit of an API request that appended to runs' logs: their wake names, which the
+   * request's transaction collected (svc.run_wake) instead of notifying, since NOTIFY's lock would be
+   * held through its commit's flush. Sent from an autocommit statement that writes no WAL; every
+   * process's listener hears it, this one's included. A lost wake-up costs a stream one heartbeat. */
+  wakeAfterCommit(names: string[]): void {
+    this.sql`select pg_notify('svc_run_events', n) from unnest(${names}::text[]) n`.then(() => undefined,
+      (err) => this.log.debug({ err: (err as Error).message }, 'a run event wake-up failed; the streams look again at their next heartbeat'));
   }
 
   close(): void {
@@ -78,4 +87,9 @@ export class RunEventHub {
     for (const set of this.subscribers.values()) for (const s of set) s.close();
     this.subscribers.clear();
   }
+}
+
+/** The payload app_private.run_wake_name gives a run: the first 128 bits of SHA-256(key || run id), in hex. */
+export function runWakeName(key: Buffer, runId: string): string {
+  return createHash('sha256').update(key).update(runId, 'utf8').digest('hex').slice(0, 32);
 }

@@ -17,10 +17,24 @@ export interface Database {
   unreachable: () => boolean;
   /** `listener` hears each time requests start failing fast, with the connection failure that caused it. */
   onUnreachable: (listener: (cause: unknown) => void) => void;
+  /** `listener` hears each wait for a connection that passed its deadline (a request answered 503),
+   * with the pool's state at that moment: connections held by transactions against its size, or
+   * the one-statement reads in flight. */
+  onAcquireTimeout: (listener: (state: AcquireTimeout) => void) => void;
   /** One autocommit statement on the pool, without reserving a connection (the one-statement
    * reads): same breaker, deadline for a free connection and prepared statements as `db`. */
-  query: <R = Record<string, any>>(compiled: CompiledQuery) => Promise<R[]>;
+  query: <R = Record<string, any>>(compiled: CompiledQuery, opts?: { point?: boolean }) => Promise<R[]>;
   close: () => Promise<void>;
+}
+
+export interface AcquireTimeout {
+  pool: 'transactions' | 'reads' | 'points';
+  deadline_ms: number;
+  /** Transactions: connections reserved and callers waiting. Reads: statements in flight. */
+  in_use: number;
+  waiting: number;
+  size: number;
+  breaker_open: boolean;
 }
 
 /** Marks a statement whose rows nobody reads (`pipelined()`): it is sent without waiting for its
@@ -32,13 +46,21 @@ export function pipelined(statement: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`${sql.raw(PIPELINED)}${statement}`;
 }
 
+/** Like PIPELINED, but its rows are wanted later: it answers at once with one row, `{ later }`, a
+ * promise of its rows that has settled by the time the transaction's next statement (COMMIT) answers. */
+export const PIPELINED_READ = '/* svc:pipelined-read */ ';
+
+export function pipelinedRead<R>(statement: RawBuilder<R>): RawBuilder<{ later: Promise<R[]> }> {
+  return sql<{ later: Promise<R[]> }>`${sql.raw(PIPELINED_READ)}${statement}`;
+}
+
 /** Kysely's postgres.js adapter runs every query through `unsafe()`, which does not prepare by
  * default: each parameterized query would cost an extra round trip to describe its parameters.
  * Reserved connections here prepare (and cache per connection) every statement, pipeline
  * `begin` with the transaction's first statement instead of waiting a round trip for it, and
  * a PIPELINED statement with the one after it. */
 function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: number }, prepare: boolean,
-  deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker) {
+  deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker, late: (pool: 'transactions', ms: number) => void) {
   /** A connection failure anywhere opens the breaker; the error goes on to the caller. */
   const watch = <T>(p: Promise<T>): Promise<T> => p.catch((e) => {
     if (isUnreachable(e)) breaker.failed(e);
@@ -51,7 +73,8 @@ function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: nu
       counts.waiting++;
       let connection: postgres.ReservedSql;
       try {
-        connection = await watch(withDeadline(sql.reserve(), admitted === 'probe' ? deadlines.connectMs : deadlines.acquireMs));
+        const ms = admitted === 'probe' ? deadlines.connectMs : deadlines.acquireMs;
+        connection = await watch(withDeadline(sql.reserve(), ms, () => late('transactions', ms)));
         breaker.succeeded();
       } finally {
         counts.waiting--;
@@ -91,6 +114,12 @@ function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: nu
             sendAhead(result);
             return Object.assign([], { command: 'SELECT', count: 0 });
           }
+          if (query.startsWith(PIPELINED_READ)) {
+            sendAhead(result);
+            const later = result.then((rows) => [...rows]);
+            later.catch(() => {}); // its failure is the next statement's, reported there
+            return Object.assign([{ later }], { command: 'SELECT', count: 1 });
+          }
           if (ahead.length > 0) {
             const sent = ahead;
             ahead = [];
@@ -120,26 +149,29 @@ function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: nu
 /** A statement sent through the pool (no reservation, which costs a postgres.js Sql object per
  * call): while it waits for a connection it is bounded by the acquire deadline, as a reservation is;
  * once sent (postgres.js sets `state`), only statement_timeout bounds it. */
-function pooledQuery(sql: postgres.Sql, prepare: boolean,
-  deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker) {
+function pooledQuery(sql: postgres.Sql, pool: 'reads' | 'points', prepare: boolean,
+  deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker,
+  reads: { inFlight: number }, late: (pool: 'reads' | 'points', ms: number) => void) {
   const query = async <R>(compiled: CompiledQuery, retried = false): Promise<R[]> => {
     const admitted = breaker.admit();
     if (admitted === 'reject') throw unavailable();
     const ms = admitted === 'probe' ? deadlines.connectMs : deadlines.acquireMs;
     const q = sql.unsafe(compiled.sql, compiled.parameters as postgres.ParameterOrJSON<never>[], { prepare });
-    let late = false;
+    let timedOut = false;
     let lost = false;
     const timer = setTimeout(() => {
       if ((q as unknown as { state?: unknown }).state) return;
-      late = true;
+      timedOut = true;
+      late(pool, ms);
       void q.cancel();
     }, ms);
+    reads.inFlight++;
     try {
       const rows = await q;
       breaker.succeeded();
       return rows as unknown as R[];
     } catch (e) {
-      if (late) throw Object.assign(new Error(`no database connection became free within ${ms} ms`), { code: 'DB_POOL_TIMEOUT' });
+      if (timedOut) throw Object.assign(new Error(`no database connection became free within ${ms} ms`), { code: 'DB_POOL_TIMEOUT' });
       if (isUnreachable(e)) breaker.failed(e);
       // A lost session says nothing of whether the database can be reached now.
       else if (!isConnectionFailure(e)) breaker.succeeded();
@@ -148,6 +180,7 @@ function pooledQuery(sql: postgres.Sql, prepare: boolean,
       else if (!retried) lost = true;
       if (!lost) throw e;
     } finally {
+      reads.inFlight--;
       clearTimeout(timer);
       if (admitted === 'probe') breaker.released();
     }
@@ -174,11 +207,12 @@ export async function runAgainIfLostAtBegin<T>(transaction: () => Promise<T>): P
 /** Waiting for a pooled connection is bounded: past the deadline the request fails (503) rather
  * than queueing without end behind connections that a slow or unreachable database holds. A
  * connection that arrives after the deadline goes straight back to the pool. */
-function withDeadline(reserving: Promise<postgres.ReservedSql>, ms: number): Promise<postgres.ReservedSql> {
+function withDeadline(reserving: Promise<postgres.ReservedSql>, ms: number, onLate: () => void): Promise<postgres.ReservedSql> {
   return new Promise((resolve, reject) => {
     let late = false;
     const timer = setTimeout(() => {
       late = true;
+      onLate();
       reject(Object.assign(new Error(`no database connection became free within ${ms} ms`), { code: 'DB_POOL_TIMEOUT' }));
     }, ms);
     reserving.then((c) => {
@@ -203,6 +237,8 @@ export interface ConnectOptions {
   acquireTimeoutMs?: number;
   /** Connections of the pool for one-statement reads (`query`); default min(4, max). */
   readPoolSize?: number;
+  /** Point reads in flight on the one point connection before the next go to the read pool (0: none). */
+  pointPipeline?: number;
 }
 
 export function connect(url: string, max = 10, opts: ConnectOptions = {}): Database {
@@ -224,23 +260,44 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
   // flight, postgres.js pipelines the next ones onto them, so a few busy sessions answer many
   // requests per wake-up. On 2 cores this halved PostgreSQL's CPU per /v1/me against the same
   // reads spread over 20 mostly idle sessions (docs/benchmarks.md, "A small pool for reads").
-  const readSql = postgres(url, options(opts.readPoolSize ?? Math.min(4, max), 'svc-api-read'));
+  const readPoolSize = opts.readPoolSize ?? Math.min(4, max);
+  const readSql = postgres(url, options(readPoolSize, 'svc-api-read'));
+  // Point reads (one row by key: /v1/me, a resource by id) cost PostgreSQL tens of microseconds,
+  // less than a socket write and a backend's wake-up each: they go to one connection, pipelined,
+  // so that those arriving together share one write and one wake-up. Past `pointPipeline` in
+  // flight they overflow to the read pool, so that a burst is not queued behind one backend.
+  const pointPipeline = opts.pointPipeline ?? 16;
+  const pointSql = postgres(url, options(1, 'svc-api-point'));
   const counts = { inUse: 0, waiting: 0 };
+  const reads = { inFlight: 0 };
+  const points = { inFlight: 0 };
   const breaker = new Breaker();
+  const lateListeners: ((state: AcquireTimeout) => void)[] = [];
+  const late = (pool: AcquireTimeout['pool'], ms: number) => {
+    const state: AcquireTimeout = pool === 'transactions'
+      ? { pool, deadline_ms: ms, in_use: counts.inUse, waiting: counts.waiting, size: max, breaker_open: breaker.open }
+      : pool === 'reads'
+        ? { pool, deadline_ms: ms, in_use: reads.inFlight, waiting: 0, size: readPoolSize, breaker_open: breaker.open }
+        : { pool, deadline_ms: ms, in_use: points.inFlight, waiting: 0, size: 1, breaker_open: breaker.open };
+    for (const listener of lateListeners) listener(state);
+  };
   const deadlines = { acquireMs: opts.acquireTimeoutMs ?? 5000, connectMs: opts.connectTimeoutMs ?? 5000 };
   const db = new Kysely<DB>({
     dialect: new PostgresJSDialect({
-      postgres: (async () => preparingDriver(sql, counts, prepare, deadlines, breaker)) as never,
+      postgres: (async () => preparingDriver(sql, counts, prepare, deadlines, breaker, late)) as never,
     }),
   });
+  const readQuery = pooledQuery(readSql, 'reads', prepare, deadlines, breaker, reads, late);
+  const pointQuery = pooledQuery(pointSql, 'points', prepare, deadlines, breaker, points, late);
   return {
     db, sql,
-    query: pooledQuery(readSql, prepare, deadlines, breaker),
+    query: (compiled, o) => o?.point && points.inFlight < pointPipeline ? pointQuery(compiled) : readQuery(compiled),
     stats: () => ({ size: max, ...counts, unreachable: breaker.open }),
     unreachable: () => breaker.open,
     onUnreachable: (listener) => breaker.onTrip(listener),
+    onAcquireTimeout: (listener) => { lateListeners.push(listener); },
     // postgres.js can wait forever for idle connections to end (porsager/postgres#925): bound it.
-    close: async () => { await db.destroy(); await Promise.all([sql.end({ timeout: 5 }), readSql.end({ timeout: 5 })]); },
+    close: async () => { await db.destroy(); await Promise.all([sql.end({ timeout: 5 }), readSql.end({ timeout: 5 }), pointSql.end({ timeout: 5 })]); },
   };
 }
 
@@ -252,5 +309,6 @@ export function connectRuntime(config: Config, max = config.dbPoolSize): Databas
     statementTimeoutMs: config.dbTimeouts.statementMs,
     acquireTimeoutMs: config.dbTimeouts.acquireMs,
     readPoolSize: config.dbReadPoolSize,
+    pointPipeline: config.dbPointPipeline,
   });
 }

@@ -8,7 +8,7 @@ import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hap
 import type Joi from 'joi';
 import { createHash } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
-import { pipelined, runAgainIfLostAtBegin, type Tx } from '../db/database.ts';
+import { pipelined, pipelinedRead, runAgainIfLostAtBegin, type Tx } from '../db/database.ts';
 import { ApiError, PROBLEMS, type FieldError, type ProblemCode, fromDatabaseError, problemResponse } from './errors.ts';
 import type { AppContext } from './context.ts';
 import type { Semaphore } from './semaphore.ts';
@@ -71,6 +71,7 @@ export interface ReadStatement {
   checks?: RawBuilder<unknown>[];
   query: RawBuilder<Record<string, unknown>>;
   respond: (row: Record<string, any> | undefined) => OperationResult;
+  point?: boolean;
 }
 
 /** Evaluated once per statement (an InitPlan): true after begin_request succeeded and every check passed. */
@@ -314,7 +315,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
                     from request left join claim on true`
               : sql<Begun & Claim>`select * from ${beginRequest}`;
             const [begun] = op.principalOnly
-              ? await app.database.query<Begun & Claim>(statement.compile(app.database.db))
+              ? await app.database.query<Begun & Claim>(statement.compile(app.database.db), { point: true })
               : (await statement.execute(tx)).rows;
             if (!begun || begun.outcome !== 'ok') throw outcomeError(op, begun?.outcome);
             const principal: Principal = {
@@ -386,7 +387,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
                    request_checks as materialized (select ${checks} from request where request.outcome = 'ok')
               select request.outcome as request_outcome, r.*
                 from request left join lateral (select true as found, q.* from (${plan.query}) q where ${READY}) r on true`
-              .compile(app.database.db));
+              .compile(app.database.db), { point: plan.point });
             if (row?.request_outcome !== 'ok') throw outcomeError(op, row?.request_outcome);
             const out = plan.respond(row.found ? row : undefined);
             const headers: Record<string, string> = { ...(out.headers ?? {}) };
@@ -465,12 +466,23 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
               // Sent with COMMIT in one round trip; a failure here fails the commit with this error.
               await pipelined(sql`select api.idempotency_complete(${op.method}, ${routeTemplate}, ${key}, ${status}, ${headers as any}::jsonb, ${stored})`).execute(tx);
             }
-            return { replay: false as const, status, headers, body: payload };
+            // Also with COMMIT: whether an event of this transaction waits for a fan-out wake-up
+            // (emit_event sets it instead of a NOTIFY, whose lock would serialize the commits).
+            // And the wake names of runs whose logs it appended to (app_private.run_event), for the same reason.
+            const wake = op.method === 'GET' || op.principalOnly ? undefined : (await pipelinedRead(sql<{ due: boolean; runs: string | null }>`
+              select current_setting('svc.fanout_wake', true) = 'due' as due,
+                     nullif(current_setting('svc.run_wake', true), '') as runs`).execute(tx)).rows[0]!.later;
+            return { replay: false as const, status, headers, body: payload, wake };
           }).finally(() => release?.());
+          // Committed (so the read above has answered): its events wait for this wake-up, not for a NOTIFY.
+          const woken = !result.replay && result.wake ? (await result.wake)[0] : undefined;
+          if (woken?.due) app.wakeFanout();
+          if (woken?.runs) app.runEvents.wakeAfterCommit(woken.runs.split(','));
           return send(result);
         } catch (e) {
           const err = e instanceof ApiError ? e : fromDatabaseError(e);
           if (!err) throw e;
+          if (err.code === 'SERVICE_UNAVAILABLE' && !(e instanceof ApiError)) app.reportUnavailable(e, `${op.method} ${routeTemplate}`);
           const res = problemResponse(h, err, requestId, request.path);
           for (const [k, v] of Object.entries(rateHeaders)) res.header(k, v);
           return res;

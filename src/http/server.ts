@@ -86,6 +86,7 @@ export async function createServer(app: AppContext, extra: Operation[] = []) {
       } else if (isDatabaseUnavailable(boom)) {
         // A database outage reaching here (outside an operation's own mapping) is still not a bug.
         err = databaseUnavailable(boom);
+        app.reportUnavailable(boom, request.route?.path ?? request.path);
       } else {
         if (status >= 500) app.logger.error({ request_id: requestId, err: boom }, 'request failed');
         err = new ApiError('INTERNAL_ERROR', 'an unexpected error occurred; quote request_id when reporting it');

@@ -39,6 +39,7 @@ export function sortQuery(sorts: Record<string, SortSpec>, defaultSort: string, 
 export function getStatement(source: RawBuilder<unknown>, notFound: () => ApiError): ReadStatement {
   return {
     query: sql`select app_private.wire_json(g.doc) as doc, g.version from (${source}) g where ${READY}`,
+    point: true,
     respond: (row) => {
       if (!row) throw notFound();
       return { body: new RawJson(row.doc), version: row.version };

@@ -85,7 +85,7 @@ export interface FanoutOptions {
  * and every `pollInterval` (a notification lost while the listener reconnects costs one poll). Under
  * load, events pile up while a claim runs and the next claim takes them together: one statement and
  * one commit for many events instead of a job fetch, a fan-out and a job completion for each. */
-export function startFanout(sql: postgres.Sql, config: Config, transport: Transport, o: FanoutOptions): { stop: () => Promise<void> } {
+export function startFanout(sql: postgres.Sql, config: Config, transport: Transport, o: FanoutOptions): { stop: () => Promise<void>; wake: () => void } {
   const lease = leaseSecondsOf(config);
   const sending = new Set<Promise<unknown>>();
   const drains = new Set<Promise<void>>();
@@ -177,6 +177,7 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
   const timer = setInterval(() => { listen(); pump(); }, o.pollInterval);
   timer.unref();
   return {
+    wake: pump,
     stop: async () => {
       stopped = true;
       clearInterval(timer);
@@ -327,7 +328,11 @@ export async function sendTicketReply(sql: postgres.Sql, mailer: Mailer, message
   return record(true, null);
 }
 
-export interface Worker { metrics: Metrics; stop: () => Promise<void>; recover: () => Promise<number> }
+export interface Worker {
+  metrics: Metrics; stop: () => Promise<void>; recover: () => Promise<number>;
+  /** Claims pending events now (an API write in this process has committed some). */
+  wakeFanout: () => void;
+}
 
 export async function startWorker(config: Config,
   opts: { pollInterval?: number; logger?: Pino; metrics?: Metrics } = {}): Promise<Worker> {
@@ -496,6 +501,7 @@ export async function startWorker(config: Config,
   return {
     metrics,
     recover,
+    wakeFanout: fanoutLoop.wake,
     // Idempotent: a shutdown path and a test teardown may both ask.
     stop: () => (stopping ??= (async () => {
       stopRequested = true;

@@ -122,3 +122,26 @@ t.test('no base table is readable by the runtime role, with or without a context
   }).then(() => 'read', (e) => e.code);
   t.equal(denied, '42501', 'Role-restricted columns (task custom_fields, priority) are out of reach even with a context');
 });
+
+t.test('api.idempotency_claim (reads the context once, issue 21): without a signed context it refuses and writes nothing', async (t) => {
+  const { a, p, rt } = await world(t);
+  const claim = (tx: postgres.TransactionSql, key: string) =>
+    tx`select * from api.idempotency_claim('POST', '/v1/projects', ${key}, 'f1')`;
+  const keysOf = async () => (await a.admin`select count(*)::int as n from app.idempotency_keys where key like 'ctx-%'`)[0]!.n;
+  const refused = async (setup: (tx: postgres.TransactionSql) => Promise<unknown>) =>
+    rt.begin(async (tx) => { await setup(tx); return claim(tx, 'ctx-forged'); }).then(() => 'claimed', (e) => e.message);
+  t.equal(await refused(async () => undefined), 'CONTEXT_MISSING', 'no context: CONTEXT_MISSING');
+  t.equal(await refused((tx) => tx`select set_config('svc.organization_id', ${p.orgId}, true), set_config('svc.client_id', ${p.id}, true),
+    set_config('svc.roles', 'manager', true)`), 'CONTEXT_MISSING', 'forged settings: CONTEXT_MISSING');
+  t.equal(await keysOf(), 0, 'nothing written');
+  const states = await rt.begin(async (tx) => {
+    await beginRequest(tx, p);
+    return [(await claim(tx, 'ctx-real'))[0]!.state];
+  });
+  const again = await rt.begin(async (tx) => {
+    await beginRequest(tx, p);
+    return (await claim(tx, 'ctx-real'))[0]!.state;
+  });
+  t.same([...states, again], ['claimed', 'replay'], 'with its token: claimed, then the same key is found again');
+  t.equal(await keysOf(), 1);
+});

@@ -20,6 +20,8 @@ export const GLOBAL_TABLES: Record<string, 'reference' | 'coordinator'> = {
   'app_private.agent_definitions': 'reference',
   'app_private.agent_skills': 'reference',
   'app_private.rate_limit_buckets': 'coordinator',
+  // The key of the run streams' wake-up names (one row), read wherever a run's event is appended.
+  'app_private.run_wake_key': 'reference',
 };
 
 t.test('every tenant table is keyed by organization_id', async (t) => {

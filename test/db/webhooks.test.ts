@@ -52,8 +52,14 @@ t.test('runtime role: no context sees nothing; a client sees only its own; event
   t.ok(ev, 'the project write emitted its event in the same transaction');
   const [{ pending }] = await a.admin`select fanout_pending as pending from app.events where id = ${ev!.id}` as any;
   t.equal(pending, true, 'a subscribed endpoint exists: fan-out queued');
+  // An API request's transaction (begin_request) does not notify: NOTIFY's database-wide lock,
+  // held through the commit's flush, would serialize every write; the API wakes the fan-out after
+  // the commit instead (test/http/webhook-wake.test.ts). The same write by anyone else notifies.
+  await a.admin`select pg_sleep(0.1)`;
+  t.same(notified, [], 'a request\'s commit does not notify (the API wakes the fan-out itself)');
+  await a.admin`insert into app.projects (organization_id, code, name, currency) values (${orgA}, 'P0', 'P0', 'EUR')`;
   for (let i = 0; i < 100 && notified.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
-  t.same(notified, [''], 'the commit notified the fan-out, once, with no payload (any role may LISTEN)');
+  t.same(notified, [''], 'another writer\'s commit notified the fan-out, once, with no payload (any role may LISTEN)');
   const [job] = await a.admin`select count(*)::int as n from graphile_worker.jobs`;
   t.equal(job!.n, 0, 'no job per event: the worker claims pending events in batches');
   await a.admin`insert into app.webhook_deliveries (organization_id, client_id, endpoint_id, event_id)
@@ -145,13 +151,17 @@ t.test('no subscriber, no notification; a rolled-back write leaves no event and 
   t.equal(n!.n, 1, 'the rolled-back project emitted no event');
   await a.admin`select pg_sleep(0.1)`;
   t.same(notified, [], 'and notified nothing');
-  // The same write committed: one notification.
+  // The same write committed by a request: no notification (the API wakes the fan-out after its
+  // commit); by another writer: one notification, even after a request set svc.fanout_wake in its own transaction.
   await rt.begin(async (tx) => {
     await beginRequest(tx, c);
     await tx`select * from api.project_create(${tx.json({ code: 'Q3', name: 'Q3' })}, null)`;
   });
+  await a.admin`select pg_sleep(0.1)`;
+  t.same(notified, [], 'a request\'s committed write does not notify');
+  await a.admin`insert into app.projects (organization_id, code, name, currency) values (${org}, 'Q4', 'Q4', 'EUR')`;
   for (let i = 0; i < 100 && notified.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
-  t.same(notified, [''], 'a committed write with a subscriber notifies');
+  t.same(notified, [''], 'a committed write by another writer with a subscriber notifies');
 });
 
 t.test('the last retry is at the end of the 72 hours, then the delivery fails', async (t) => {

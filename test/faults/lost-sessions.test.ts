@@ -32,11 +32,14 @@ t.test('a read and a transaction on sessions ended while idle', async (t) => {
   t.teardown(() => database.close());
   const read = () => database.query<{ one: number }>(sql<{ one: number }>`select 1 as one`.compile(database.db));
   const write = () => database.db.transaction().execute(async (tx) => (await sql<{ two: number }>`select 2 as two`.execute(tx)).rows);
+  const point = () => database.query<{ three: number }>(sql<{ three: number }>`select 3 as three`.compile(database.db), { point: true });
   t.same(await read(), [{ one: 1 }]);
+  t.same(await point(), [{ three: 3 }]);
   t.same(await write(), [{ two: 2 }]);
 
   terminateUnnoticed(adminUrl);
   t.same(await read(), [{ one: 1 }], 'the read is answered, sent again on a new session');
+  t.same(await point(), [{ three: 3 }], 'so is a point read, on the point connection');
   t.notOk(database.unreachable(), 'the breaker stays closed: the database is reachable');
 
   terminateUnnoticed(adminUrl);

@@ -54,7 +54,8 @@ export function assertRecovered(t: Test, answers: Answer[], since: number): bool
   const after = answers.filter((a) => a.at >= since);
   t.ok(after.length > 10, `${after.length} answers after recovery`);
   const failed = after.filter((a) => !(a.status >= 200 && a.status < 300));
-  t.same(failed.slice(0, 5).map((a) => ({ after_ms: a.at - since, ms: a.ms, status: a.status, problem: a.problem, error: a.error })), [],
+  t.same(failed.slice(0, 5).map((a) => ({ method: a.method, after_ms: a.at - since, ms: a.ms, status: a.status, problem: a.problem,
+    retry_after: a.retryAfter, error: a.error })), [],
     'all of them succeeded');
   return failed.length === 0;
 }

@@ -4,6 +4,8 @@ import t from 'tap';
 import { EventSource } from 'eventsource';
 import { startWorker } from '../../src/worker/index.ts';
 import { key, world, liveServer, startRun, triageProject } from '../helpers/agents.ts';
+import { runWakeName } from '../../src/agents/hub.ts';
+import postgres from 'postgres';
 
 /** A promise that rejects after `ms` instead of hanging the file until tap's timeout. */
 const within = <T>(ms: number, what: string, p: Promise<T>) => Promise.race([p,
@@ -123,3 +125,68 @@ t.test('event streams: one client holds at most SVC_STREAMS_PER_CLIENT open at o
   t.equal(again, 200, 'a new stream once the first is closed');
 });
 
+
+t.test('the wake-up names no run: any role may LISTEN, so the payload is a keyed name only the owner and the API can compute', async (t) => {
+  const { a, p } = await world(t);
+  const base = await liveServer(t, a);
+  const worker = await startWorker(a.config, { pollInterval: 50 });
+  t.teardown(() => worker.stop());
+  const heard: string[] = [];
+  const listener = await a.admin.listen('svc_run_events', (payload) => heard.push(payload));
+  t.teardown(() => listener.unlisten());
+  const run = (await startRun(a, p.token, 'agt_echo', { input: { message: 'quiet' } })).json;
+  // The stream still hears its run's events (the listener computes the same name).
+  const text = await within(10_000, 'the echo run\'s stream', fetch(`${base}/v1/runs/${run.id}/events`,
+    { headers: { authorization: `Bearer ${p.token}` } }).then((r) => r.text()));
+  t.match(text, /event: run\.completed\n/);
+  for (let i = 0; i < 50 && heard.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+  t.ok(heard.length >= 2, `the run's events were notified (${heard.length})`);
+  const { key } = (await a.admin<{ key: Buffer }[]>`select key from app_private.run_wake_key`)[0]!;
+  t.same([...new Set(heard)], [runWakeName(key, run.id)], 'every payload is the run\'s keyed name');
+  t.notOk(heard.some((h) => h.includes(run.id) || h.includes(run.id.slice(4))), 'and never its id');
+  t.match(heard[0], /^[0-9a-f]{32}$/);
+  t.equal(key.length, 32);
+  // The key is not readable by the runtime role except through the API listener's function.
+  const [priv] = await a.admin`select has_table_privilege('svc_runtime', 'app_private.run_wake_key', 'select') as tbl,
+    has_function_privilege('svc_runtime', 'app_private.run_wake_name(text)', 'execute') as fn`;
+  t.same(priv, { tbl: false, fn: false });
+});
+
+
+t.test('a run cancelled through the API is announced after the commit, not from the request\'s transaction (NOTIFY\'s lock would serialize commits)', async (t) => {
+  // Heartbeats far apart: a stream that hears the cancel at once was woken by the notification.
+  const { a, p } = await world(t, { SVC_STREAM_HEARTBEAT_MS: '60000' });
+  const base = await liveServer(t, a);
+  const heard: string[] = [];
+  const listener = await a.admin.listen('svc_run_events', (payload) => heard.push(payload));
+  t.teardown(() => listener.unlisten());
+  const nameOf = async (id: string) => (await a.admin<{ name: string }[]>`select app_private.run_wake_name(${id}) as name`)[0]!.name;
+
+  // Inside, as svc_runtime: a request's transaction (begin_request's context) collects the name, and its commit notifies nothing.
+  const quiet = (await startRun(a, p.token, 'agt_echo', { input: { message: 'quiet' } })).json;
+  const rt = postgres(a.runtimeUrl, { max: 1, onnotice: () => {} });
+  t.teardown(() => rt.end());
+  const collected = await rt.begin(async (tx) => {
+    const [b] = await tx`select outcome from api.begin_request(${p.orgId}, ${p.token}, null)`;
+    t.equal(b!.outcome, 'ok');
+    await tx`select api.run_cancel(${quiet.id})`;
+    return (await tx<{ names: string }[]>`select current_setting('svc.run_wake', true) as names`)[0]!.names;
+  });
+  t.equal(collected, await nameOf(quiet.id), 'the transaction collected the run\'s wake name');
+  await new Promise((r) => setTimeout(r, 300));
+  t.same(heard, [], 'and its commit notified nothing');
+
+  // Through HTTP: the request notifies once committed, and an open stream hears the cancel at once.
+  const run = (await startRun(a, p.token, 'agt_echo', { input: { message: 'loud' } })).json;
+  const ctrl = new AbortController();
+  t.teardown(() => ctrl.abort());
+  const stream = await fetch(`${base}/v1/runs/${run.id}/events`, { headers: { authorization: `Bearer ${p.token}` }, signal: ctrl.signal });
+  t.equal(stream.status, 200);
+  const reader = stream.body!.getReader();
+  const cancelled = await a.request({ method: 'POST', url: `/v1/runs/${run.id}/cancel`, token: p.token, headers: key() });
+  t.equal(cancelled.statusCode, 200);
+  let got = '';
+  while (!got.includes('event: run.cancelled')) got += new TextDecoder().decode((await within(5000, 'the cancel on the stream', reader.read())).value);
+  t.match(got, /event: run\.cancelled\n/);
+  t.ok(heard.includes(await nameOf(run.id)), 'the wake-up came by NOTIFY, after the commit');
+});

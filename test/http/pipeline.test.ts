@@ -410,3 +410,42 @@ t.test('one-statement reads pipelined on the small read pool never share a reque
   }
   t.equal(wrong, 0, 'every response is its own client\'s');
 });
+
+t.test('point reads pipelined on the one point connection never share a request context', async (t) => {
+  const a = await startApp(t); // DB_POINT_PIPELINE: 16 (the default)
+  const one = await a.principal('member,manager');
+  const two = await a.principal('member,manager');
+  const create = async (who: typeof one, code: string) => (await a.request({ method: 'POST', url: '/v1/projects', token: who.token,
+    headers: { 'idempotency-key': code }, payload: { code, name: `Project ${code}` } })).json.id as string;
+  const mine = new Map([[one, await create(one, 'ONE')], [two, await create(two, 'TWO')]]);
+  // 300 at once: the first 16 in flight share one session, the rest overflow to the read pool.
+  const jobs = Array.from({ length: 300 }, (_, i) => {
+    const who = i % 2 === 0 ? one : two;
+    return i % 3 === 0
+      ? a.request({ url: '/v1/me', token: who.token }).then((r) => ({ who, kind: 'me', r }))
+      : a.request({ url: `/v1/projects/${mine.get(i % 4 < 2 ? who : who === one ? two : one)}`, token: who.token })
+        .then((r) => ({ who, kind: i % 4 < 2 ? 'own' : 'other', r }));
+  });
+  let wrong = 0;
+  for (const { who, kind, r } of await Promise.all(jobs)) {
+    if (kind === 'me') { if (r.statusCode !== 200 || r.json.id !== who.id || r.json.organization_id !== who.orgId) wrong++; }
+    else if (kind === 'own') { if (r.statusCode !== 200 || r.json.id !== mine.get(who)) wrong++; }
+    else if (r.statusCode !== 404) wrong++; // the other organization's project does not exist for this client
+  }
+  t.equal(wrong, 0, 'every response is its own client\'s');
+});
+
+t.test('point reads: up to DB_POINT_PIPELINE in flight on one session, the rest on the read pool; 0 sends none there', async (t) => {
+  const sessions = async (a: Awaited<ReturnType<typeof startApp>>) => Object.fromEntries((await a.admin<{ name: string; n: number }[]>`
+    select application_name as name, count(*)::int as n from pg_stat_activity
+     where datname = current_database() and application_name like 'svc-api-%' group by 1`).map((r) => [r.name, r.n]));
+  for (const [setting, expected] of [['2', { point: 1, readsUsed: true }], ['0', { point: 0, readsUsed: true }]] as const) {
+    const a = await startApp(t, { DB_POINT_PIPELINE: setting });
+    const p = await a.principal('member');
+    const answers = await Promise.all(Array.from({ length: 40 }, () => a.request({ url: '/v1/me', token: p.token })));
+    t.ok(answers.every((r) => r.statusCode === 200), `DB_POINT_PIPELINE=${setting}: all answered`);
+    const open = await sessions(a);
+    t.equal(open['svc-api-point'] ?? 0, expected.point, `DB_POINT_PIPELINE=${setting}: point sessions`);
+    t.ok((open['svc-api-read'] ?? 0) > 0 === expected.readsUsed, `DB_POINT_PIPELINE=${setting}: read pool sessions ${open['svc-api-read'] ?? 0}`);
+  }
+});
