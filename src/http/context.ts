@@ -1,7 +1,8 @@
 // What every route needs from the process: configuration, the database, the token service.
 import type { Request } from '@hapi/hapi';
+import type postgres from 'postgres';
 import type { Config } from '../config.ts';
-import type { Database } from '../db/database.ts';
+import type { AcquireTimeout, Database } from '../db/database.ts';
 import { TokenService, type TokenClaims } from '../auth/tokens.ts';
 import { deriveKey } from '../auth/sealing.ts';
 import { RateLimiter } from './rate-limit.ts';
@@ -37,6 +38,12 @@ export interface AppContext {
   metrics: Metrics;
   /** Wakes open run event streams (one LISTEN connection per process, opened by the first stream). */
   runEvents: RunEventHub;
+  /** Called after a write request's commit: its events did not notify (svc.fanout_wake, set by
+   * begin_request), so this wakes the webhook fan-out. The worker in this process, if it runs here
+   * (serve() sets it), else a NOTIFY of its own (wakeFanoutByNotify). */
+  wakeFanout: () => void;
+  /** A request answered 503 because of the database: its cause, logged (at most once a second). */
+  reportUnavailable: (cause: unknown, route: string) => void;
   /** The verified claims and the token itself (the database looks its record up by its hash). */
   authenticate(request: Request): Promise<TokenClaims & { token: string }>;
   rateLimit(key: string): Promise<RateLimitDecision>;
@@ -48,6 +55,39 @@ const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/;
 export function invalidToken(detail: string): ApiError {
   return new ApiError('INVALID_TOKEN', detail,
     { headers: { 'WWW-Authenticate': 'Bearer realm="svc", error="invalid_token"' } });
+}
+
+/** One NOTIFY at a time, and one more after it for wake-ups that came meanwhile: a write's commit
+ * no longer takes NOTIFY's database-wide lock (held through its fsync, it serialized every write that
+ * emitted an event); a transaction that only notifies writes no WAL and holds that lock for
+ * microseconds. A failed wake-up costs the fan-out one poll. */
+export function wakeFanoutByNotify(sql: postgres.Sql, logger: Logger): () => void {
+  let sending = false;
+  let again = false;
+  const wake = () => {
+    if (sending) { again = true; return; }
+    sending = true;
+    sql`select pg_notify('svc_webhook_fanout', '')`.then(() => undefined,
+      (err) => logger.debug({ err: (err as Error).message }, 'the fan-out wake-up failed; its next poll finds the events'))
+      .finally(() => {
+        sending = false;
+        if (again) { again = false; wake(); }
+      });
+  };
+  return wake;
+}
+
+/** Calls `log` at most once a second, with how many calls came since its last line (this one included). */
+function atMostOnceASecond<A extends unknown[]>(log: (count: number, ...args: A) => void): (...args: A) => void {
+  let logged = 0;
+  let since = 0;
+  return (...args: A) => {
+    since++;
+    if (Date.now() - logged < 1000) return;
+    log(since, ...args);
+    logged = Date.now();
+    since = 0;
+  };
 }
 
 export async function createAppContext(config: Config, database: Database,
@@ -75,9 +115,21 @@ export async function createAppContext(config: Config, database: Database,
   // Once per outage, not per request: requests then fail fast with 503 until a probe succeeds.
   database.onUnreachable((e) => logger.warn({ code: (e as { code?: string })?.code, err: (e as Error)?.message },
     'a database connection failed; failing fast until a probe succeeds'));
+  // At most one line a second (an overload times out many waits at once), with the pool's state:
+  // a full pool means slow or leaked transactions, a free one a connection that never came.
+  database.onAcquireTimeout(atMostOnceASecond((count, state: AcquireTimeout) =>
+    logger.warn({ ...state, timeouts: count }, 'a query waited out the deadline for a database connection (a request it served is answered 503)')));
+  // A 503 says only "retry"; the operator needs the cause (a lost session, a connect or statement
+  // timeout, a pool wait), at most once a second, with how many came since the last line.
+  const reportUnavailable = atMostOnceASecond((count, cause: unknown, route: string) => {
+    const c = cause as { code?: unknown; message?: unknown } | undefined;
+    logger.warn({ route, cause_code: c?.code, cause: typeof c?.message === 'string' ? c.message.slice(0, 200) : undefined,
+      answered_503: count }, 'a request was answered 503: the database failed it');
+  });
   return {
     config,
     database,
+    reportUnavailable,
     tokens,
     cursorKey: deriveKey(config.secretKey, 'cursors'),
     webhooks: createTransport(config.webhooks),
@@ -88,6 +140,7 @@ export async function createAppContext(config: Config, database: Database,
     logger,
     metrics,
     runEvents,
+    wakeFanout: wakeFanoutByNotify(database.sql, logger),
     async authenticate(request) {
       const header = authorizationHeader(request);
       if (!header) {
