@@ -52,6 +52,20 @@ export interface PreflightContext<P = any, Q = any, B = any> {
   ifMatch: number[];
 }
 
+/** The context a one-statement write is planned in: validated input, no database yet. */
+export interface CommandContext<P = any, Q = any, B = any> {
+  params: P;
+  query: Q;
+  body: B;
+  request: Request;
+}
+
+export interface Command {
+  statement: RawBuilder<any>;
+  /** The statement's first row (undefined when it gave none) as the response. */
+  respond: (row: any) => OperationResult;
+}
+
 /** The context a one-statement read is planned in: validated input, no database yet. */
 export interface StatementContext<P = any, Q = any> {
   params: P;
@@ -136,6 +150,10 @@ export interface Operation {
    * pointer, as in `errors[].pointer`; `/list/*` covers the list's items but not the list itself. */
   fieldCodes?: Record<string, ProblemCode>;
   handler?: (ctx: OperationContext) => Promise<OperationResult>;
+  /** A write done by one statement, in place of `handler` (README "Adding an endpoint"). With an
+   * Idempotency-Key and valid input it goes out in the same round trip as the key's claim, gated in
+   * SQL on a fresh claim, so a create costs two round trips; `respond` turns its row into the response. */
+  command?: (ctx: CommandContext) => Command;
   /** A read in one statement and one round trip, in place of `handler` (GET operations). */
   statement?: (ctx: StatementContext) => ReadStatement;
   /** A streamed response (the run event stream), in place of `handler`: after the token and rate
@@ -272,9 +290,19 @@ export function requestIdOf(request: Request): string {
 type Begun = { outcome: string; organization_id: string; svc_roles: Role[]; principal: Record<string, unknown> };
 type Claim = { claim_state?: string | null; claim_response_status?: number | null; claim_response_headers?: Record<string, string> | null;
   claim_response_body?: string | null };
+/** A command planned before the transaction, from input already validated. */
+type Early = { params: unknown; query: unknown; body: unknown; command: Command };
+
+/** The handler of an operation that declares a `command`, when it is not sent with the claim. */
+async function runCommand(op: Operation, ctx: OperationContext): Promise<OperationResult> {
+  const command = op.command!({ params: ctx.params, query: ctx.query, body: ctx.body, request: ctx.request });
+  const { rows } = await command.statement.execute(ctx.tx);
+  return command.respond(rows[0]);
+}
 
 export function toRoute(op: Operation, app: AppContext): ServerRoute {
   const routeTemplate = op.path;
+  const handler = op.handler ?? (op.command ? (ctx: OperationContext) => runCommand(op, ctx) : undefined);
   return {
     method: op.method,
     path: op.path,
@@ -298,7 +326,12 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             // One autocommit statement: the context it sets ends with it, so nothing else could read under it.
             ? fn(app.database.db as unknown as Tx)
             : runAgainIfLostAtBegin(() => app.database.db.transaction().execute(fn));
-          const begin = async (tx: Tx, idempotency?: { key: string; fingerprint: string }) => {
+          const validateInput = () => ({
+            params: validate(op.params, request.params, 'params'),
+            query: validate(op.query, request.query, 'query'),
+            body: validate(op.body, op.bodyOptional && request.payload === null ? {} : request.payload, 'body', op.fieldCodes),
+          });
+          const begin = async (tx: Tx, idempotency?: { key: string; fingerprint: string }, early?: Early) => {
             const beginRequest = sql`api.begin_request(${claims.organizationId}, ${claims.token},
               ${op.roles ? `{${op.roles.join(',')}}` : null}::text[], ${!op.principalOnly})`;
             // With an Idempotency-Key, the key is claimed in the same statement (one round trip less
@@ -314,21 +347,32 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
                          claim.response_headers as claim_response_headers, claim.response_body as claim_response_body
                     from request left join claim on true`
               : sql<Begun & Claim>`select * from ${beginRequest}`;
-            const [begun] = op.principalOnly
-              ? await app.database.query<Begun & Claim>(statement.compile(app.database.db), { point: true })
-              : (await statement.execute(tx)).rows;
+            let begun: (Begun & Claim) | undefined;
+            let commandRows: unknown[] | undefined;
+            if (early) {
+              // The command goes out behind the claim without waiting for its answer, and runs only
+              // under a fresh claim (a one-time filter on the mark idempotency_claim sets): a replay,
+              // a mismatch, a key in flight or a refused caller runs nothing. An error of the claim's
+              // statement is the one this statement reports.
+              const claimed = (await pipelinedRead(statement).execute(tx)).rows[0]!.later;
+              commandRows = (await sql`select c.* from (${early.command.statement}) c
+                where current_setting('svc.claimed', true) = 'yes'`.execute(tx)).rows;
+              [begun] = await claimed;
+            } else {
+              [begun] = op.principalOnly
+                ? await app.database.query<Begun & Claim>(statement.compile(app.database.db), { point: true })
+                : (await statement.execute(tx)).rows;
+            }
             if (!begun || begun.outcome !== 'ok') throw outcomeError(op, begun?.outcome);
             const principal: Principal = {
               clientId: claims.clientId, organizationId: begun.organization_id, roles: begun.svc_roles, doc: begun.principal,
             };
-            const params = validate(op.params, request.params, 'params');
-            const query = validate(op.query, request.query, 'query');
-            const body = validate(op.body, op.bodyOptional && request.payload === null ? {} : request.payload, 'body', op.fieldCodes);
+            const { params, query, body } = early ?? validateInput();
             const claim = begun.claim_state === undefined || begun.claim_state === null ? undefined : {
               state: begun.claim_state, response_status: begun.claim_response_status!,
               response_headers: begun.claim_response_headers!, response_body: begun.claim_response_body!,
             };
-            return { principal, params, query, body, claim };
+            return { principal, params, query, body, claim, commandRows };
           };
           const headerChecks = () => {
             let ifMatch: number[] = [];
@@ -424,7 +468,18 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
               fingerprint: createHash('sha256')
                 .update(request.path).update('\n').update(canonicalJson(request.payload ?? null)).digest('hex'),
             };
-            const { principal, params, query, body, claim } = await begin(tx, idempotency);
+            // A command whose input is valid goes out with the claim; otherwise the errors are
+            // answered in their usual order (who is asking, then what was asked) below.
+            let early: Early | undefined;
+            if (op.command && idempotency && !op.preflight && !op.concurrency) {
+              try {
+                const input = validateInput();
+                early = { ...input, command: op.command({ ...input, request }) };
+              } catch {
+                early = undefined;
+              }
+            }
+            const { principal, params, query, body, claim, commandRows } = await begin(tx, idempotency, early);
             if (headerError !== undefined || !checkedHeaders) throw headerError;
             const { ifMatch, key } = checkedHeaders;
 
@@ -449,7 +504,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
               }
             }
 
-            const out = await op.handler!({
+            const out = early && commandRows ? early.command.respond(commandRows[0]) : await handler!({
               tx, principal, params, query, body, ifMatch, requestId, app, request, preflight,
               route: `${op.method} ${routeTemplate}`,
             });

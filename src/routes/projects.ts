@@ -80,10 +80,11 @@ export const projectOperations: Operation[] = [
     fieldCodes: { '/manager_member_id': 'INVALID_MANAGER', '/custom_fields': 'INVALID_CUSTOM_FIELD' },
     errors: ['PROJECT_CODE_CONFLICT', 'INVALID_MANAGER', 'INVALID_CUSTOM_FIELD', 'CUSTOM_FIELD_NOT_FOUND', 'CUSTOM_FIELD_READ_ONLY', 'CUSTOM_FIELD_FORBIDDEN', 'CUSTOM_FIELD_VALUE_INVALID', 'CUSTOM_FIELD_REQUIRED'],
     response: { status: 201, description: 'The project', schema: schemas.project },
-    handler: async (ctx) => {
-      const r = await one(ctx, sql`select * from api.project_create(${ctx.body}::jsonb, ${schemaVersionOf(ctx.request)}::integer)`);
-      return { ...r, status: 201, headers: { Location: `/v1/projects/${(r.body as { id: string }).id}` } };
-    },
+    command: ({ body, request }) => ({
+      statement: sql`select * from api.project_create(${body}::jsonb, ${schemaVersionOf(request)}::integer)`,
+      respond: (row: { doc: { id: string }; version: number }) =>
+        ({ status: 201, body: row.doc, version: row.version, headers: { Location: `/v1/projects/${row.doc.id}` } }),
+    }),
   },
   {
     operationId: 'getProject', method: 'GET', path: '/v1/projects/{project_id}', tag: 'Projects',

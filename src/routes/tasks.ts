@@ -83,10 +83,11 @@ export const taskOperations: Operation[] = [
     fieldCodes: { '/assignee_member_ids/*': 'INVALID_ASSIGNEE', '/custom_fields': 'INVALID_CUSTOM_FIELD' },
     errors: ['PROJECT_NOT_FOUND', 'INVALID_ASSIGNEE', 'TASK_ARCHIVE_BLOCKED', 'INVALID_CUSTOM_FIELD', 'CUSTOM_FIELD_NOT_FOUND', 'CUSTOM_FIELD_READ_ONLY', 'CUSTOM_FIELD_FORBIDDEN', 'CUSTOM_FIELD_VALUE_INVALID', 'CUSTOM_FIELD_REQUIRED'],
     response: { status: 201, description: 'The task', schema: schemas.task },
-    handler: async (ctx) => {
-      const r = await one(ctx, sql`select * from api.task_create(${ctx.body}::jsonb, ${schemaVersionOf(ctx.request)}::integer)`, 201);
-      return { ...r, headers: { Location: `/v1/tasks/${(r.body as { id: string }).id}` } };
-    },
+    command: ({ body, request }) => ({
+      statement: sql`select * from api.task_create(${body}::jsonb, ${schemaVersionOf(request)}::integer)`,
+      respond: (row: { doc: { id: string }; version: number }) =>
+        ({ status: 201, body: row.doc, version: row.version, headers: { Location: `/v1/tasks/${row.doc.id}` } }),
+    }),
   },
   {
     operationId: 'getTask', method: 'GET', path: '/v1/tasks/{task_id}', tag: 'Tasks',

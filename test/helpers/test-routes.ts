@@ -20,6 +20,17 @@ export const testOperations: Operation[] = [
     },
   },
   {
+    // The same create as a `command`: with a valid body it goes out with the key's claim.
+    operationId: 'testCommandWidget', method: 'POST', path: '/v1/_test/command-widgets', tag: 'Test', summary: 'test only',
+    roles: ['manager'], idempotencyKey: true, body: widget,
+    response: { status: 201, description: 'created', schema: Joi.object().unknown(true) },
+    command: ({ body }) => ({
+      // Slow enough that concurrent duplicates overlap.
+      statement: sql`select w.* from pg_sleep(0.05), api.test_widget_create(${body.name}) w`,
+      respond: (w: { id: string; name: string; version: number }) => ({ status: 201, body: { object: 'widget', ...w }, version: w.version }),
+    }),
+  },
+  {
     operationId: 'testUpdateWidget', method: 'PATCH', path: '/v1/_test/widgets/{id}', tag: 'Test', summary: 'test only',
     roles: ['manager'], ifMatch: true, body: widget, params: Joi.object({ id: Joi.string().required() }),
     errors: ['RESOURCE_NOT_FOUND'],

@@ -7,11 +7,13 @@ import { startApp, assertProblem, type TestApp } from '../helpers/app.ts';
 
 type Res = Awaited<ReturnType<TestApp['request']>>;
 
-const createWidget = (a: TestApp, token: string, key: string | undefined, payload: unknown, headers: Record<string, string> = {}) =>
+const createWidgetAt = (url: string, a: TestApp, token: string, key: string | undefined, payload: unknown, headers: Record<string, string> = {}) =>
   a.request({
-    method: 'POST', url: '/v1/_test/widgets', token, payload,
+    method: 'POST', url, token, payload,
     headers: { ...(key === undefined ? {} : { 'idempotency-key': key }), ...headers },
   });
+const createWidget = (a: TestApp, token: string, key: string | undefined, payload: unknown, headers: Record<string, string> = {}) =>
+  createWidgetAt('/v1/_test/widgets', a, token, key, payload, headers);
 
 const patchWidget = (a: TestApp, token: string, id: string, ifMatch: string | undefined, payload: unknown) =>
   a.request({
@@ -48,7 +50,11 @@ function assertFullProblem(t: Tap, res: Res, status: number, code: string) {
   assertNoLeak(t, res);
 }
 
-t.test('Idempotency-Key', async (t) => {
+// A handler's create, and a `command`'s, which goes out in the claim's round trip and runs only under
+// a fresh claim: a replay, a reuse, a key in flight (the concurrent duplicates) or a refused caller
+// must run nothing.
+for (const path of ['/v1/_test/widgets', '/v1/_test/command-widgets']) t.test(`Idempotency-Key (${path})`, async (t) => {
+  const createWidget = (a: TestApp, token: string, key: string | undefined, payload: unknown) => createWidgetAt(path, a, token, key, payload);
   const a = await startApp(t);
   const p = await a.principal('manager');
 
