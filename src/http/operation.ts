@@ -61,9 +61,10 @@ export interface CommandContext<P = any, Q = any, B = any> {
 }
 
 export interface Command {
-  statement: RawBuilder<any>;
-  /** The statement's first row (undefined when it gave none) as the response. */
-  respond: (row: any) => OperationResult;
+  /** One statement whose row is the resource: its wire document (`doc`, jsonb) and `version`. */
+  statement: RawBuilder<{ doc: unknown; version: number | null }>;
+  /** A create's Location: this prefix and the new resource's id. */
+  location?: string;
 }
 
 /** The context a one-statement read is planned in: validated input, no database yet. */
@@ -151,8 +152,9 @@ export interface Operation {
   fieldCodes?: Record<string, ProblemCode>;
   handler?: (ctx: OperationContext) => Promise<OperationResult>;
   /** A write done by one statement, in place of `handler` (README "Adding an endpoint"). With an
-   * Idempotency-Key and valid input it goes out in the same round trip as the key's claim, gated in
-   * SQL on a fresh claim, so a create costs two round trips; `respond` turns its row into the response. */
+   * Idempotency-Key and valid input the whole transaction is one round trip: the command goes out
+   * behind the key's claim, gated in SQL on a fresh claim, and PostgreSQL builds the response and
+   * stores it with the key in the same statement; the answer is the response status with that row. */
   command?: (ctx: CommandContext) => Command;
   /** A read in one statement and one round trip, in place of `handler` (GET operations). */
   statement?: (ctx: StatementContext) => ReadStatement;
@@ -290,14 +292,15 @@ export function requestIdOf(request: Request): string {
 type Begun = { outcome: string; organization_id: string; svc_roles: Role[]; principal: Record<string, unknown> };
 type Claim = { claim_state?: string | null; claim_response_status?: number | null; claim_response_headers?: Record<string, string> | null;
   claim_response_body?: string | null };
-/** A command planned before the transaction, from input already validated. */
-type Early = { params: unknown; query: unknown; body: unknown; command: Command };
 
 /** The handler of an operation that declares a `command`, when it is not sent with the claim. */
 async function runCommand(op: Operation, ctx: OperationContext): Promise<OperationResult> {
   const command = op.command!({ params: ctx.params, query: ctx.query, body: ctx.body, request: ctx.request });
-  const { rows } = await command.statement.execute(ctx.tx);
-  return command.respond(rows[0]);
+  const { rows: [row] } = await command.statement.execute(ctx.tx);
+  if (!row) throw new Error(`${op.operationId}: the command gave no row`);
+  const id = (row.doc as { id?: string }).id;
+  return { body: row.doc, version: row.version ?? undefined,
+    headers: command.location !== undefined && id !== undefined ? { Location: command.location + id } : undefined };
 }
 
 export function toRoute(op: Operation, app: AppContext): ServerRoute {
@@ -331,7 +334,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             query: validate(op.query, request.query, 'query'),
             body: validate(op.body, op.bodyOptional && request.payload === null ? {} : request.payload, 'body', op.fieldCodes),
           });
-          const begin = async (tx: Tx, idempotency?: { key: string; fingerprint: string }, early?: Early) => {
+          const beginStatement = (idempotency?: { key: string; fingerprint: string }) => {
             const beginRequest = sql`api.begin_request(${claims.organizationId}, ${claims.token},
               ${op.roles ? `{${op.roles.join(',')}}` : null}::text[], ${!op.principalOnly})`;
             // With an Idempotency-Key, the key is claimed in the same statement (one round trip less
@@ -347,32 +350,23 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
                          claim.response_headers as claim_response_headers, claim.response_body as claim_response_body
                     from request left join claim on true`
               : sql<Begun & Claim>`select * from ${beginRequest}`;
-            let begun: (Begun & Claim) | undefined;
-            let commandRows: unknown[] | undefined;
-            if (early) {
-              // The command goes out behind the claim without waiting for its answer, and runs only
-              // under a fresh claim (a one-time filter on the mark idempotency_claim sets): a replay,
-              // a mismatch, a key in flight or a refused caller runs nothing. An error of the claim's
-              // statement is the one this statement reports.
-              const claimed = (await pipelinedRead(statement).execute(tx)).rows[0]!.later;
-              commandRows = (await sql`select c.* from (${early.command.statement}) c
-                where current_setting('svc.claimed', true) = 'yes'`.execute(tx)).rows;
-              [begun] = await claimed;
-            } else {
-              [begun] = op.principalOnly
-                ? await app.database.query<Begun & Claim>(statement.compile(app.database.db), { point: true })
-                : (await statement.execute(tx)).rows;
-            }
+            return statement;
+          };
+          const claimOf = (begun: Begun & Claim) => begun.claim_state === undefined || begun.claim_state === null ? undefined : {
+            state: begun.claim_state, response_status: begun.claim_response_status!,
+            response_headers: begun.claim_response_headers!, response_body: begun.claim_response_body!,
+          };
+          const begin = async (tx: Tx, idempotency?: { key: string; fingerprint: string }) => {
+            const statement = beginStatement(idempotency);
+            const [begun] = op.principalOnly
+              ? await app.database.query<Begun & Claim>(statement.compile(app.database.db), { point: true })
+              : (await statement.execute(tx)).rows;
             if (!begun || begun.outcome !== 'ok') throw outcomeError(op, begun?.outcome);
             const principal: Principal = {
               clientId: claims.clientId, organizationId: begun.organization_id, roles: begun.svc_roles, doc: begun.principal,
             };
-            const { params, query, body } = early ?? validateInput();
-            const claim = begun.claim_state === undefined || begun.claim_state === null ? undefined : {
-              state: begun.claim_state, response_status: begun.claim_response_status!,
-              response_headers: begun.claim_response_headers!, response_body: begun.claim_response_body!,
-            };
-            return { principal, params, query, body, claim, commandRows };
+            const { params, query, body } = validateInput();
+            return { principal, params, query, body, claim: claimOf(begun) };
           };
           const headerChecks = () => {
             let ifMatch: number[] = [];
@@ -456,6 +450,52 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             });
             if (!checked.stored) preflight = await op.preflight({ ...checked, app, request, read });
           }
+          // Whether an event of this transaction waits for a fan-out wake-up (emit_event sets it
+          // instead of a NOTIFY, whose lock would serialize the commits), and the wake names of runs
+          // whose logs it appended to (app_private.run_event), for the same reason: read with COMMIT.
+          // (An object, not the promise itself: awaiting the read before COMMIT would cost a round trip.)
+          const wakeAfter = async (tx: Tx) => (await pipelinedRead(sql<{ due: boolean; runs: string | null }>`
+            select current_setting('svc.fanout_wake', true) = 'due' as due,
+                   nullif(current_setting('svc.run_wake', true), '') as runs`).execute(tx)).rows[0]!;
+          /** A stored response to replay, or the error for a key in flight or reused. */
+          const claimAnswer = (claim: NonNullable<ReturnType<typeof claimOf>>) => {
+            if (claim.state === 'in_flight') {
+              throw new ApiError('IDEMPOTENCY_KEY_IN_USE', 'the first request with this key is still being processed',
+                { headers: { 'Retry-After': '1' } });
+            }
+            if (claim.state === 'mismatch') {
+              throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different request');
+            }
+            if (claim.state === 'replay' && op.oneTimeSecret) {
+              const id = (JSON.parse(claim.response_body || '{}') as { id?: string }).id;
+              throw new ApiError('WEBHOOK_SECRET_NOT_AVAILABLE',
+                `the secret was shown once, in the first response to this request${id ? ` (${id})` : ''}; rotate the secret to get a new one`,
+                { members: id ? { resource_id: id } : {} });
+            }
+            return claim.state === 'replay'
+              ? { replay: true as const, status: claim.response_status, headers: claim.response_headers, body: claim.response_body }
+              : undefined;
+          };
+          /** The claim, the command with its response stored under the key, and the wake-up read, all
+           * sent behind BEGIN without waiting: they answer with COMMIT, in one round trip. The command
+           * runs only under a fresh claim (a one-time filter on the mark idempotency_claim sets), so a
+           * replay, a reuse, a key in flight or a refused caller runs nothing; PostgreSQL builds the
+           * response (body text, Location, ETag), stores it with the key and returns it. */
+          const sendTogether = async (tx: Tx, idempotency: { key: string; fingerprint: string }, command: Command) => {
+            const claimed = (await pipelinedRead(beginStatement(idempotency)).execute(tx)).rows[0]!.later;
+            const done = (await pipelinedRead(sql<{ body: string; headers: Record<string, string> }>`
+              with c as materialized (
+                     select c.doc, c.version from (${command.statement}) c where current_setting('svc.claimed', true) = 'yes'),
+                   r as materialized (
+                     select app_private.wire_json(c.doc) as body,
+                            jsonb_strip_nulls(jsonb_build_object('Location', ${command.location ?? null}::text || (c.doc ->> 'id'),
+                              'ETag', '"' || c.version || '"')) as headers
+                       from c)
+              select r.body, r.headers,
+                     api.idempotency_complete(${op.method}, ${routeTemplate}, ${idempotency.key}, ${op.response.status}::integer, r.headers, r.body) as stored
+                from r`).execute(tx)).rows[0]!.later;
+            return { claimed, done, wake: (await wakeAfter(tx)).later };
+          };
           const release = op.concurrency ? await op.concurrency(app).acquire() : undefined;
           const result = await run(async (tx) => {
             // The headers are read first (the key is claimed with begin_request), but their errors
@@ -468,43 +508,32 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
               fingerprint: createHash('sha256')
                 .update(request.path).update('\n').update(canonicalJson(request.payload ?? null)).digest('hex'),
             };
-            // A command whose input is valid goes out with the claim; otherwise the errors are
-            // answered in their usual order (who is asking, then what was asked) below.
-            let early: Early | undefined;
-            if (op.command && idempotency && !op.preflight && !op.concurrency) {
+            // A command whose input is valid goes out with the claim, the whole transaction in one
+            // round trip; otherwise the errors are answered in their usual order (who is asking,
+            // then what was asked) below.
+            if (op.command && idempotency && !op.ifMatch && !op.preflight && !op.concurrency && !op.replayed && !op.oneTimeSecret && !op.storedBody) {
+              let command: Command | undefined;
               try {
-                const input = validateInput();
-                early = { ...input, command: op.command({ ...input, request }) };
+                command = op.command({ ...validateInput(), request });
               } catch {
-                early = undefined;
+                command = undefined;
               }
+              if (command) return { together: await sendTogether(tx, idempotency, command) };
             }
-            const { principal, params, query, body, claim, commandRows } = await begin(tx, idempotency, early);
+            const { principal, params, query, body, claim } = await begin(tx, idempotency);
             if (headerError !== undefined || !checkedHeaders) throw headerError;
             const { ifMatch, key } = checkedHeaders;
 
             if (key !== undefined) {
               if (!claim) throw new Error('the Idempotency-Key was not claimed');
-              if (claim!.state === 'in_flight') {
-                throw new ApiError('IDEMPOTENCY_KEY_IN_USE', 'the first request with this key is still being processed',
-                  { headers: { 'Retry-After': '1' } });
-              }
-              if (claim!.state === 'mismatch') {
-                throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different request');
-              }
-              if (claim!.state === 'replay' && op.oneTimeSecret) {
-                const id = (JSON.parse(claim!.response_body || '{}') as { id?: string }).id;
-                throw new ApiError('WEBHOOK_SECRET_NOT_AVAILABLE',
-                  `the secret was shown once, in the first response to this request${id ? ` (${id})` : ''}; rotate the secret to get a new one`,
-                  { members: id ? { resource_id: id } : {} });
-              }
-              if (claim!.state === 'replay') {
-                const body = op.replayed ? await op.replayed({ tx, app, request }, claim!.response_body) : claim!.response_body;
-                return { replay: true as const, status: claim!.response_status, headers: claim!.response_headers, body };
+              const replay = claimAnswer(claim);
+              if (replay) {
+                const body = op.replayed ? await op.replayed({ tx, app, request }, replay.body) : replay.body;
+                return { ...replay, body };
               }
             }
 
-            const out = early && commandRows ? early.command.respond(commandRows[0]) : await handler!({
+            const out = await handler!({
               tx, principal, params, query, body, ifMatch, requestId, app, request, preflight,
               route: `${op.method} ${routeTemplate}`,
             });
@@ -524,11 +553,25 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             // Also with COMMIT: whether an event of this transaction waits for a fan-out wake-up
             // (emit_event sets it instead of a NOTIFY, whose lock would serialize the commits).
             // And the wake names of runs whose logs it appended to (app_private.run_event), for the same reason.
-            const wake = op.method === 'GET' || op.principalOnly ? undefined : (await pipelinedRead(sql<{ due: boolean; runs: string | null }>`
-              select current_setting('svc.fanout_wake', true) = 'due' as due,
-                     nullif(current_setting('svc.run_wake', true), '') as runs`).execute(tx)).rows[0]!.later;
+            const wake = op.method === 'GET' || op.principalOnly ? undefined : (await wakeAfter(tx)).later;
             return { replay: false as const, status, headers, body: payload, wake };
           }).finally(() => release?.());
+          if ('together' in result && result.together) {
+            // Committed: every statement answered, and an error of any of them was thrown by COMMIT.
+            const { claimed, done, wake } = result.together;
+            const [begun] = await claimed;
+            if (!begun || begun.outcome !== 'ok') throw outcomeError(op, begun?.outcome);
+            const claim = claimOf(begun);
+            if (!claim) throw new Error('the Idempotency-Key was not claimed');
+            const replay = claimAnswer(claim);
+            if (replay) return send(replay);
+            const [row] = await done;
+            if (!row) throw new Error(`${op.operationId}: the command gave no row`);
+            const [woken] = await wake;
+            if (woken?.due) app.wakeFanout();
+            if (woken?.runs) app.runEvents.wakeAfterCommit(woken.runs.split(','));
+            return send({ replay: false, status: op.response.status, headers: row.headers, body: row.body });
+          }
           // Committed (so the read above has answered): its events wait for this wake-up, not for a NOTIFY.
           const woken = !result.replay && result.wake ? (await result.wake)[0] : undefined;
           if (woken?.due) app.wakeFanout();

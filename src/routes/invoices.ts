@@ -70,10 +70,7 @@ export const invoiceOperations: Operation[] = [
     fieldCodes: { '/lines/*': 'INVALID_INVOICE_LINE' },
     errors: ['INVALID_INVOICE_LINE', 'CURRENCY_MISMATCH', 'RESOURCE_NOT_FOUND'],
     response: { status: 201, description: 'The draft invoice', schema: schemas.invoice },
-    handler: async (ctx) => {
-      const r = await one(ctx, sql`select * from api.invoice_create(${ctx.body}::jsonb)`);
-      return { ...r, status: 201, headers: { Location: `/v1/invoices/${(r.body as { id: string }).id}` } };
-    },
+    command: ({ body }) => ({ statement: sql`select * from api.invoice_create(${body}::jsonb)`, location: '/v1/invoices/' }),
   },
   {
     operationId: 'getInvoice', method: 'GET', path: '/v1/invoices/{invoice_id}', tag: 'Invoicing', roles, etag: true,

@@ -82,8 +82,7 @@ export const projectOperations: Operation[] = [
     response: { status: 201, description: 'The project', schema: schemas.project },
     command: ({ body, request }) => ({
       statement: sql`select * from api.project_create(${body}::jsonb, ${schemaVersionOf(request)}::integer)`,
-      respond: (row: { doc: { id: string }; version: number }) =>
-        ({ status: 201, body: row.doc, version: row.version, headers: { Location: `/v1/projects/${row.doc.id}` } }),
+      location: '/v1/projects/',
     }),
   },
   {

@@ -85,8 +85,7 @@ export const taskOperations: Operation[] = [
     response: { status: 201, description: 'The task', schema: schemas.task },
     command: ({ body, request }) => ({
       statement: sql`select * from api.task_create(${body}::jsonb, ${schemaVersionOf(request)}::integer)`,
-      respond: (row: { doc: { id: string }; version: number }) =>
-        ({ status: 201, body: row.doc, version: row.version, headers: { Location: `/v1/tasks/${row.doc.id}` } }),
+      location: '/v1/tasks/',
     }),
   },
   {

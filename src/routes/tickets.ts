@@ -69,10 +69,7 @@ export const ticketOperations: Operation[] = [
     }),
     errors: [...moduleErrors, 'EXTERNAL_ID_CONFLICT'],
     response: { status: 201, description: 'The ticket', schema: schemas.ticket },
-    handler: async (ctx) => {
-      const r = await one(ctx, sql`select * from api.ticket_create(${ctx.body}::jsonb)`);
-      return { ...r, status: 201, headers: { Location: `/v1/tickets/${(r.body as { id: string }).id}` } };
-    },
+    command: ({ body }) => ({ statement: sql`select * from api.ticket_create(${body}::jsonb)`, location: '/v1/tickets/' }),
   },
   {
     operationId: 'getTicket', method: 'GET', path: '/v1/tickets/{ticket_id}', tag: 'Tickets', etag: true, params: ticketId,

@@ -91,10 +91,7 @@ export const timeEntryOperations: Operation[] = [
     fieldCodes: TIME_ENTRY_FIELD_CODES,
     errors: ['INVALID_SUBJECT_MEMBER', 'INVALID_WORK_DATE', 'INVALID_DURATION', 'EXTERNAL_ID_CONFLICT'],
     response: { status: 201, description: 'The time entry', schema: schemas.timeEntry },
-    handler: async (ctx) => {
-      const r = await one(ctx, sql`select * from api.time_entry_create(${ctx.body}::jsonb)`, 201);
-      return { ...r, headers: { Location: `/v1/time-entries/${(r.body as { id: string }).id}` } };
-    },
+    command: ({ body }) => ({ statement: sql`select * from api.time_entry_create(${body}::jsonb)`, location: '/v1/time-entries/' }),
   },
   {
     operationId: 'createTimeEntryBatch', method: 'POST', path: '/v1/time-entries/batches', tag: 'Time entries',

@@ -26,8 +26,8 @@ export const testOperations: Operation[] = [
     response: { status: 201, description: 'created', schema: Joi.object().unknown(true) },
     command: ({ body }) => ({
       // Slow enough that concurrent duplicates overlap.
-      statement: sql`select w.* from pg_sleep(0.05), api.test_widget_create(${body.name}) w`,
-      respond: (w: { id: string; name: string; version: number }) => ({ status: 201, body: { object: 'widget', ...w }, version: w.version }),
+      statement: sql`select jsonb_build_object('object', 'widget', 'id', w.id, 'name', w.name, 'version', w.version) as doc, w.version
+        from pg_sleep(0.05), api.test_widget_create(${body.name}) w`,
     }),
   },
   {
