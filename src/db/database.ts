@@ -151,7 +151,7 @@ function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: nu
  * once sent (postgres.js sets `state`), only statement_timeout bounds it. */
 function pooledQuery(sql: postgres.Sql, pool: 'reads' | 'points', prepare: boolean,
   deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker,
-  reads: { inFlight: number }, late: (pool: 'reads' | 'points', ms: number) => void) {
+  counts: { inFlight: number }, late: (pool: 'reads' | 'points', ms: number) => void) {
   const query = async <R>(compiled: CompiledQuery, retried = false): Promise<R[]> => {
     const admitted = breaker.admit();
     if (admitted === 'reject') throw unavailable();
@@ -165,7 +165,7 @@ function pooledQuery(sql: postgres.Sql, pool: 'reads' | 'points', prepare: boole
       late(pool, ms);
       void q.cancel();
     }, ms);
-    reads.inFlight++;
+    counts.inFlight++;
     try {
       const rows = await q;
       breaker.succeeded();
@@ -180,7 +180,7 @@ function pooledQuery(sql: postgres.Sql, pool: 'reads' | 'points', prepare: boole
       else if (!retried) lost = true;
       if (!lost) throw e;
     } finally {
-      reads.inFlight--;
+      counts.inFlight--;
       clearTimeout(timer);
       if (admitted === 'probe') breaker.released();
     }
