@@ -305,6 +305,7 @@ async function runCommand(op: Operation, ctx: OperationContext): Promise<Operati
 
 export function toRoute(op: Operation, app: AppContext): ServerRoute {
   const routeTemplate = op.path;
+  if (op.handler && op.command) throw new Error(`${op.operationId}: a handler or a command, not both`);
   const handler = op.handler ?? (op.command ? (ctx: OperationContext) => runCommand(op, ctx) : undefined);
   return {
     method: op.method,
@@ -490,10 +491,16 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
                      select app_private.wire_json(c.doc) as body,
                             jsonb_strip_nulls(jsonb_build_object('Location', ${command.location ?? null}::text || (c.doc ->> 'id'),
                               'ETag', '"' || c.version || '"')) as headers
-                       from c)
+                       from c),
+                   -- Under a fresh claim exactly one row is stored and sent: any other count fails the
+                   -- transaction (a 500, our bug), so the key is not left claimed with no response.
+                   not_one as materialized (
+                     select api.command_answered(count(*)) from r
+                     having count(*) <> 1 and current_setting('svc.claimed', true) = 'yes')
               select r.body, r.headers,
                      api.idempotency_complete(${op.method}, ${routeTemplate}, ${idempotency.key}, ${op.response.status}::integer, r.headers, r.body) as stored
-                from r`).execute(tx)).rows[0]!.later;
+                from r
+               where not exists (select from not_one)`).execute(tx)).rows[0]!.later;
             return { claimed, done, wake: (await wakeAfter(tx)).later };
           };
           const release = op.concurrency ? await op.concurrency(app).acquire() : undefined;
@@ -511,7 +518,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             // A command whose input is valid goes out with the claim, the whole transaction in one
             // round trip; otherwise the errors are answered in their usual order (who is asking,
             // then what was asked) below.
-            if (op.command && idempotency && !op.ifMatch && !op.preflight && !op.concurrency && !op.replayed && !op.oneTimeSecret && !op.storedBody) {
+            if (op.command && idempotency && !op.principalOnly && !op.ifMatch && !op.preflight && !op.concurrency && !op.replayed && !op.oneTimeSecret && !op.storedBody) {
               let command: Command | undefined;
               try {
                 command = op.command({ ...validateInput(), request });

@@ -31,6 +31,17 @@ export const testOperations: Operation[] = [
     }),
   },
   {
+    // A command that answers `rows` rows: anything but one must fail the transaction (500), not
+    // leave the key claimed with no response.
+    operationId: 'testRowsCommand', method: 'POST', path: '/v1/_test/rows-commands', tag: 'Test', summary: 'test only',
+    roles: ['manager'], idempotencyKey: true, body: Joi.object({ rows: Joi.number().integer().min(0).max(3).required() }),
+    response: { status: 201, description: 'created', schema: Joi.object().unknown(true) },
+    command: ({ body }) => ({
+      statement: sql`select jsonb_build_object('object', 'widget', 'id', 'w_' || n) as doc, 1 as version
+        from generate_series(1, ${body.rows}::integer) n`,
+    }),
+  },
+  {
     operationId: 'testUpdateWidget', method: 'PATCH', path: '/v1/_test/widgets/{id}', tag: 'Test', summary: 'test only',
     roles: ['manager'], ifMatch: true, body: widget, params: Joi.object({ id: Joi.string().required() }),
     errors: ['RESOURCE_NOT_FOUND'],

@@ -160,6 +160,26 @@ for (const path of ['/v1/_test/widgets', '/v1/_test/command-widgets']) t.test(`I
   });
 });
 
+t.test('a command that answers no row or two fails with 500 and leaves the key free', async (t) => {
+  const a = await startApp(t);
+  const p = await a.principal('manager');
+  const post = (key: string, rows: number) => a.request({ method: 'POST', url: '/v1/_test/rows-commands', token: p.token,
+    payload: { rows }, headers: { 'idempotency-key': key } });
+  for (const rows of [0, 2]) {
+    const res = await post(`rows-${rows}`, rows);
+    assertProblem(t, res, 500, 'INTERNAL_ERROR');
+    t.equal(await keyRows(a, p.id, `rows-${rows}`), 0, `${rows} rows: the key is not left claimed`);
+    // The key is free: the same key with a request that works is a first request, not a replay.
+    const again = await post(`rows-${rows}`, 1);
+    t.equal(again.statusCode, 201, again.body);
+    t.notOk(again.headers['idempotent-replayed']);
+    t.equal(again.json.id, 'w_1');
+    const replay = await post(`rows-${rows}`, 1);
+    t.equal(replay.headers['idempotent-replayed'], 'true');
+    t.equal(replay.body, again.body);
+  }
+});
+
 t.test('ETag / If-Match', async (t) => {
   const a = await startApp(t);
   const p = await a.principal('manager');
