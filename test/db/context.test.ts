@@ -145,3 +145,33 @@ t.test('api.idempotency_claim (reads the context once, issue 21): without a sign
   t.same([...states, again], ['claimed', 'replay'], 'with its token: claimed, then the same key is found again');
   t.equal(await keysOf(), 1);
 });
+
+t.test('one-round-trip creates (issue 21), as the runtime role in SQL: only a fresh claim marks the transaction, the gated command runs only under it, and a command answering other than one row fails', async (t) => {
+  const { a, p, rt } = await world(t);
+  const projects = async () => (await a.admin`select count(*)::int as n from app.projects where organization_id = ${p.orgId} and code like 'G%'`)[0]!.n;
+  // The statement the API sends behind the claim (src/http/operation.ts, sendTogether), reduced to its gate.
+  const gated = (tx: postgres.TransactionSql, code: string) => tx`select c.doc from api.project_create(${JSON.stringify({ code, name: 'gated' })}::text::jsonb, null::integer) c
+    where current_setting('svc.claimed', true) = 'yes'`;
+  const attempt = (key: string, fingerprint: string, code: string) => rt.begin(async (tx) => {
+    await beginRequest(tx, p);
+    const [c] = await tx`select state from api.idempotency_claim('POST', '/v1/projects', ${key}, ${fingerprint})`;
+    return { state: c!.state as string, rows: (await gated(tx, code)).length };
+  });
+  t.same(await attempt('gate-1', 'f1', 'G1'), { state: 'claimed', rows: 1 }, 'a fresh claim: the command runs');
+  t.same(await attempt('gate-1', 'f1', 'G2'), { state: 'replay', rows: 0 }, 'the same key again: nothing runs');
+  t.same(await attempt('gate-1', 'f2', 'G3'), { state: 'mismatch', rows: 0 }, 'the key with another request: nothing runs');
+  t.equal(await projects(), 1, 'one project');
+  // The mark is not a permission: set by hand without a context, the command still refuses.
+  const forged = await rt.begin(async (tx) => {
+    await tx`select set_config('svc.claimed', 'yes', true)`;
+    return gated(tx, 'G4');
+  }).then(() => 'ran', (e) => e.message);
+  t.equal(forged, 'ROLE_REQUIRED', 'a forged mark without a context creates nothing (no context, no Role)');
+  t.equal(await projects(), 1);
+  // Set only for the transaction: the next one on the same session starts unmarked.
+  t.equal((await rt`select current_setting('svc.claimed', true) as v`)[0]!.v ?? '', '', 'no mark outside the transaction');
+  const answered = async (n: number) => rt`select api.command_answered(${n}::bigint)`.then(() => 'ok', (e) => `${e.code} ${e.message}`);
+  t.equal(await answered(1), 'ok');
+  t.equal(await answered(0), 'SV500 COMMAND_ROW_COUNT');
+  t.equal(await answered(2), 'SV500 COMMAND_ROW_COUNT');
+});
