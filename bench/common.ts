@@ -72,3 +72,28 @@ export async function graphileNoopJobsPerSecond(url: string, jobs: number, concu
     await sql.end();
   }
 }
+
+/** CPU time (ms, user + system) spent so far by: the live processes of a process group (the
+ * server), all PostgreSQL processes on this machine with the backends that have exited, and this
+ * process's waited-for children (a finished wrk or pgbench). Linux /proc; zeros elsewhere. For "where does a request's CPU go". */
+export function cpuMs(group?: number): { server: number; postgres: number; children: number } {
+  const hz = 100; // USER_HZ: 100 on Linux x86-64 and arm64
+  let server = 0;
+  let pg = 0;
+  let children = 0;
+  try {
+    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const ticks = Number(f[11]) + Number(f[12]); // utime, stime
+        if (group !== undefined && Number(f[2]) === group) server += ticks;
+        // With cutime and cstime: the postmaster's reaped backends (pgbench's, once it disconnects).
+        else if (comm === 'postgres') pg += ticks + Number(f[13]) + Number(f[14]);
+        if (Number(pid) === process.pid) children = Number(f[13]) + Number(f[14]); // cutime, cstime
+      } catch { /* gone */ }
+    }
+  } catch { /* no /proc */ }
+  return { server: server * 1000 / hz, postgres: pg * 1000 / hz, children: children * 1000 / hz };
+}

@@ -12,7 +12,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { logger, type BenchOptions, type BenchResult } from './common.ts';
+import { cpuMs, logger, type BenchOptions, type BenchResult } from './common.ts';
 import { PIPELINED, PIPELINED_READ } from '../src/db/database.ts';
 import { logFile, parseLog, readFrom, requestFromLog, requestThroughFreshInstance, runPgbench, pgbenchScript } from './tasks.ts';
 
@@ -28,6 +28,8 @@ const KEY_MARK = 'ratio-capture-key';
 
 interface Case { name: string; method: 'GET' | 'POST'; path: string; body?: string; status: number }
 interface Figures { rps: number; p50: number; p99: number; errors: number }
+/** CPU per request or transaction (µs): the server, PostgreSQL, the load generator (wrk or pgbench). */
+interface Cpu { server: number; postgres: number; client: number }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
@@ -66,6 +68,23 @@ async function capture(o: BenchOptions, database: string, c: Case): Promise<stri
     // reads ":name" as a variable, so the JSON the statements carry gets a space after its colons.
     // The pipelining marker is a note to the server's driver (src/db/database.ts), not SQL to replay.
     return statements.map((x) => x.replace(PIPELINED, '').replace(PIPELINED_READ, '').replace(/":(?=\S)/g, '": ').replaceAll(`'${KEY_MARK}'`, `('ratio-' || :k)`));
+  } finally {
+    await sql.end();
+  }
+}
+
+/** ANALYZE after the warm-ups, as autovacuum would once the tables have grown. This machine's
+ * PostgreSQL runs with autovacuum off, and a pooled session keeps the generic plan it made while
+ * a table was near empty: the API's sessions that had planned the key's claim early read
+ * app.idempotency_keys sequentially, and PostgreSQL's CPU per create was 2.0-2.4 ms in some runs
+ * against 1.5 ms in the others (docs/benchmarks.md, "The create's gap was stale plans"). The
+ * ANALYZE invalidates those plans for the server and pgbench alike. */
+async function analyze(url: string): Promise<void> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const t0 = Date.now();
+    await sql`analyze`;
+    log(`ANALYZE after the warm-ups: ${Date.now() - t0} ms`);
   } finally {
     await sql.end();
   }
@@ -124,7 +143,17 @@ async function runReplay(o: BenchOptions, database: string, c: Case, statements:
   return { rps: tps, p50: avg, p99: NaN, errors: Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0) };
 }
 
-export async function runRatioBench(o: BenchOptions, cases: Case[]): Promise<BenchResult> {
+/** One measured run with the CPU each side spent on it, per request (µs). */
+async function measured(group: number | undefined, run: () => Promise<Figures>, seconds: number): Promise<Figures & { cpu: Cpu }> {
+  const a = cpuMs(group);
+  const f = await run();
+  const b = cpuMs(group);
+  const n = f.rps * seconds;
+  const per = (x: number) => (n > 0 ? (x * 1000) / n : NaN);
+  return { ...f, cpu: { server: per(b.server - a.server), postgres: per(b.postgres - a.postgres), client: per(b.children - a.children) } };
+}
+
+export async function runRatioBench(o: BenchOptions & { serverGroup?: number }, cases: Case[]): Promise<BenchResult> {
   const wrk = ensureWrk();
   if (!wrk) {
     log('wrk is not installed (Debian package wrk): part skipped');
@@ -134,19 +163,23 @@ export async function runRatioBench(o: BenchOptions, cases: Case[]): Promise<Ben
   const database = decodeURIComponent(new URL(o.url).pathname.slice(1));
   const failed: string[] = [];
   const rows: string[] = [];
+  const cpuRows: string[] = [];
   const scripts: string[] = [];
-  for (const c of cases) {
+  // BENCH_RATIO_CASES: only the cases whose name contains one of these (comma-separated), e.g. "POST".
+  const only = (process.env.BENCH_RATIO_CASES ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+  for (const c of cases.filter((x) => !only.length || only.some((o) => x.name.includes(o)))) {
     log(`${c.name}: capturing its SQL`);
     const statements = await capture(o, database, c);
     scripts.push(`${c.name}:\n\n\`\`\`sql\n${pgbenchScript(statements).trimEnd()}\n\`\`\``);
-    const api: Figures[] = [];
-    const db: Figures[] = [];
+    const api: (Figures & { cpu: Cpu })[] = [];
+    const db: (Figures & { cpu: Cpu })[] = [];
     log(`${c.name}: ${ROUNDS} rounds of ${DURATION} s (wrk, then pgbench) after ${WARMUP} s warm-ups, ${CONNECTIONS} connections`);
     await runWrk(wrk, o, c, WARMUP);
     await runReplay(o, database, c, statements, WARMUP);
+    await analyze(o.url);
     for (let r = 0; r < ROUNDS; r++) {
-      api.push(await runWrk(wrk, o, c, DURATION));
-      db.push(await runReplay(o, database, c, statements, DURATION));
+      api.push(await measured(o.serverGroup, () => runWrk(wrk, o, c, DURATION), DURATION));
+      db.push(await measured(o.serverGroup, () => runReplay(o, database, c, statements, DURATION), DURATION));
     }
     const errors = api.reduce((n, f) => n + f.errors, 0) + db.reduce((n, f) => n + f.errors, 0);
     if (errors) failed.push(`ratio ${c.name}`);
@@ -154,6 +187,9 @@ export async function runRatioBench(o: BenchOptions, cases: Case[]): Promise<Ben
     const d = median(db.map((f) => f.rps));
     rows.push(`| ${c.name} | ${a.toFixed(0)} | ${median(api.map((f) => f.p50)).toFixed(1)} | ${median(api.map((f) => f.p99)).toFixed(1)} | `
       + `${d.toFixed(0)} | ${median(db.map((f) => f.p50)).toFixed(2)} | **${(a / d).toFixed(2)}** | ${errors} |`);
+    const us = (xs: number[]) => median(xs).toFixed(0);
+    cpuRows.push(`| ${c.name} | ${us(api.map((f) => f.cpu.server))} | ${us(api.map((f) => f.cpu.postgres))} | ${us(api.map((f) => f.cpu.client))} | `
+      + `${us(db.map((f) => f.cpu.postgres))} | ${us(db.map((f) => f.cpu.client))} | ${us(db.map((f) => f.cpu.server))} |`);
   }
   return {
     failed,
@@ -163,6 +199,13 @@ export async function runRatioBench(o: BenchOptions, cases: Case[]): Promise<Ben
       '| request | API req/s | p50 ms | p99 ms | pgbench tps | pgbench latency avg ms | API ÷ pgbench | errors |',
       '|---|---:|---:|---:|---:|---:|---:|---:|',
       ...rows,
+      '',
+      '',
+      'CPU per request (API) and per transaction (pgbench), µs, medians of the rounds (/proc: the server\'s process group, every `postgres` process, the finished load generator):',
+      '',
+      '| request | API: server | API: PostgreSQL | API: wrk | pgbench: PostgreSQL | pgbench: pgbench | pgbench: server (idle work) |',
+      '|---|---:|---:|---:|---:|---:|---:|',
+      ...cpuRows,
       '',
       `- wrk -t 2 -c ${CONNECTIONS} --latency; pgbench -M prepared -c ${CONNECTIONS} -j 2 as ${RUNTIME.user} over TCP; both after a ${WARMUP} s warm-up.`,
       '- The SQL, as PostgreSQL logged it for one request (a POST\'s Idempotency-Key replaced by a fresh one per transaction):',

@@ -333,7 +333,8 @@ async function main(): Promise<number> {
     ? await runConversationBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
     : skipped;
   // Issue 21: each request next to pgbench replaying its own SQL (bench/ratio.ts), over what the parts above seeded.
-  const ratio = only.has('ratio') ? await runRatioBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP },
+  const ratio = only.has('ratio') ? await runRatioBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP,
+    serverGroup: server?.pid },
     await ratioCases(token)) : skipped;
   // Issue 6 (outbox and webhooks): bench/webhooks.ts, last (its endpoint would receive the others' events).
   const webhooks = only.has('webhooks') ? await runWebhookBench({ url, base: BASE, token, clientId: client.id }) : skipped;
