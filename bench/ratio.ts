@@ -147,6 +147,9 @@ async function runReplay(o: BenchOptions, database: string, c: Case, statements:
 async function measured(group: number | undefined, run: () => Promise<Figures>, seconds: number): Promise<Figures & { cpu: Cpu }> {
   const a = cpuMs(group);
   const f = await run();
+  // pgbench's backends exit with it, and their CPU reaches the postmaster's cutime only once it
+  // has reaped them: read after a pause, or a run's figure can miss part of them.
+  await new Promise((r) => setTimeout(r, 500));
   const b = cpuMs(group);
   const n = f.rps * seconds;
   const per = (x: number) => (n > 0 ? (x * 1000) / n : NaN);
