@@ -1,5 +1,8 @@
 import postgres from 'postgres';
 import { Kysely, sql, type CompiledQuery, type RawBuilder, type Transaction } from 'kysely';
+
+/** What a one-statement read sends: its text and parameters (a compiled Kysely query is one). */
+export type Statement = Pick<CompiledQuery, 'sql' | 'parameters'>;
 import { PostgresJSDialect } from 'kysely-postgres-js';
 import type { DB } from './schema.ts';
 import type { Config } from '../config.ts';
@@ -23,7 +26,7 @@ export interface Database {
   onAcquireTimeout: (listener: (state: AcquireTimeout) => void) => void;
   /** One autocommit statement on the pool, without reserving a connection (the one-statement
    * reads): same breaker, deadline for a free connection and prepared statements as `db`. */
-  query: <R = Record<string, any>>(compiled: CompiledQuery, opts?: { point?: boolean }) => Promise<R[]>;
+  query: <R = Record<string, any>>(compiled: Statement, opts?: { point?: boolean }) => Promise<R[]>;
   close: () => Promise<void>;
 }
 
@@ -152,7 +155,7 @@ function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: nu
 function pooledQuery(sql: postgres.Sql, pool: 'reads' | 'points', prepare: boolean,
   deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker,
   counts: { inFlight: number }, late: (pool: 'reads' | 'points', ms: number) => void) {
-  const query = async <R>(compiled: CompiledQuery, retried = false): Promise<R[]> => {
+  const query = async <R>(compiled: Statement, retried = false): Promise<R[]> => {
     const admitted = breaker.admit();
     if (admitted === 'reject') throw unavailable();
     const ms = admitted === 'probe' ? deadlines.connectMs : deadlines.acquireMs;

@@ -6,12 +6,13 @@
 // Idempotency-Key, the handler, and the stored idempotent response.
 import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type Joi from 'joi';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
 import { pipelined, pipelinedRead, runAgainIfLostAtBegin, type Tx } from '../db/database.ts';
 import { ApiError, PROBLEMS, type FieldError, type ProblemCode, fromDatabaseError, problemResponse } from './errors.ts';
 import type { AppContext } from './context.ts';
 import type { Semaphore } from './semaphore.ts';
+import type { TokenClaims } from '../auth/tokens.ts';
 
 export type Role = 'member' | 'manager' | 'finance' | 'hr';
 export const ALL_ROLES: readonly Role[] = ['member', 'manager', 'finance', 'hr'];
@@ -119,7 +120,8 @@ export interface Operation {
   hidden?: boolean;
   /** Accepts Svc-Schema-Version (custom-field writes): documented in the OpenAPI document. */
   schemaVersion?: boolean;
-  /** The response is the principal itself: begin_request runs as one statement, no transaction. */
+  /** The response is the principal itself (no handler): begin_request runs as one statement, no
+   * transaction, and PostgreSQL builds the body. */
   principalOnly?: boolean;
   etag?: boolean;
   /** The response carries a secret shown once: the stored idempotent response omits it, and a
@@ -285,8 +287,14 @@ export function header(request: Request, name: string): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
+// Request ids: a random per-process prefix and a counter (unique, and no entropy drawn per request),
+// given on first use (no onRequest extension, which every request would pay a lifecycle step for).
+const REQUEST_ID_PREFIX = 'req_' + randomBytes(8).toString('hex');
+let requestCounter = 0;
+
 export function requestIdOf(request: Request): string {
-  return (request.app as { requestId?: string }).requestId ?? 'req_unknown';
+  const app = request.app as { requestId?: string };
+  return (app.requestId ??= REQUEST_ID_PREFIX + (++requestCounter).toString(36).padStart(6, '0'));
 }
 
 type Begun = { outcome: string; organization_id: string; svc_roles: Role[]; principal: Record<string, unknown> };
@@ -301,6 +309,60 @@ async function runCommand(op: Operation, ctx: OperationContext): Promise<Operati
   const id = (row.doc as { id?: string }).id;
   return { body: row.doc, version: row.version ?? undefined,
     headers: command.location !== undefined && id !== undefined ? { Location: command.location + id } : undefined };
+}
+
+type Answer = { replay: boolean; status: number; headers: Record<string, string>; body: string };
+type Caller = TokenClaims & { token: string };
+
+const rolesOf = (op: Operation) => (op.roles ? `{${op.roles.join(',')}}` : null);
+
+/** A response whose body is JSON text (or empty), with its headers and the rate-limit headers. */
+function sendAnswer(h: ResponseToolkit, result: Answer, rateHeaders: Record<string, string>): ResponseObject {
+  const res = h.response(result.body).code(result.status);
+  if (result.body !== '') res.type('application/json');
+  for (const k in result.headers) res.header(k, result.headers[k]!);
+  for (const k in rateHeaders) res.header(k, rateHeaders[k]!);
+  if (result.replay) res.header('Idempotent-Replayed', 'true');
+  return res;
+}
+
+/** The principal's own document: begin_request as one autocommit statement on the point
+ * connection (the context it sets ends with it, so nothing else could read under it), the body
+ * built by PostgreSQL. The text is the same for every request, so it is not compiled per request. */
+const PRINCIPAL_SQL = 'select outcome, app_private.wire_json(principal) as body from api.begin_request($1, $2, $3::text[], false)';
+
+async function answerPrincipal(op: Operation, app: AppContext, request: Request, h: ResponseToolkit, caller: Caller,
+  rateHeaders: Record<string, string>): Promise<ResponseObject> {
+  const [row] = await app.database.query<{ outcome: string; body: string | null }>(
+    { sql: PRINCIPAL_SQL, parameters: [caller.organizationId, caller.token, rolesOf(op)] }, { point: true });
+  if (row?.outcome !== 'ok') throw outcomeError(op, row?.outcome);
+  validate(op.params, request.params, 'params');
+  validate(op.query, request.query, 'query');
+  return sendAnswer(h, { replay: false, status: op.response.status, headers: {}, body: row.body! }, rateHeaders);
+}
+
+/** A read in one statement (README "Adding an endpoint"): the context begin_request sets lives as
+ * long as the statement's own transaction, and the query's rows wait for READY (an InitPlan over
+ * request_checks), so nothing is read before the context and the checks exist. The query is gated
+ * here as well, so a route that forgot READY still runs its checks first. */
+async function answerStatement(op: Operation, plan: ReadStatement, app: AppContext, h: ResponseToolkit, caller: Caller,
+  rateHeaders: Record<string, string>): Promise<ResponseObject> {
+  const checks = plan.checks?.length
+    ? sql.join(plan.checks.map((c, i) => sql`${c} as ${sql.ref(`check_${i}`)}`))
+    : sql`true as ready`;
+  const [row] = await app.database.query(sql<Record<string, any>>`
+    with request as materialized (
+           select * from api.begin_request(${caller.organizationId}, ${caller.token}, ${rolesOf(op)}::text[])),
+         request_checks as materialized (select ${checks} from request where request.outcome = 'ok')
+    select request.outcome as request_outcome, r.*
+      from request left join lateral (select true as found, q.* from (${plan.query}) q where ${READY}) r on true`
+    .compile(app.database.db), { point: plan.point });
+  if (row?.request_outcome !== 'ok') throw outcomeError(op, row?.request_outcome);
+  const out = plan.respond(row.found ? row : undefined);
+  const headers: Record<string, string> = { ...(out.headers ?? {}) };
+  if (out.version !== undefined) headers.ETag = etagOf(out.version);
+  const body = out.body instanceof RawJson ? out.body.text : out.body === undefined ? '' : JSON.stringify(wireOrder(out.body));
+  return sendAnswer(h, { replay: false, status: out.status ?? op.response.status, headers, body }, rateHeaders);
 }
 
 export function toRoute(op: Operation, app: AppContext): ServerRoute {
@@ -326,18 +388,31 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             throw new ApiError('RATE_LIMITED', `rate limit exceeded; retry after ${rl.resetSeconds} s`,
               { headers: { 'Retry-After': String(rl.resetSeconds) } });
           }
-          const run = <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => op.principalOnly
-            // One autocommit statement: the context it sets ends with it, so nothing else could read under it.
-            ? fn(app.database.db as unknown as Tx)
-            : runAgainIfLostAtBegin(() => app.database.db.transaction().execute(fn));
+          // The one-statement reads come first, before the closures the other paths share are made:
+          // a read is the most frequent request, and each closure costs it an allocation (and, under
+          // tsx, a name defined on it).
+          if (op.principalOnly) return await answerPrincipal(op, app, request, h, claims, rateHeaders);
+          let plan: ReadStatement | undefined;
+          let planError: unknown;
+          if (op.statement) {
+            try {
+              plan = op.statement({
+                params: validate(op.params, request.params, 'params'), query: validate(op.query, request.query, 'query'),
+                app, request, requestId, route: `${op.method} ${routeTemplate}`,
+              });
+            } catch (e) {
+              planError = e;
+            }
+            if (plan) return await answerStatement(op, plan, app, h, claims, rateHeaders);
+          }
+          const run = <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => runAgainIfLostAtBegin(() => app.database.db.transaction().execute(fn));
           const validateInput = () => ({
             params: validate(op.params, request.params, 'params'),
             query: validate(op.query, request.query, 'query'),
             body: validate(op.body, op.bodyOptional && request.payload === null ? {} : request.payload, 'body', op.fieldCodes),
           });
           const beginStatement = (idempotency?: { key: string; fingerprint: string }) => {
-            const beginRequest = sql`api.begin_request(${claims.organizationId}, ${claims.token},
-              ${op.roles ? `{${op.roles.join(',')}}` : null}::text[], ${!op.principalOnly})`;
+            const beginRequest = sql`api.begin_request(${claims.organizationId}, ${claims.token}, ${rolesOf(op)}::text[], true)`;
             // With an Idempotency-Key, the key is claimed in the same statement (one round trip less
             // per create): the claim runs only after begin_request succeeded, gated by an InitPlan
             // as the one-statement reads are. A request that then fails validation rolls it back.
@@ -359,9 +434,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
           };
           const begin = async (tx: Tx, idempotency?: { key: string; fingerprint: string }) => {
             const statement = beginStatement(idempotency);
-            const [begun] = op.principalOnly
-              ? await app.database.query<Begun & Claim>(statement.compile(app.database.db), { point: true })
-              : (await statement.execute(tx)).rows;
+            const [begun] = (await statement.execute(tx)).rows;
             if (!begun || begun.outcome !== 'ok') throw outcomeError(op, begun?.outcome);
             const principal: Principal = {
               clientId: claims.clientId, organizationId: begun.organization_id, roles: begun.svc_roles, doc: begun.principal,
@@ -384,13 +457,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             }
             return { ifMatch, key };
           };
-          const send = (result: { replay: boolean; status: number; headers: Record<string, string>; body: string }) => {
-            const res = h.response(result.body).code(result.status);
-            if (result.body !== '') res.type('application/json');
-            for (const [k, v] of Object.entries({ ...result.headers, ...rateHeaders })) res.header(k, v);
-            if (result.replay) res.header('Idempotent-Replayed', 'true');
-            return res;
-          };
+          const send = (result: Answer) => sendAnswer(h, result, rateHeaders);
           if (op.stream) {
             const read = <T>(fn: (tx: Tx) => Promise<T>) => app.database.db.transaction().execute(async (tx) => {
               await begin(tx);
@@ -402,37 +469,9 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             return await op.stream({ clientId: claims.clientId, params, query, app, request, h, headers: rateHeaders, read });
           }
           if (op.statement) {
-            let plan: ReadStatement;
-            try {
-              plan = op.statement({
-                params: validate(op.params, request.params, 'params'), query: validate(op.query, request.query, 'query'),
-                app, request, requestId, route: `${op.method} ${routeTemplate}`,
-              });
-            } catch (e) {
-              // Who is asking is answered before what was asked, as in every other operation.
-              await run(begin);
-              throw e;
-            }
-            const checks = plan.checks?.length
-              ? sql.join(plan.checks.map((c, i) => sql`${c} as ${sql.ref(`check_${i}`)}`))
-              : sql`true as ready`;
-            // One statement, one round trip: the context begin_request sets lives as long as the
-            // statement's own transaction, and the query's rows wait for READY (an InitPlan over
-            // request_checks), so nothing is read before the context and the checks exist. The
-            // query is gated here as well, so a route that forgot READY still runs its checks first.
-            const [row] = await app.database.query(sql<Record<string, any>>`
-              with request as materialized (
-                     select * from api.begin_request(${claims.organizationId}, ${claims.token}, ${op.roles ? `{${op.roles.join(',')}}` : null}::text[])),
-                   request_checks as materialized (select ${checks} from request where request.outcome = 'ok')
-              select request.outcome as request_outcome, r.*
-                from request left join lateral (select true as found, q.* from (${plan.query}) q where ${READY}) r on true`
-              .compile(app.database.db), { point: plan.point });
-            if (row?.request_outcome !== 'ok') throw outcomeError(op, row?.request_outcome);
-            const out = plan.respond(row.found ? row : undefined);
-            const headers: Record<string, string> = { ...(out.headers ?? {}) };
-            if (out.version !== undefined) headers.ETag = etagOf(out.version);
-            const body = out.body instanceof RawJson ? out.body.text : out.body === undefined ? '' : JSON.stringify(wireOrder(out.body));
-            return send({ replay: false, status: out.status ?? op.response.status, headers, body });
+            // Its input was invalid: who is asking is answered before what was asked, as in every other operation.
+            await run(begin);
+            throw planError;
           }
           let preflight: unknown;
           if (op.preflight) {
@@ -518,7 +557,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             // A command whose input is valid goes out with the claim, the whole transaction in one
             // round trip; otherwise the errors are answered in their usual order (who is asking,
             // then what was asked) below.
-            if (op.command && idempotency && !op.principalOnly && !op.ifMatch && !op.preflight && !op.concurrency && !op.replayed && !op.oneTimeSecret && !op.storedBody) {
+            if (op.command && idempotency && !op.ifMatch && !op.preflight && !op.concurrency && !op.replayed && !op.oneTimeSecret && !op.storedBody) {
               let command: Command | undefined;
               try {
                 command = op.command({ ...validateInput(), request });
@@ -560,7 +599,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
             // Also with COMMIT: whether an event of this transaction waits for a fan-out wake-up
             // (emit_event sets it instead of a NOTIFY, whose lock would serialize the commits).
             // And the wake names of runs whose logs it appended to (app_private.run_event), for the same reason.
-            const wake = op.method === 'GET' || op.principalOnly ? undefined : (await wakeAfter(tx)).later;
+            const wake = op.method === 'GET' ? undefined : (await wakeAfter(tx)).later;
             return { replay: false as const, status, headers, body: payload, wake };
           }).finally(() => release?.());
           if ('together' in result && result.together) {

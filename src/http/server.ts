@@ -2,7 +2,6 @@
 // and the routes of every area.
 import Hapi, { type Request, type ResponseToolkit } from '@hapi/hapi';
 import type { Boom } from '@hapi/boom';
-import { randomBytes } from 'node:crypto';
 import type { AppContext } from './context.ts';
 import { ApiError, databaseUnavailable, isDatabaseUnavailable, problemResponse, type ProblemCode } from './errors.ts';
 import { toRoute, requestIdOf, header, type Operation } from './operation.ts';
@@ -56,14 +55,6 @@ export async function createServer(app: AppContext, extra: Operation[] = []) {
   server.ext('onPostStop', () => app.close());
   // Open event streams end first: the stop waits for every open connection.
   server.ext('onPreStop', () => app.runEvents.close());
-
-  // Request ids: a random per-process prefix and a counter (unique, and no entropy drawn per request).
-  const idPrefix = 'req_' + randomBytes(8).toString('hex');
-  let idCounter = 0;
-  server.ext('onRequest', (request, h) => {
-    (request.app as { requestId?: string }).requestId = idPrefix + (++idCounter).toString(36).padStart(6, '0');
-    return h.continue;
-  });
 
   server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
     const requestId = requestIdOf(request);

@@ -12,7 +12,6 @@ export const identityOperations: Operation[] = [
     summary: 'The calling API Client, with its current Roles and license state',
     principalOnly: true,
     response: { status: 200, description: 'The API Client principal', schema: schemas.principal },
-    handler: async ({ principal }) => ({ body: principal.doc }),
   },
   {
     operationId: 'getOrganization',
