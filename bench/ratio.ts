@@ -6,7 +6,9 @@
 // For each request: one request through a fresh in-process server with log_statement = 'all' on
 // the bench database gives its statements (as PostgreSQL received them, parameters substituted);
 // pgbench replays them (-M prepared); wrk loads the running server. ROUNDS rounds of DURATION s
-// after a WARMUP s warm-up, medians reported.
+// after a WARMUP s warm-up, each round wrk then pgbench; medians reported, and the ratio is the
+// median of the rounds' own ratios: this machine drifts by ±25 % within minutes, and a round's two
+// halves, seconds apart, drift together.
 import postgres from 'postgres';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -19,8 +21,8 @@ import { logFile, parseLog, readFrom, requestFromLog, requestThroughFreshInstanc
 const log = logger('ratio');
 const RESULTS = 'bench/results';
 const CONNECTIONS = Number(process.env.BENCH_RATIO_CONNECTIONS ?? 10);
-const ROUNDS = Number(process.env.BENCH_RATIO_ROUNDS ?? 3);
-const DURATION = Number(process.env.BENCH_RATIO_DURATION ?? 10);
+const ROUNDS = Number(process.env.BENCH_RATIO_ROUNDS ?? 6);
+const DURATION = Number(process.env.BENCH_RATIO_DURATION ?? 5);
 const WARMUP = 3;
 const RUNTIME = { user: 'svc_runtime', password: 'svc_runtime' };
 /** The Idempotency-Key of the captured POST: replaced by a fresh one per replayed transaction. */
@@ -31,7 +33,11 @@ interface Figures { rps: number; p50: number; p99: number; errors: number }
 /** CPU per request or transaction (µs): the server, PostgreSQL, the load generator (wrk or pgbench). */
 interface Cpu { server: number; postgres: number; client: number }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length === 0 ? NaN : s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
 
 function ensureWrk(): string | undefined {
   const found = spawnSync('sh', ['-c', 'command -v wrk'], { encoding: 'utf8' }).stdout.trim();
@@ -188,8 +194,10 @@ export async function runRatioBench(o: BenchOptions & { serverGroup?: number }, 
     if (errors) failed.push(`ratio ${c.name}`);
     const a = median(api.map((f) => f.rps));
     const d = median(db.map((f) => f.rps));
+    const ratios = api.map((f, i) => f.rps / db[i]!.rps);
     rows.push(`| ${c.name} | ${a.toFixed(0)} | ${median(api.map((f) => f.p50)).toFixed(1)} | ${median(api.map((f) => f.p99)).toFixed(1)} | `
-      + `${d.toFixed(0)} | ${median(db.map((f) => f.p50)).toFixed(2)} | **${(a / d).toFixed(2)}** | ${errors} |`);
+      + `${d.toFixed(0)} | ${median(db.map((f) => f.p50)).toFixed(2)} | **${median(ratios).toFixed(2)}** | `
+      + `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} | ${errors} |`);
     const us = (xs: number[]) => median(xs).toFixed(0);
     cpuRows.push(`| ${c.name} | ${us(api.map((f) => f.cpu.server))} | ${us(api.map((f) => f.cpu.postgres))} | ${us(api.map((f) => f.cpu.client))} | `
       + `${us(db.map((f) => f.cpu.postgres))} | ${us(db.map((f) => f.cpu.client))} | ${us(db.map((f) => f.cpu.server))} |`);
@@ -199,8 +207,8 @@ export async function runRatioBench(o: BenchOptions & { serverGroup?: number }, 
     markdown: [
       `### Ratio (issue 21): API (wrk) next to pgbench replaying each request's own SQL, ${CONNECTIONS} connections, median of ${ROUNDS} × ${DURATION} s`,
       '',
-      '| request | API req/s | p50 ms | p99 ms | pgbench tps | pgbench latency avg ms | API ÷ pgbench | errors |',
-      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      '| request | API req/s | p50 ms | p99 ms | pgbench tps | pgbench latency avg ms | API ÷ pgbench (median of the rounds) | rounds\' range | errors |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...rows,
       '',
       '',
