@@ -6,7 +6,7 @@ export type Statement = Pick<CompiledQuery, 'sql' | 'parameters'>;
 import { PostgresJSDialect } from 'kysely-postgres-js';
 import type { DB } from './schema.ts';
 import type { Config } from '../config.ts';
-import { Breaker, isConnectionFailure, isUnreachable, unavailable } from './faults.ts';
+import { Breaker, isConnectionFailure, isUnreachable, reconnectBackoff, unavailable } from './faults.ts';
 
 export type Db = Kysely<DB>;
 export type Tx = Transaction<DB>;
@@ -249,6 +249,7 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
   const options = (size: number, name: string): postgres.Options<Record<string, never>> => ({
     max: size,
     prepare,
+    backoff: reconnectBackoff,
     onnotice: () => {},
     transform: { undefined: null },
     connect_timeout: Math.max(1, Math.ceil((opts.connectTimeoutMs ?? 5000) / 1000)),

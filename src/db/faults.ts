@@ -94,3 +94,12 @@ export function survivePoolRejections(log: (e: unknown) => void): void {
     throw reason;
   });
 }
+
+/** Seconds before a closed connection of the pool connects again. postgres.js's default grows as
+ * 3^n / 100 s up to 20 s, with n counting the pool's failed sessions since one last started, and a
+ * connection keeps the delay it got when it closed: when every session ends at once (a restart, a
+ * failover, sessions terminated), the n-th to close waits up to (3^n / 100) s, so a request handed
+ * that connection waited out its 5 s acquire deadline with the database back. An unreachable
+ * database is the breaker's job (requests fail fast, one probe at a time), so the pool only needs
+ * to avoid a tight reconnect loop: the same curve, at most 0.5 s. */
+export const reconnectBackoff = (retries: number) => (0.5 + Math.random() / 2) * Math.min(3 ** retries / 100, 0.5);

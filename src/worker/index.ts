@@ -30,7 +30,7 @@ import { classify, createTransport, signedRequest, webhookSecretKey, type EventE
 import type { Logger as Pino } from 'pino';
 import { createLogger } from '../observability/logger.ts';
 import { createMetrics, type Metrics } from '../observability/metrics.ts';
-import { isConnectionFailure } from '../db/faults.ts';
+import { isConnectionFailure, reconnectBackoff } from '../db/faults.ts';
 import { scan, ScannerUnavailable } from '../files/clamd.ts';
 import { createMailer, type Mailer } from '../invoices/mailer.ts';
 import { ApiError } from '../http/errors.ts';
@@ -166,7 +166,7 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
   let listener: postgres.Sql | undefined;
   const listen = () => {
     if (listener || stopped) return;
-    const l = listener = postgres(config.databaseUrl, { max: 1, onnotice: () => {} });
+    const l = listener = postgres(config.databaseUrl, { max: 1, backoff: reconnectBackoff, onnotice: () => {} });
     l.listen('svc_webhook_fanout', pump, pump).catch((err) => {
       o.log.warn({ err: (err as Error).message }, 'the fan-out listener could not start; polling until it does');
       if (listener === l) listener = undefined;
@@ -338,7 +338,7 @@ export async function startWorker(config: Config,
   opts: { pollInterval?: number; logger?: Pino; metrics?: Metrics } = {}): Promise<Worker> {
   const log = (opts.logger ?? createLogger(config.logLevel)).child({ component: 'worker' });
   const metrics = opts.metrics ?? createMetrics();
-  const sql = postgres(config.databaseUrl, { max: Math.min(config.worker.concurrency + 2, 20), onnotice: () => {} });
+  const sql = postgres(config.databaseUrl, { max: Math.min(config.worker.concurrency + 2, 20), backoff: reconnectBackoff, onnotice: () => {} });
   const transport = createTransport(config.webhooks);
   const mailer = createMailer(config.mail);
   const fanoutLoop = startFanout(sql, config, transport, {
