@@ -1,8 +1,5 @@
 import postgres from 'postgres';
 import { Kysely, sql, type CompiledQuery, type RawBuilder, type Transaction } from 'kysely';
-
-/** What a one-statement read sends: its text and parameters (a compiled Kysely query is one). */
-export type Statement = Pick<CompiledQuery, 'sql' | 'parameters'>;
 import { PostgresJSDialect } from 'kysely-postgres-js';
 import type { DB } from './schema.ts';
 import type { Config } from '../config.ts';
@@ -10,6 +7,8 @@ import { Breaker, isConnectionFailure, isUnreachable, reconnectBackoff, unavaila
 
 export type Db = Kysely<DB>;
 export type Tx = Transaction<DB>;
+/** What a one-statement read sends: its text and parameters (a compiled Kysely query is one). */
+export type Statement = Pick<CompiledQuery, 'sql' | 'parameters'>;
 
 export interface Database {
   db: Db;

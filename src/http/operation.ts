@@ -368,6 +368,9 @@ async function answerStatement(op: Operation, plan: ReadStatement, app: AppConte
 export function toRoute(op: Operation, app: AppContext): ServerRoute {
   const routeTemplate = op.path;
   if (op.handler && op.command) throw new Error(`${op.operationId}: a handler or a command, not both`);
+  if (op.principalOnly && (op.handler || op.command || op.statement || op.stream)) {
+    throw new Error(`${op.operationId}: a principalOnly operation answers with the principal; it has no handler`);
+  }
   const handler = op.handler ?? (op.command ? (ctx: OperationContext) => runCommand(op, ctx) : undefined);
   return {
     method: op.method,
