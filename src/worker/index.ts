@@ -35,6 +35,7 @@ import { scan, ScannerUnavailable } from '../files/clamd.ts';
 import { createMailer, type Mailer } from '../invoices/mailer.ts';
 import { ApiError } from '../http/errors.ts';
 import { executeRun } from '../agents/engine.ts';
+import { wakeable } from './wake.ts';
 
 interface EventRow { id: string; organization_id: string; type: string; resource_type: string; resource_id: string; resource_version: number; created_at: Date }
 
@@ -88,10 +89,8 @@ export interface FanoutOptions {
 export function startFanout(sql: postgres.Sql, config: Config, transport: Transport, o: FanoutOptions): { stop: () => Promise<void>; wake: () => void } {
   const lease = leaseSecondsOf(config);
   const sending = new Set<Promise<unknown>>();
-  const drains = new Set<Promise<void>>();
   /** Room promised to the claims in flight, so that parallel claims stay within maxInFlight together. */
   let claiming = 0;
-  let wanted = false;
   /** The last claim was full or stopped for want of room: more events may be waiting. */
   let backlog = false;
   let stopped = false;
@@ -128,38 +127,28 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
     sending.add(p);
   };
 
-  const drain = async () => {
+  /** Claims while there are events and room. Under a backlog the claim is the bottleneck, one
+   * PostgreSQL backend on CPU the whole time while the other core idles (docs/benchmarks.md): up to
+   * `parallelClaims` of these run at once. */
+  const claimWhileBacklog = async () => {
     try {
-      while (wanted && !stopped) {
-        wanted = false;
-        for (;;) {
-          const room = o.maxInFlight - sending.size - claiming;
-          if (room <= 0) { backlog = true; break; }
-          const limit = Math.min(o.batch, room);
-          claiming += limit;
-          const { rows, events } = await claim(limit).finally(() => { claiming -= limit; });
-          if (events) o.metrics?.workerJobs.inc({ task: 'webhook_fanout', outcome: 'success' }, events);
-          for (const row of rows) if (row.delivery_id) start(row);
-          backlog = events >= limit;
-          if (!backlog || stopped) break;
-        }
+      for (;;) {
+        const room = o.maxInFlight - sending.size - claiming;
+        if (room <= 0) { backlog = true; break; }
+        const limit = Math.min(o.batch, room);
+        claiming += limit;
+        const { rows, events } = await claim(limit).finally(() => { claiming -= limit; });
+        if (events) o.metrics?.workerJobs.inc({ task: 'webhook_fanout', outcome: 'success' }, events);
+        for (const row of rows) if (row.delivery_id) start(row);
+        backlog = events >= limit;
+        if (!backlog || stopped) break;
       }
     } catch (err) {
-      o.log.warn({ err }, 'the fan-out could not claim events; the next poll tries again');
+      o.log.warn({ err }, 'the fan-out could not claim events; the next wake-up or poll tries again');
     }
   };
-
-  /** Up to `parallelClaims` drains at once: under a backlog the claim is the bottleneck, one
-   * PostgreSQL backend on CPU the whole time while the other core idles (docs/benchmarks.md); a
-   * wake-up while they run makes them look once more. A drain leaves the set in a callback, never
-   * synchronously: a drain may finish without awaiting anything. */
-  const parallelClaims = o.parallelClaims ?? 2;
-  const pump = () => {
-    wanted = true;
-    if (stopped || drains.size >= parallelClaims) return;
-    const d: Promise<void> = drain().finally(() => { drains.delete(d); });
-    drains.add(d);
-  };
+  const claims = wakeable(o.parallelClaims ?? 2, claimWhileBacklog);
+  const pump = claims.wake;
 
   /** A listener of its own, made again after a failed start (postgres.js keeps a LISTEN that failed
    * to start failed for good; one that started re-listens by itself after a reconnect). */
@@ -180,9 +169,10 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
     wake: pump,
     stop: async () => {
       stopped = true;
+      claims.stop();
       clearInterval(timer);
       await listener?.end({ timeout: 1 }).catch(() => undefined);
-      await Promise.all([...drains]);
+      await Promise.all(claims.running());
       await Promise.race([Promise.allSettled([...sending]), new Promise((r) => setTimeout(r, Math.min(config.webhooks.timeoutMs, 5000)).unref())]);
     },
   };
