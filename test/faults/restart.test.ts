@@ -65,7 +65,7 @@ t.test('PostgreSQL stopped for 5 s and started again, under load', async (t) => 
   const during = load.answers.filter((a) => a.at > down + 500 && a.at < up);
   t.ok(during.length > 0 && during.every((a) => a.status === 503), `${during.length} requests while it was down: all 503, none hung`);
   // New sessions are opened at the next request: service is back within seconds of the restart.
-  assertRecovered(t, load.answers, up + 3000);
+  assertRecovered(t, load.answers, up + 3000, api.stdout);
   const back = load.answers.find((a) => a.at > up && a.status >= 200 && a.status < 300);
   t.comment(`first success ${back ? ((back.at - up) / 1000).toFixed(1) : '?'} s after the restart`);
   await retryAndCount(t, api.url, token, load, load.answers, async (code) =>

@@ -49,7 +49,7 @@ t.test('pg_terminate_backend of every session, under load', async (t) => {
   assertOnlyOutages(t, load.answers);
   // Sessions come back at the next request (a lost session does not open the breaker; reads are
   // sent again): within seconds of the last termination, 3 s leaving room for a loaded 2-core CI.
-  if (!assertRecovered(t, load.answers, lastFault + 3000)) {
+  if (!assertRecovered(t, load.answers, lastFault + 3000, api.stdout)) {
     t.comment(`the API's log after the last termination:\n${api.stdout().split('\n').filter((l) => !l.includes('"msg":"request"')
       && Date.parse(/"time":"([^"]+)"/.exec(l)?.[1] ?? '') >= lastFault).slice(0, 40).join('\n')}`);
   }

@@ -49,14 +49,22 @@ export function assertOnlyOutages(t: Test, answers: Answer[]) {
   t.comment(`${answers.length - outage} successes, ${outage} × 503 during the fault`);
 }
 
-/** After `since`, every answer succeeded (the service resumed by itself). */
-export function assertRecovered(t: Test, answers: Answer[], since: number): boolean {
+/** After `since`, every answer succeeded (the service resumed by itself). When one did not, the
+ * server's log lines (other than per-request lines) written while it waited are printed: the pool's
+ * state at the deadline is in them. */
+export function assertRecovered(t: Test, answers: Answer[], since: number, serverLog?: () => string): boolean {
   const after = answers.filter((a) => a.at >= since);
   t.ok(after.length > 10, `${after.length} answers after recovery`);
   const failed = after.filter((a) => !(a.status >= 200 && a.status < 300));
   t.same(failed.slice(0, 5).map((a) => ({ method: a.method, after_ms: a.at - since, ms: a.ms, status: a.status, problem: a.problem,
     retry_after: a.retryAfter, error: a.error })), [],
     'all of them succeeded');
+  if (failed.length > 0 && serverLog) {
+    const during = (time: number) => failed.some((a) => time >= a.at - 500 && time <= a.at + (a.ms ?? 0) + 500);
+    const lines = serverLog().split('\n').filter((l) => !l.includes('"msg":"request"')
+      && during(Date.parse(/"time":"([^"]+)"/.exec(l)?.[1] ?? '')));
+    t.comment(`the server's log while the failed answers waited:\n${lines.slice(0, 40).join('\n')}`);
+  }
   return failed.length === 0;
 }
 
