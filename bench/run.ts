@@ -6,9 +6,9 @@
 // BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 20), BENCH_PORT (default 3999),
 // BENCH_SERVER_NODE_ARGS (node flags for the server, before its script: e.g. "--cpu-prof --cpu-prof-dir=bench/results/prof";
 // Node 20 refuses --cpu-prof in NODE_OPTIONS).
-// BENCH_ONLY (comma-separated parts to run: core, tasks, scale, time, invoices, files, tickets, reports, agents, conversations, ratio, webhooks, soak; default all; scale needs tasks;
+// BENCH_ONLY (comma-separated parts to run: core, tasks, scale, time, invoices, files, tickets, reports, agents, conversations, ratio, webhooks, soak, faults; default all; scale needs tasks;
 // ratio measures what tasks, time and invoices seeded). BENCH_RATIO_CONNECTIONS/ROUNDS/DURATION: the ratio part's wrk and pgbench.
-// BENCH_SOAK_MINUTES (default 10): length of the soak part.
+// BENCH_SOAK_MINUTES (default 10): length of the soak part. BENCH_FAULT_RUNS (default 100): runs of the faults part.
 // BENCH_INVOICES_ANALYZE=0 skips the ANALYZE bench/invoices.ts runs after its createInvoice warm-up.
 // Writes the table to bench/results/latest.md (git-ignored). Exits non-zero if any response was not 2xx.
 import autocannon, { type Result } from 'autocannon';
@@ -26,6 +26,7 @@ import { runInvoiceBench } from './invoices.ts';
 import { BENCH_WEBHOOK_ENV, runWebhookBench } from './webhooks.ts';
 import { runScaleBench } from './scale.ts';
 import { runSoakBench } from './soak.ts';
+import { runFaultBench } from './faults.ts';
 import { runRatioBench } from './ratio.ts';
 import { runFileBench } from './files.ts';
 import { runTicketBench } from './tickets.ts';
@@ -43,6 +44,8 @@ const MEMBERS_PER_ORG = 1000;
 const OTHER_ORGS = 20;
 
 let embedded: EmbeddedHandle | undefined;
+/** The server's URL (its `postgres` database): the faults part makes a database per run there. */
+let serverRoot = '';
 let server: ChildProcess | undefined;
 let serverLog = '';
 
@@ -57,6 +60,7 @@ async function cli(url: string, ...argv: string[]): Promise<Record<string, strin
 async function prepareDatabase(): Promise<string> {
   const started = await serverUrl('pg-bench', 54331);
   embedded = started.embedded;
+  serverRoot = started.url;
   const root = postgres(started.url, { max: 1, onnotice: () => {} });
   try {
     await root.unsafe(`drop database if exists ${DATABASE} with (force)`);
@@ -283,7 +287,7 @@ async function main(): Promise<number> {
     { name: 'POST /oauth/token', path: '/oauth/token', method: 'POST', body: TOKEN_FORM,
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client) } },
   ];
-  const only = new Set((process.env.BENCH_ONLY ?? 'core,tasks,scale,time,invoices,files,tickets,reports,agents,conversations,ratio,webhooks,soak').split(',').map((x) => x.trim()));
+  const only = new Set((process.env.BENCH_ONLY ?? 'core,tasks,scale,time,invoices,files,tickets,reports,agents,conversations,ratio,webhooks,soak,faults').split(',').map((x) => x.trim()));
   const rows: Row[] = [];
   for (const t of only.has('core') ? targets : []) {
     await check(t);
@@ -342,20 +346,24 @@ async function main(): Promise<number> {
   const soak = only.has('soak')
     ? await runSoakBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
     : skipped;
+  // Issue 35: the termination fault repeated (bench/faults.ts), each run on a database and API process of its own.
+  const faults = only.has('faults')
+    ? await runFaultBench(serverRoot, Number(process.env.BENCH_FAULT_RUNS ?? 100)).then((r) => ({ markdown: r.markdown, failed: r.wedges ? ['faults'] : [] }))
+    : skipped;
 
   const header = [
     `Run ${new Date().toISOString()}: ${DURATION} s per endpoint after a ${WARMUP} s warm-up, ${CONNECTIONS} connections, ` +
       `Node ${process.version}, ${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB.`,
     '',
   ].join('\n');
-  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + scale.markdown + '\n' + time.markdown + '\n' + invoices.markdown + '\n' + files.markdown + '\n' + tickets.markdown + '\n' + reports.markdown + '\n' + agents.markdown + '\n' + conversations.markdown + '\n' + ratio.markdown + '\n' + webhooks.markdown + '\n' + soak.markdown;
+  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + scale.markdown + '\n' + time.markdown + '\n' + invoices.markdown + '\n' + files.markdown + '\n' + tickets.markdown + '\n' + reports.markdown + '\n' + agents.markdown + '\n' + conversations.markdown + '\n' + ratio.markdown + '\n' + webhooks.markdown + '\n' + soak.markdown + '\n' + faults.markdown;
   process.stdout.write('\n' + text);
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.md', text);
   log('table written to bench/results/latest.md');
 
   const bad = rows.filter((r) => r.result.non2xx > 0 || r.result.errors > 0 || r.result.timeouts > 0);
-  const failed = [...bad.map((r) => r.name), ...tasks.failed, ...scale.failed, ...time.failed, ...invoices.failed, ...files.failed, ...tickets.failed, ...reports.failed, ...agents.failed, ...conversations.failed, ...webhooks.failed, ...soak.failed];
+  const failed = [...bad.map((r) => r.name), ...tasks.failed, ...scale.failed, ...time.failed, ...invoices.failed, ...files.failed, ...tickets.failed, ...reports.failed, ...agents.failed, ...conversations.failed, ...webhooks.failed, ...soak.failed, ...faults.failed];
   if (failed.length) {
     log(`FAILED: non-2xx responses or errors for ${failed.join(', ')}`);
     return 1;

@@ -3,8 +3,8 @@
 // API, see wakeAfterCommit), with an opaque name of the run (any role may LISTEN, so not its id); the
 // hub wakes the streams of that run, which then read what is new. Idle streams hold no database connection.
 import { createHash } from 'node:crypto';
-import type postgres from 'postgres';
 import type { Logger } from 'pino';
+import type { Database } from '../db/database.ts';
 
 export interface RunSubscriber {
   /** New events may be there (or the listener reconnected and some may have been missed). */
@@ -20,7 +20,9 @@ export class RunEventHub {
   private listening?: Promise<Buffer>;
   private closed = false;
 
-  constructor(private readonly sql: postgres.Sql, private readonly log: Logger) {}
+  /** `database.sql` is read at each use (the watchdog may rebuild that pool); the LISTEN
+   * connection is the database's own, never rebuilt. */
+  constructor(private readonly database: Pick<Database, 'sql' | 'listen'>, private readonly log: Logger) {}
 
   /** Subscribes before the caller's first read, so nothing appended in between is missed. */
   async subscribe(runId: string, s: RunSubscriber): Promise<() => void> {
@@ -57,8 +59,8 @@ export class RunEventHub {
 
   private async listen(): Promise<Buffer> {
     try {
-      const [row] = await this.sql<{ key: string }[]>`select api.run_wake_key() as key`;
-      await this.sql.listen('svc_run_events', (name) => {
+      const [row] = await this.database.sql<{ key: string }[]>`select api.run_wake_key() as key`;
+      await this.database.listen('svc_run_events', (name) => {
         for (const s of this.subscribers.get(name) ?? []) s.wake();
       }, () => {
         // (Re)connected: notifications sent while the connection was down are lost, so every stream looks again.
@@ -77,7 +79,7 @@ export class RunEventHub {
    * held through its commit's flush. Sent from an autocommit statement that writes no WAL; every
    * process's listener hears it, this one's included. A lost wake-up costs a stream one heartbeat. */
   wakeAfterCommit(names: string[]): void {
-    this.sql`select pg_notify('svc_run_events', n) from unnest(${names}::text[]) n`.then(() => undefined,
+    this.database.sql`select pg_notify('svc_run_events', n) from unnest(${names}::text[]) n`.then(() => undefined,
       (err) => this.log.debug({ err: (err as Error).message }, 'a run event wake-up failed; the streams look again at their next heartbeat'));
   }
 

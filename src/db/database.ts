@@ -4,6 +4,7 @@ import { PostgresJSDialect } from 'kysely-postgres-js';
 import type { DB } from './schema.ts';
 import type { Config } from '../config.ts';
 import { Breaker, isConnectionFailure, isUnreachable, reconnectBackoff, unavailable } from './faults.ts';
+import { Progress, driverState, verify, type DriverPoolState } from './watchdog.ts';
 
 export type Db = Kysely<DB>;
 export type Tx = Transaction<DB>;
@@ -12,7 +13,16 @@ export type Statement = Pick<CompiledQuery, 'sql' | 'parameters'>;
 
 export interface Database {
   db: Db;
-  sql: postgres.Sql;
+  /** The transactions' pool, for a plain statement outside a transaction. Read it at each use: the
+   * watchdog may replace a wedged pool with a new one. */
+  readonly sql: postgres.Sql;
+  /** LISTEN on a connection of its own (postgres.js re-listens after it reconnects); never rebuilt. */
+  listen: (channel: string, onNotify: (payload: string) => void, onListen?: () => void) => Promise<unknown>;
+  /** One statement through each pool (transactions, reads, point reads), for /ready: it fails or
+   * does not settle while a pool cannot hand out a connection. */
+  ping: () => Promise<void>;
+  /** `listener` hears each pool the watchdog rebuilt (src/db/watchdog.ts), with what it found. */
+  onPoolRebuilt: (listener: (event: PoolRebuilt) => void) => void;
   /** Connections held by transactions, and callers waiting for one (for /metrics). */
   stats: () => { size: number; inUse: number; waiting: number; unreachable: boolean };
   /** True while the database is known to be unreachable (requests fail fast). */
@@ -37,6 +47,25 @@ export interface AcquireTimeout {
   waiting: number;
   size: number;
   breaker_open: boolean;
+  /** Where the driver's connections are: a free pool whose connections never come shows here. */
+  driver: DriverPoolState;
+}
+
+export type PoolName = 'transactions' | 'reads' | 'points';
+
+/** A pool as opened, with the progress of its own waits and statements: the watchdog replaces it
+ * whole, and what the old one still has outstanding is not counted against the new one. */
+interface Generation { sql: postgres.Sql; waits: Progress; statements: Progress }
+
+export interface PoolRebuilt {
+  pool: PoolName;
+  /** What made the watchdog look: no progress at all, a wait past its deadline, or a statement
+   * past it whose session turned out not to be working on it. */
+  reason: 'stalled' | 'timed-out' | 'slow';
+  /** How long its waits or statements had made no progress. */
+  stalled_ms: number;
+  /** The wedged pool's driver state, as it was replaced. */
+  driver: DriverPoolState;
 }
 
 /** Marks a statement whose rows nobody reads (`pipelined()`): it is sent without waiting for its
@@ -61,7 +90,7 @@ export function pipelinedRead<R>(statement: RawBuilder<R>): RawBuilder<{ later: 
  * Reserved connections here prepare (and cache per connection) every statement, pipeline
  * `begin` with the transaction's first statement instead of waiting a round trip for it, and
  * a PIPELINED statement with the one after it. */
-function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: number }, prepare: boolean,
+function preparingDriver(pool: () => Generation, counts: { inUse: number; waiting: number; size: number }, prepare: boolean,
   deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker, late: (pool: 'transactions', ms: number) => void) {
   /** A connection failure anywhere opens the breaker; the error goes on to the caller. */
   const watch = <T>(p: Promise<T>): Promise<T> => p.catch((e) => {
@@ -72,14 +101,20 @@ function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: nu
     async reserve() {
       const admitted = breaker.admit();
       if (admitted === 'reject') throw unavailable();
+      const progress = pool();
       counts.waiting++;
+      const waited = progress.waits.start();
       let connection: postgres.ReservedSql;
+      let served = false;
       try {
         const ms = admitted === 'probe' ? deadlines.connectMs : deadlines.acquireMs;
-        connection = await watch(withDeadline(sql.reserve(), ms, () => late('transactions', ms)));
+        connection = await watch(withDeadline(progress.sql.reserve(), ms, () => late('transactions', ms)))
+          .catch((e) => { served = (e as { code?: string }).code !== 'DB_POOL_TIMEOUT'; throw e; });
+        served = true;
         breaker.succeeded();
       } finally {
         counts.waiting--;
+        progress.waits.finish(waited, served, !served && counts.inUse < counts.size);
         if (admitted === 'probe') breaker.released();
       }
       counts.inUse++;
@@ -88,10 +123,18 @@ function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: nu
       // Statements sent without waiting for their answer (`begin`, PIPELINED ones): the next
       // statement goes out behind them, and the first of their errors is what it reports.
       let ahead: Promise<unknown>[] = [];
-      const seen = <T>(p: Promise<T>): Promise<T> => p.catch((e) => {
-        if (isConnectionFailure(e)) lost = true;
-        throw e;
-      });
+      // Every statement counts for the watchdog: answered (or failed) is progress.
+      const seen = <T>(p: Promise<T>): Promise<T> => {
+        const sent = progress.statements.start();
+        return p.then((rows) => {
+          progress.statements.finish(sent);
+          return rows;
+        }, (e) => {
+          progress.statements.finish(sent);
+          if (isConnectionFailure(e)) lost = true;
+          throw e;
+        });
+      };
       const sendAhead = (p: Promise<unknown>) => {
         p.catch(() => {});
         ahead.push(p);
@@ -144,20 +187,21 @@ function preparingDriver(sql: postgres.Sql, counts: { inUse: number; waiting: nu
         },
       };
     },
-    end: () => sql.end({ timeout: 5 }),
+    end: () => pool().sql.end({ timeout: 5 }),
   };
 }
 
 /** A statement sent through the pool (no reservation, which costs a postgres.js Sql object per
  * call): while it waits for a connection it is bounded by the acquire deadline, as a reservation is;
  * once sent (postgres.js sets `state`), only statement_timeout bounds it. */
-function pooledQuery(sql: postgres.Sql, pool: 'reads' | 'points', prepare: boolean,
+function pooledQuery(current: () => Generation, pool: 'reads' | 'points', prepare: boolean,
   deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker,
   counts: { inFlight: number }, late: (pool: 'reads' | 'points', ms: number) => void) {
   const query = async <R>(compiled: Statement, retried = false): Promise<R[]> => {
     const admitted = breaker.admit();
     if (admitted === 'reject') throw unavailable();
     const ms = admitted === 'probe' ? deadlines.connectMs : deadlines.acquireMs;
+    const { sql, statements: progress } = current();
     const q = sql.unsafe(compiled.sql, compiled.parameters as postgres.ParameterOrJSON<never>[], { prepare });
     let timedOut = false;
     let lost = false;
@@ -168,6 +212,7 @@ function pooledQuery(sql: postgres.Sql, pool: 'reads' | 'points', prepare: boole
       void q.cancel();
     }, ms);
     counts.inFlight++;
+    const sent = progress.start();
     try {
       const rows = await q;
       breaker.succeeded();
@@ -183,6 +228,7 @@ function pooledQuery(sql: postgres.Sql, pool: 'reads' | 'points', prepare: boole
       if (!lost) throw e;
     } finally {
       counts.inFlight--;
+      progress.finish(sent, !timedOut);
       clearTimeout(timer);
       if (admitted === 'probe') breaker.released();
     }
@@ -258,49 +304,104 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
       ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
     },
   });
-  const sql = postgres(url, options(max, 'svc-api'));
   // One-statement reads get a small pool of their own: once every connection has a statement in
   // flight, postgres.js pipelines the next ones onto them, so a few busy sessions answer many
   // requests per wake-up. On 2 cores this halved PostgreSQL's CPU per /v1/me against the same
   // reads spread over 20 mostly idle sessions (docs/benchmarks.md, "A small pool for reads").
   const readPoolSize = opts.readPoolSize ?? Math.min(4, max);
-  const readSql = postgres(url, options(readPoolSize, 'svc-api-read'));
   // Point reads (one row by key: /v1/me, a resource by id) cost PostgreSQL tens of microseconds,
   // less than a socket write and a backend's wake-up each: they go to one connection, pipelined,
   // so that those arriving together share one write and one wake-up. Past `pointPipeline` in
   // flight they overflow to the read pool, so that a burst is not queued behind one backend.
   const pointPipeline = opts.pointPipeline ?? 16;
-  const pointSql = postgres(url, options(1, 'svc-api-point'));
-  const counts = { inUse: 0, waiting: 0 };
+  const sizes: Record<PoolName, number> = { transactions: max, reads: readPoolSize, points: 1 };
+  const names: Record<PoolName, string> = { transactions: 'svc-api', reads: 'svc-api-read', points: 'svc-api-point' };
+  const open = (pool: PoolName): Generation =>
+    ({ sql: postgres(url, options(sizes[pool], names[pool])), waits: new Progress(), statements: new Progress() });
+  // Replaced as a whole when the watchdog finds one wedged: every use reads the current one.
+  const pools: Record<PoolName, Generation> = { transactions: open('transactions'), reads: open('reads'), points: open('points') };
+  const listener = postgres(url, options(1, 'svc-api-listen'));
+  const counts = { inUse: 0, waiting: 0, size: max };
   const reads = { inFlight: 0 };
   const points = { inFlight: 0 };
   const breaker = new Breaker();
   const lateListeners: ((state: AcquireTimeout) => void)[] = [];
+  const rebuiltListeners: ((event: PoolRebuilt) => void)[] = [];
   const late = (pool: AcquireTimeout['pool'], ms: number) => {
+    const driver = driverState(pools[pool].sql);
     const state: AcquireTimeout = pool === 'transactions'
-      ? { pool, deadline_ms: ms, in_use: counts.inUse, waiting: counts.waiting, size: max, breaker_open: breaker.open }
+      ? { pool, deadline_ms: ms, in_use: counts.inUse, waiting: counts.waiting, size: max, breaker_open: breaker.open, driver }
       : pool === 'reads'
-        ? { pool, deadline_ms: ms, in_use: reads.inFlight, waiting: 0, size: readPoolSize, breaker_open: breaker.open }
-        : { pool, deadline_ms: ms, in_use: points.inFlight, waiting: 0, size: 1, breaker_open: breaker.open };
-    for (const listener of lateListeners) listener(state);
+        ? { pool, deadline_ms: ms, in_use: reads.inFlight, waiting: 0, size: readPoolSize, breaker_open: breaker.open, driver }
+        : { pool, deadline_ms: ms, in_use: points.inFlight, waiting: 0, size: 1, breaker_open: breaker.open, driver };
+    for (const l of lateListeners) l(state);
   };
   const deadlines = { acquireMs: opts.acquireTimeoutMs ?? 5000, connectMs: opts.connectTimeoutMs ?? 5000 };
   const db = new Kysely<DB>({
     dialect: new PostgresJSDialect({
-      postgres: (async () => preparingDriver(sql, counts, prepare, deadlines, breaker, late)) as never,
+      postgres: (async () => preparingDriver(() => pools.transactions, counts, prepare, deadlines, breaker, late)) as never,
     }),
   });
-  const readQuery = pooledQuery(readSql, 'reads', prepare, deadlines, breaker, reads, late);
-  const pointQuery = pooledQuery(pointSql, 'points', prepare, deadlines, breaker, points, late);
+  const readQuery = pooledQuery(() => pools.reads, 'reads', prepare, deadlines, breaker, reads, late);
+  const pointQuery = pooledQuery(() => pools.points, 'points', prepare, deadlines, breaker, points, late);
+
+  // The watchdog (src/db/watchdog.ts): a pool whose work made no progress, or whose wait or
+  // statement passed the acquire deadline, is checked against the database on a connection of its
+  // own, and rebuilt when one of its connections waits for an answer that will not come. A full
+  // transactions pool (every connection held by a caller) is the callers' doing, not a wedge.
+  const suspect = (pool: PoolName, now: number) => {
+    const { waits, statements } = pools[pool];
+    const w = pool !== 'transactions' || counts.inUse < max ? waits.suspect(deadlines.acquireMs, now) : undefined;
+    const s = statements.suspect(deadlines.acquireMs, now);
+    return w === 'stalled' || s === 'stalled' ? 'stalled' : w === 'timed-out' || s === 'timed-out' ? 'timed-out' : w ?? s;
+  };
+  const restart = (pool: PoolName) => { pools[pool].waits.restart(); pools[pool].statements.restart(); };
+  let checking = false;
+  const watch = async () => {
+    if (checking || breaker.open) return;
+    const now = Date.now();
+    const pool = (['transactions', 'reads', 'points'] as const).find((p) => suspect(p, now));
+    if (!pool) return;
+    checking = true;
+    try {
+      const why = suspect(pool, now);
+      const generation = pools[pool];
+      const stalled = Math.max(generation.waits.stalledMs(now), generation.statements.stalledMs(now));
+      const driver = driverState(generation.sql);
+      const verdict = await verify(url, driver, deadlines.acquireMs, deadlines.connectMs, why !== 'slow', (e) => breaker.failed(e));
+      // Busy or unreachable: look again only after another deadline.
+      if (verdict !== 'wedged' || pools[pool] !== generation) { restart(pool); return; }
+      pools[pool] = open(pool);
+      // Transactions in flight on the old pool get a few seconds to finish; its wedged waits and
+      // statements then fail (503, or sent again: a read whose session was lost is retried once).
+      void generation.sql.end({ timeout: pool === 'transactions' ? 5 : 0 }).catch(() => undefined);
+      for (const l of rebuiltListeners) l({ pool, reason: why!, stalled_ms: stalled, driver });
+    } finally {
+      checking = false;
+    }
+  };
+  const watchdog = setInterval(() => void watch(), Math.min(1000, deadlines.acquireMs)).unref();
+
   return {
-    db, sql,
+    db,
+    get sql() { return pools.transactions.sql; },
+    listen: (channel, onNotify, onListen) => listener.listen(channel, onNotify, onListen),
+    ping: async () => {
+      const one = { sql: 'select 1', parameters: [] };
+      await Promise.all([db.transaction().execute((tx) => sql`select 1`.execute(tx)), readQuery(one), pointQuery(one)]);
+    },
+    onPoolRebuilt: (l) => { rebuiltListeners.push(l); },
     query: (compiled, o) => o?.point && points.inFlight < pointPipeline ? pointQuery(compiled) : readQuery(compiled),
-    stats: () => ({ size: max, ...counts, unreachable: breaker.open }),
+    stats: () => ({ ...counts, unreachable: breaker.open }),
     unreachable: () => breaker.open,
-    onUnreachable: (listener) => breaker.onTrip(listener),
-    onAcquireTimeout: (listener) => { lateListeners.push(listener); },
+    onUnreachable: (l) => breaker.onTrip(l),
+    onAcquireTimeout: (l) => { lateListeners.push(l); },
     // postgres.js can wait forever for idle connections to end (porsager/postgres#925): bound it.
-    close: async () => { await db.destroy(); await Promise.all([sql.end({ timeout: 5 }), readSql.end({ timeout: 5 }), pointSql.end({ timeout: 5 })]); },
+    close: async () => {
+      clearInterval(watchdog);
+      await db.destroy();
+      await Promise.all([...Object.values(pools).map((p) => p.sql), listener].map((p) => p.end({ timeout: 5 })));
+    },
   };
 }
 

@@ -1,6 +1,5 @@
 // What every route needs from the process: configuration, the database, the token service.
 import type { Request } from '@hapi/hapi';
-import type postgres from 'postgres';
 import type { Config } from '../config.ts';
 import type { AcquireTimeout, Database } from '../db/database.ts';
 import { TokenService, type TokenClaims } from '../auth/tokens.ts';
@@ -61,13 +60,13 @@ export function invalidToken(detail: string): ApiError {
  * no longer takes NOTIFY's database-wide lock (held through its fsync, it serialized every write that
  * emitted an event); a transaction that only notifies writes no WAL and holds that lock for
  * microseconds. A failed wake-up costs the fan-out one poll. */
-export function wakeFanoutByNotify(sql: postgres.Sql, logger: Logger): () => void {
+export function wakeFanoutByNotify(database: Pick<Database, 'sql'>, logger: Logger): () => void {
   let sending = false;
   let again = false;
   const wake = () => {
     if (sending) { again = true; return; }
     sending = true;
-    sql`select pg_notify('svc_webhook_fanout', '')`.then(() => undefined,
+    database.sql`select pg_notify('svc_webhook_fanout', '')`.then(() => undefined,
       (err) => logger.debug({ err: (err as Error).message }, 'the fan-out wake-up failed; its next poll finds the events'))
       .finally(() => {
         sending = false;
@@ -111,7 +110,7 @@ export async function createAppContext(config: Config, database: Database,
       oldestDueDeliverySeconds: o!.oldest_due_delivery_seconds };
   });
   const logger = createLogger(config.logLevel, opts.logDestination);
-  const runEvents = new RunEventHub(database.sql, logger);
+  const runEvents = new RunEventHub(database, logger);
   // Once per outage, not per request: requests then fail fast with 503 until a probe succeeds.
   database.onUnreachable((e) => logger.warn({ code: (e as { code?: string })?.code, err: (e as Error)?.message },
     'a database connection failed; failing fast until a probe succeeds'));
@@ -119,6 +118,12 @@ export async function createAppContext(config: Config, database: Database,
   // a full pool means slow or leaked transactions, a free one a connection that never came.
   database.onAcquireTimeout(atMostOnceASecond((count, state: AcquireTimeout) =>
     logger.warn({ ...state, timeouts: count }, 'a query waited out the deadline for a database connection (a request it served is answered 503)')));
+  // Rare and serious (a defect in the driver or in this code): every one is logged, with the
+  // driver's state of the pool that was replaced.
+  database.onPoolRebuilt((e) => {
+    metrics.dbPoolRebuilds.inc({ pool: e.pool });
+    logger.error(e, 'a database pool handed out no connection, or had no statement answered, while the database answered a fresh one: rebuilt');
+  });
   // A 503 says only "retry"; the operator needs the cause (a lost session, a connect or statement
   // timeout, a pool wait), at most once a second, with how many came since the last line.
   const reportUnavailable = atMostOnceASecond((count, cause: unknown, route: string) => {
@@ -140,7 +145,7 @@ export async function createAppContext(config: Config, database: Database,
     logger,
     metrics,
     runEvents,
-    wakeFanout: wakeFanoutByNotify(database.sql, logger),
+    wakeFanout: wakeFanoutByNotify(database, logger),
     async authenticate(request) {
       const header = authorizationHeader(request);
       if (!header) {

@@ -24,14 +24,19 @@ export function operatorRoutes(app: AppContext): ServerRoute[] {
     // Alive: the process answers. Never touches the database, so a database outage does not get it restarted.
     { method: 'GET', path: '/health', options: { handler: () => ({ status: 'ok' }) } },
     {
-      // Ready for traffic: the database answers within 2 s and has every migration this code expects.
+      // Ready for traffic: each of the process's pools gets a statement answered within 2 s (a pool
+      // that hands out no connection takes the instance out of rotation), and the database has
+      // every migration this code expects.
       method: 'GET', path: '/ready',
       options: {
         handler: async (request, h) => {
           let applied: string | null;
           try {
-            applied = await Promise.race([
-              sql<{ v: string | null }>`select api.service_schema_version() as v`.execute(app.database.db).then((r) => r.rows[0]?.v ?? null),
+            [applied] = await Promise.race([
+              Promise.all([
+                sql<{ v: string | null }>`select api.service_schema_version() as v`.execute(app.database.db).then((r) => r.rows[0]?.v ?? null),
+                app.database.ping(),
+              ]),
               new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref()),
             ]);
           } catch {

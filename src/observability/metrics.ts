@@ -11,6 +11,8 @@ export interface Metrics {
   workerJobs: Counter<'task' | 'outcome'>;
   workerRestarts: Counter;
   webhookAttempts: Counter<'outcome'>;
+  /** Database pools the watchdog found wedged and replaced (src/db/watchdog.ts). */
+  dbPoolRebuilds: Counter<'pool'>;
   /** Read at scrape time. */
   watchPool(stats: () => PoolStats): void;
   /** Read at scrape time; when the read fails, the gauges keep their last values. */
@@ -63,6 +65,8 @@ export function createMetrics(): Metrics {
       registers: [registry] }),
     webhookAttempts: new Counter({ name: 'svc_webhook_attempts_total', help: 'Webhook delivery attempts by outcome',
       labelNames: ['outcome'], registers: [registry] }),
+    dbPoolRebuilds: new Counter({ name: 'svc_db_pool_rebuilds_total', help: 'Database connection pools replaced because they handed out no connection, or had no statement answered, past the acquire deadline while the database answered a fresh connection',
+      labelNames: ['pool'], registers: [registry] }),
     watchPool: (stats) => { pools.push(stats); },
     watchOutbox: (read) => { outbox = read; },
   };

@@ -1,0 +1,115 @@
+// A pool that stops handing out connections, or whose statements stop being answered, while the
+// database itself answers a fresh connection, is wedged: nothing inside the process would ever
+// notice (issue 35: a driver defect left connections that never connected again, and requests
+// waited out their deadline for good). The watchdog notices by the pool's lack of progress, makes
+// sure the database is not simply busy on the pool's behalf, and lets the caller rebuild the pool.
+import postgres from 'postgres';
+import { isUnreachable } from './faults.ts';
+
+/** Waits or statements outstanding on a pool: when the pool last made progress (served a wait,
+ * answered a statement), the oldest still outstanding, and whether a wait passed its deadline.
+ * Costs a Date.now() and a Set entry per statement. */
+export class Progress {
+  /** In insertion order: the first is the oldest. */
+  private readonly outstanding = new Set<{ at: number }>();
+  private since = 0;
+  private last = 0;
+  private timedOut = false;
+
+  start(): { at: number } {
+    const token = { at: Date.now() };
+    if (this.outstanding.size === 0) this.since = token.at;
+    this.outstanding.add(token);
+    return token;
+  }
+
+  /** `progressed`: false when the wait ended only because its own deadline passed; `suspicious`:
+   * that wait says something is wrong (not when every connection was held by a caller). */
+  finish(token: { at: number }, progressed = true, suspicious = !progressed): void {
+    this.outstanding.delete(token);
+    if (progressed) this.last = Date.now();
+    if (suspicious) this.timedOut = true;
+  }
+
+  /** The watchdog looked: the clocks start over (a pool found busy rather than wedged). */
+  restart(): void {
+    this.last = Date.now();
+    this.timedOut = false;
+    for (const token of this.outstanding) token.at = this.last;
+  }
+
+  /** Why this pool may be wedged, if it may: no progress at all past `deadlineMs` with work
+   * outstanding ('stalled'), a wait that passed its deadline ('timed-out'), or one statement
+   * outstanding past it ('slow', the database may just be working on it). */
+  suspect(deadlineMs: number, now = Date.now()): 'stalled' | 'timed-out' | 'slow' | undefined {
+    const oldest = this.outstanding.values().next().value;
+    if (oldest && now - Math.max(this.since, this.last) > deadlineMs) return 'stalled';
+    if (this.timedOut) return 'timed-out';
+    if (oldest && now - oldest.at > deadlineMs) return 'slow';
+    return undefined;
+  }
+
+  /** How long work has been outstanding without any progress (0 when there is none). */
+  stalledMs(now = Date.now()): number {
+    return this.outstanding.size > 0 ? now - Math.max(this.since, this.last) : 0;
+  }
+}
+
+/** The driver's view of one pool (postgres.js patch 12): each connection's queue and backend. */
+export interface DriverPoolState {
+  waiting: number;
+  connections: { queue: string; pid: number | null; socket: string | null; starting: boolean; active: boolean; pipelined: number }[];
+}
+
+export const driverState = (sql: postgres.Sql): DriverPoolState =>
+  (sql as unknown as { poolState: () => DriverPoolState }).poolState();
+
+export type Verdict = 'wedged' | 'busy' | 'unreachable';
+
+/**
+ * Asks the database, on a connection of its own, about each connection of the pool that has a
+ * statement outstanding. One whose session is gone, or has sat idle (or idle in a transaction) for
+ * longer than the deadline, is waiting for an answer that will not come: the pool is wedged. So is
+ * one still starting, when the pool failed to serve a wait (`starting`): a fresh connection starts
+ * at once. Sessions working on our statements are the database being slow for us, which
+ * statement_timeout bounds. No answer within the connect deadline: the database is what is missing
+ * (the breaker's job), not the pool.
+ */
+export async function verify(url: string, state: DriverPoolState, deadlineMs: number, connectMs: number,
+  starting: boolean, onUnreachable: (e: unknown) => void): Promise<Verdict> {
+  const waiting = state.connections.filter((c) => c.active || c.pipelined > 0);
+  if (starting && state.connections.some((c) => c.starting)) return (await answers(url, [], deadlineMs, connectMs, onUnreachable)) ? 'wedged' : 'unreachable';
+  const pids = waiting.map((c) => c.pid).filter((pid): pid is number => !!pid);
+  const sessions = await answers(url, pids, deadlineMs, connectMs, onUnreachable);
+  if (!sessions) return 'unreachable';
+  const stuck = waiting.filter((c) => {
+    const session = c.pid ? sessions.get(c.pid) : undefined;
+    return !session || (session.state !== 'active' && session.stale);
+  });
+  return stuck.length > 0 ? 'wedged' : 'busy';
+}
+
+/** The sessions `pids` as pg_stat_activity has them, or undefined when the database does not answer. */
+async function answers(url: string, pids: number[], deadlineMs: number, connectMs: number, onUnreachable: (e: unknown) => void) {
+  const probe = postgres(url, {
+    max: 1, onnotice: () => {}, fetch_types: false, prepare: false,
+    connect_timeout: Math.max(1, Math.ceil(connectMs / 1000)),
+    connection: { application_name: 'svc-api-watchdog', statement_timeout: connectMs },
+  });
+  try {
+    const rows = await Promise.race([
+      // An array literal: this connection does not fetch the array types that would serialize a JS array.
+      probe<{ pid: number; state: string | null; stale: boolean }[]>`
+        select pid, state, coalesce(state_change < now() - make_interval(secs => ${deadlineMs / 1000}), false) as stale
+        from pg_stat_activity where pid = any(${`{${pids.join(',')}}`}::int[])`,
+      new Promise<never>((_, reject) => setTimeout(() => reject(Object.assign(new Error('the watchdog\'s probe got no answer'),
+        { code: 'CONNECT_TIMEOUT' })), connectMs).unref()),
+    ]);
+    return new Map(rows.map((r) => [r.pid, r]));
+  } catch (e) {
+    if (isUnreachable(e)) onUnreachable(e);
+    return undefined;
+  } finally {
+    void probe.end({ timeout: 0 }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,125 @@
+// The pool watchdog (src/db/watchdog.ts, issue 35): whatever wedges a pool, a pool whose waits or
+// statements make no progress past the acquire deadline while the database answers a fresh
+// connection is replaced, and /ready says 503 until it is. Forced here with a proxy that stops
+// forwarding on the connections it already has (a half-open TCP path: nothing is refused, nothing
+// is answered) while new connections pass; without the watchdog every request sent on those
+// connections waited forever.
+import t from 'tap';
+import type { Test } from 'tap';
+import net from 'node:net';
+import { sql } from 'kysely';
+import { createTestDatabase } from '../helpers/app.ts';
+import { spawnApi, orgWithClient, tokenFrom } from '../helpers/processes.ts';
+import { connect, type PoolRebuilt } from '../../src/db/database.ts';
+
+async function freezingProxy(t: Test, target: URL) {
+  const pairs: [net.Socket, net.Socket][] = [];
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    const end = () => { client.destroy(); upstream.destroy(); };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+    pairs.push([client, upstream]);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => { for (const [a, b] of pairs) { a.destroy(); b.destroy(); } server.close(); });
+  const url = new URL(target);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as net.AddressInfo).port);
+  return {
+    url: url.toString(),
+    /** Every connection open now stops carrying bytes either way; later ones are not affected. */
+    freeze: () => {
+      for (const [client, upstream] of pairs.splice(0)) {
+        client.unpipe(upstream); upstream.unpipe(client);
+        client.pause(); upstream.pause();
+        t.teardown(() => { client.destroy(); upstream.destroy(); });
+      }
+    },
+  };
+}
+
+const within = <T>(p: Promise<T>, ms: number, what: string) => Promise.race([p,
+  new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: still waiting after ${ms} ms`)), ms).unref())]);
+const one = (n: number) => ({ sql: `select ${n} as n`, parameters: [] });
+
+t.test('each pool whose connections stop answering is rebuilt, and its requests are served again', async (t) => {
+  const { adminUrl } = await createTestDatabase(t);
+  const proxy = await freezingProxy(t, new URL(adminUrl));
+  const database = connect(proxy.url, 2, { acquireTimeoutMs: 500, connectTimeoutMs: 1000, readPoolSize: 1 });
+  t.teardown(() => database.close());
+  const rebuilt: PoolRebuilt[] = [];
+  database.onPoolRebuilt((e) => rebuilt.push(e));
+  await database.ping();
+  t.same(await database.query(one(1)), [{ n: 1 }], 'the read pool answers');
+
+  // A transaction holds its connection across the freeze: its next statement is never answered.
+  let holding!: () => void;
+  const held = new Promise<void>((r) => { holding = r; });
+  const stuck = database.db.transaction().execute(async (tx) => {
+    await sql`select 1`.execute(tx);
+    holding();
+    await new Promise((r) => setTimeout(r, 100));
+    return sql`select 2`.execute(tx);
+  }).then(() => 'answered', (e) => (e as { code?: string }).code);
+  await held;
+  proxy.freeze();
+
+  const started = Date.now();
+  const read = await within(database.query(one(2)), 10_000, 'a read on the frozen pool');
+  t.same(read, [{ n: 2 }], `a read sent on a frozen connection is answered (${Date.now() - started} ms: sent again on the rebuilt pool)`);
+  await within(database.ping(), 10_000, 'ping');
+  t.ok(true, `every pool answers again (${Date.now() - started} ms)`);
+  t.equal(await within(stuck, 15_000, 'the transaction on the frozen pool'), 'CONNECTION_DESTROYED',
+    'the transaction caught on the frozen connection fails (its request is answered 503) instead of waiting for good');
+  t.same(rebuilt.map((e) => e.pool).sort(), ['points', 'reads', 'transactions'], 'each pool rebuilt once');
+  t.ok(rebuilt.every((e) => e.stalled_ms >= 500 && e.driver.connections.length > 0), 'with how long it stalled and its driver state');
+  t.same(await database.query(one(3), { point: true }), [{ n: 3 }]);
+});
+
+t.test('a slow statement is not a wedge: the database is working on it', async (t) => {
+  const { adminUrl } = await createTestDatabase(t);
+  const database = connect(adminUrl, 2, { acquireTimeoutMs: 300, connectTimeoutMs: 1000, readPoolSize: 1 });
+  t.teardown(() => database.close());
+  const rebuilt: PoolRebuilt[] = [];
+  database.onPoolRebuilt((e) => rebuilt.push(e));
+  const [slowRead, slowTx] = await Promise.all([
+    database.query({ sql: 'select pg_sleep(1.5) is null as slept', parameters: [] }),
+    database.db.transaction().execute((tx) => sql<{ slept: boolean }>`select pg_sleep(1.5) is null as slept`.execute(tx)),
+  ]);
+  t.same(slowRead, [{ slept: false }]);
+  t.same(slowTx.rows, [{ slept: false }]);
+  t.same(rebuilt, [], 'nothing rebuilt');
+});
+
+t.test('over HTTP: /ready answers 503 while a pool hands out nothing, the rebuild is counted in /metrics and logged once', async (t) => {
+  const { adminUrl } = await createTestDatabase(t);
+  const { client } = await orgWithClient(adminUrl, 'Watchdog');
+  const proxy = await freezingProxy(t, new URL(adminUrl));
+  const api = await spawnApi(t, { DATABASE_URL: proxy.url, LOG_LEVEL: 'warn', SVC_DB_ACQUIRE_TIMEOUT_MS: '1000', SVC_DB_CONNECT_TIMEOUT_MS: '1000' });
+  const token = await tokenFrom(api.url, client);
+  const projects = () => fetch(`${api.url}/v1/projects`, { headers: { authorization: `Bearer ${token}` } });
+  t.equal((await projects()).status, 200);
+  proxy.freeze();
+
+  const ready = await fetch(`${api.url}/ready`);
+  t.equal(ready.status, 503, '/ready: 503 while the pools hand out nothing');
+  t.equal(ready.headers.get('content-type'), 'application/problem+json');
+  t.equal((await ready.json()).code, 'SERVICE_UNAVAILABLE');
+  t.ok(Number(ready.headers.get('retry-after')) > 0, 'with Retry-After');
+
+  const until = Date.now() + 15_000;
+  let status = 0;
+  while (Date.now() < until && (status = (await fetch(`${api.url}/ready`)).status) !== 200) await new Promise((r) => setTimeout(r, 250));
+  t.equal(status, 200, '/ready: 200 once the pools are rebuilt');
+  t.equal((await projects()).status, 200, 'requests are served again');
+  const metrics = await (await fetch(`${api.url}/metrics`)).text();
+  for (const pool of ['transactions', 'reads', 'points']) {
+    t.match(metrics, new RegExp(`svc_db_pool_rebuilds_total\\{pool="${pool}"\\} 1\\b`), `/metrics counts the ${pool} pool's rebuild`);
+  }
+  const lines = api.stdout().split('\n').filter((l) => l.includes('rebuilt')).map((l) => JSON.parse(l));
+  t.same(lines.map((l) => l.pool).sort(), ['points', 'reads', 'transactions'], 'one log line per rebuild');
+  t.match(lines[0], { level: 'error', stalled_ms: Number, driver: { connections: Array } });
+});
