@@ -19,8 +19,8 @@ const log = (msg: string) => process.stderr.write(`[bench:faults] ${msg}\n`);
 
 interface Answer { at: number; ms: number; method: string; status: number; code?: string }
 
-/** A stand-in for tap's Test: spawnApi only registers teardowns. */
-function scope() {
+/** A stand-in for tap's Test: the test helpers used here only register teardowns. */
+export function scope() {
   const teardowns: (() => unknown)[] = [];
   return { t: { teardown: (f: () => unknown) => { teardowns.push(f); } } as unknown as Test,
     close: async () => { for (const f of teardowns.reverse()) await f(); } };

@@ -6,9 +6,9 @@
 // BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 20), BENCH_PORT (default 3999),
 // BENCH_SERVER_NODE_ARGS (node flags for the server, before its script: e.g. "--cpu-prof --cpu-prof-dir=bench/results/prof";
 // Node 20 refuses --cpu-prof in NODE_OPTIONS).
-// BENCH_ONLY (comma-separated parts to run: core, tasks, scale, time, invoices, files, tickets, reports, agents, conversations, ratio, webhooks, soak, faults; default all; scale needs tasks;
+// BENCH_ONLY (comma-separated parts to run: core, tasks, scale, time, invoices, files, tickets, reports, agents, conversations, ratio, webhooks, soak, faults, failover; default all; scale needs tasks;
 // ratio measures what tasks, time and invoices seeded). BENCH_RATIO_CONNECTIONS/ROUNDS/DURATION: the ratio part's wrk and pgbench.
-// BENCH_SOAK_MINUTES (default 10): length of the soak part. BENCH_FAULT_RUNS (default 100): runs of the faults part.
+// BENCH_SOAK_MINUTES (default 10): length of the soak part. BENCH_FAULT_RUNS (default 100): runs of the faults part; BENCH_FAILOVER_RUNS (default 5), of the failover part.
 // BENCH_INVOICES_ANALYZE=0 skips the ANALYZE bench/invoices.ts runs after its createInvoice warm-up.
 // Writes the table to bench/results/latest.md (git-ignored). Exits non-zero if any response was not 2xx.
 import autocannon, { type Result } from 'autocannon';
@@ -27,6 +27,7 @@ import { BENCH_WEBHOOK_ENV, runWebhookBench } from './webhooks.ts';
 import { runScaleBench } from './scale.ts';
 import { runSoakBench } from './soak.ts';
 import { runFaultBench } from './faults.ts';
+import { runFailoverBench } from './failover.ts';
 import { runRatioBench } from './ratio.ts';
 import { runFileBench } from './files.ts';
 import { runTicketBench } from './tickets.ts';
@@ -287,7 +288,7 @@ async function main(): Promise<number> {
     { name: 'POST /oauth/token', path: '/oauth/token', method: 'POST', body: TOKEN_FORM,
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client) } },
   ];
-  const only = new Set((process.env.BENCH_ONLY ?? 'core,tasks,scale,time,invoices,files,tickets,reports,agents,conversations,ratio,webhooks,soak,faults').split(',').map((x) => x.trim()));
+  const only = new Set((process.env.BENCH_ONLY ?? 'core,tasks,scale,time,invoices,files,tickets,reports,agents,conversations,ratio,webhooks,soak,faults,failover').split(',').map((x) => x.trim()));
   const rows: Row[] = [];
   for (const t of only.has('core') ? targets : []) {
     await check(t);
@@ -350,20 +351,22 @@ async function main(): Promise<number> {
   const faults = only.has('faults')
     ? await runFaultBench(serverRoot, Number(process.env.BENCH_FAULT_RUNS ?? 100)).then((r) => ({ markdown: r.markdown, failed: r.wedges ? ['faults'] : [] }))
     : skipped;
+  // Issue 35: a primary stopped hard and its standby promoted (bench/failover.ts), on servers of its own.
+  const failover = only.has('failover') ? await runFailoverBench(Number(process.env.BENCH_FAILOVER_RUNS ?? 5)) : skipped;
 
   const header = [
     `Run ${new Date().toISOString()}: ${DURATION} s per endpoint after a ${WARMUP} s warm-up, ${CONNECTIONS} connections, ` +
       `Node ${process.version}, ${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB.`,
     '',
   ].join('\n');
-  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + scale.markdown + '\n' + time.markdown + '\n' + invoices.markdown + '\n' + files.markdown + '\n' + tickets.markdown + '\n' + reports.markdown + '\n' + agents.markdown + '\n' + conversations.markdown + '\n' + ratio.markdown + '\n' + webhooks.markdown + '\n' + soak.markdown + '\n' + faults.markdown;
+  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + scale.markdown + '\n' + time.markdown + '\n' + invoices.markdown + '\n' + files.markdown + '\n' + tickets.markdown + '\n' + reports.markdown + '\n' + agents.markdown + '\n' + conversations.markdown + '\n' + ratio.markdown + '\n' + webhooks.markdown + '\n' + soak.markdown + '\n' + faults.markdown + '\n' + failover.markdown;
   process.stdout.write('\n' + text);
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.md', text);
   log('table written to bench/results/latest.md');
 
   const bad = rows.filter((r) => r.result.non2xx > 0 || r.result.errors > 0 || r.result.timeouts > 0);
-  const failed = [...bad.map((r) => r.name), ...tasks.failed, ...scale.failed, ...time.failed, ...invoices.failed, ...files.failed, ...tickets.failed, ...reports.failed, ...agents.failed, ...conversations.failed, ...webhooks.failed, ...soak.failed, ...faults.failed];
+  const failed = [...bad.map((r) => r.name), ...tasks.failed, ...scale.failed, ...time.failed, ...invoices.failed, ...files.failed, ...tickets.failed, ...reports.failed, ...agents.failed, ...conversations.failed, ...webhooks.failed, ...soak.failed, ...faults.failed, ...failover.failed];
   if (failed.length) {
     log(`FAILED: non-2xx responses or errors for ${failed.join(', ')}`);
     return 1;

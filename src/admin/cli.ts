@@ -4,6 +4,7 @@
 // connection, not svc_runtime). Commands and their flags are data, so parsing, validation and
 // --help come from one description and cannot drift apart.
 import { parseArgs } from 'node:util';
+import { editDatabaseUrl } from '../db/url.ts';
 import postgres from 'postgres';
 import { newSigningKey } from '../auth/tokens.ts';
 import { masterKey } from '../config.ts';
@@ -178,10 +179,8 @@ export const COMMANDS: Record<string, CommandSpec> = {
     flags: [ORG, { name: 'roles', value: 'LIST', required: true, description: ROLES_HINT }],
     run: async (sql, f, url) => {
       const [r] = await sql`select * from control.reporting_grant(${need(f, 'org')}, ${list(f.roles)}::text[])`;
-      const conn = new URL(url);
-      conn.username = r!.role_name;
-      conn.password = r!.password;
-      return { role: r!.role_name, password: r!.password, connection_string: conn.toString() };
+      const conn = editDatabaseUrl(url, { username: r!.role_name, password: r!.password });
+      return { role: r!.role_name, password: r!.password, connection_string: conn };
     },
   },
   'reporting revoke': {

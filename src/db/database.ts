@@ -3,7 +3,7 @@ import { Kysely, sql, type CompiledQuery, type RawBuilder, type Transaction } fr
 import { PostgresJSDialect } from 'kysely-postgres-js';
 import type { DB } from './schema.ts';
 import type { Config } from '../config.ts';
-import { Breaker, isConnectionFailure, isUnreachable, reconnectBackoff, unavailable } from './faults.ts';
+import { Breaker, isConnectionFailure, isReadOnlySession, isUnreachable, reconnectBackoff, unavailable } from './faults.ts';
 import { Progress, driverState, verify, type DriverPoolState } from './watchdog.ts';
 
 export type Db = Kysely<DB>;
@@ -120,6 +120,7 @@ function preparingDriver(pool: () => Generation, counts: { inUse: number; waitin
       counts.inUse++;
       let released = false;
       let lost = false;
+      let readOnly = false;
       // Statements sent without waiting for their answer (`begin`, PIPELINED ones): the next
       // statement goes out behind them, and the first of their errors is what it reports.
       let ahead: Promise<unknown>[] = [];
@@ -132,6 +133,7 @@ function preparingDriver(pool: () => Generation, counts: { inUse: number; waitin
         }, (e) => {
           progress.statements.finish(sent);
           if (isConnectionFailure(e)) lost = true;
+          if (isReadOnlySession(e)) readOnly = true;
           throw e;
         });
       };
@@ -183,6 +185,13 @@ function preparingDriver(pool: () => Generation, counts: { inUse: number; waitin
         },
         release: () => {
           if (!released) { released = true; counts.inUse--; }
+          // A session that refused a write is on a standby (a primary demoted under it): it ends
+          // itself, and the pool connects anew, to the host that takes writes (target_session_attrs).
+          if (readOnly && !lost) {
+            lost = true;
+            void connection.unsafe('select pg_terminate_backend(pg_backend_pid())').catch(() => undefined).finally(() => connection.release());
+            return;
+          }
           connection.release();
         },
       };
@@ -368,7 +377,10 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
       const generation = pools[pool];
       const stalled = Math.max(generation.waits.stalledMs(now), generation.statements.stalledMs(now));
       const driver = driverState(generation.sql);
-      const verdict = await verify(url, driver, deadlines.acquireMs, deadlines.connectMs, why !== 'slow', (e) => breaker.failed(e));
+      // A start-up may legitimately take up to the connect deadline (postgres.js times it out and
+      // tries again): a connection still starting says "wedged" only past twice that, with no progress.
+      const starting = stalled > 2 * deadlines.connectMs;
+      const verdict = await verify(url, driver, deadlines.acquireMs, deadlines.connectMs, starting, (e) => breaker.failed(e));
       // Busy or unreachable: look again only after another deadline.
       if (verdict !== 'wedged' || pools[pool] !== generation) { restart(pool); return; }
       pools[pool] = open(pool);

@@ -3,7 +3,7 @@
 
 /** Errors of the connection, not of the statement: postgres.js and Node socket codes, server
  * shutdown or start-up (57P01-57P03), too many connections (53300), connection exceptions (08xxx). */
-const CONNECTION_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
+const CONNECTION_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'TARGET_SESSION_ATTRS',
   'DB_UNAVAILABLE', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
   'ENOTFOUND', '57P01', '57P02', '57P03', '53300']);
 
@@ -13,14 +13,21 @@ export function isConnectionFailure(e: unknown): boolean {
 }
 
 /** Failures to reach the database at all (a new connection refused, timed out, not resolved,
- * turned away at start-up or for want of slots), as opposed to an established session lost, which
+ * turned away at start-up or for want of slots, or no host of a multi-host URL taking writes:
+ * postgres.js patch 15), as opposed to an established session lost, which
  * one terminated backend or a pooler's reload causes while every other session is fine. */
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'CONNECT_TIMEOUT', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'CONNECT_TIMEOUT', 'TARGET_SESSION_ATTRS', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
   'ENOTFOUND', 'DB_UNAVAILABLE', '57P03', '53300', '08001', '08004']);
 
 export function isUnreachable(e: unknown): boolean {
   const code = (e as { code?: unknown } | undefined)?.code;
   return typeof code === 'string' && UNREACHABLE_CODES.has(code);
+}
+
+/** A write refused because the session is read-only (25006): it reached a standby, or a primary
+ * since demoted (a switchover). The database cannot take writes there now; the client retries. */
+export function isReadOnlySession(e: unknown): boolean {
+  return (e as { code?: unknown } | undefined)?.code === '25006';
 }
 
 /** The database answered too late: a statement or idle-transaction timeout, or no free connection. */

@@ -70,15 +70,15 @@ export type Verdict = 'wedged' | 'busy' | 'unreachable';
  * Asks the database, on a connection of its own, about each connection of the pool that has a
  * statement outstanding. One whose session is gone, or has sat idle (or idle in a transaction) for
  * longer than the deadline, is waiting for an answer that will not come: the pool is wedged. So is
- * one still starting, when the pool failed to serve a wait (`starting`): a fresh connection starts
- * at once. Sessions working on our statements are the database being slow for us, which
+ * one still starting (or left in the driver's `connecting` queue) when the pool has made no
+ * progress for longer than a start-up may take (`starting`): a fresh connection starts at once. Sessions working on our statements are the database being slow for us, which
  * statement_timeout bounds. No answer within the connect deadline: the database is what is missing
  * (the breaker's job), not the pool.
  */
 export async function verify(url: string, state: DriverPoolState, deadlineMs: number, connectMs: number,
   starting: boolean, onUnreachable: (e: unknown) => void): Promise<Verdict> {
   const waiting = state.connections.filter((c) => c.active || c.pipelined > 0);
-  if (starting && state.connections.some((c) => c.starting)) return (await answers(url, [], deadlineMs, connectMs, onUnreachable)) ? 'wedged' : 'unreachable';
+  if (starting && state.connections.some((c) => c.starting || c.queue === 'connecting')) return (await answers(url, [], deadlineMs, connectMs, onUnreachable)) ? 'wedged' : 'unreachable';
   const pids = waiting.map((c) => c.pid).filter((pid): pid is number => !!pid);
   const sessions = await answers(url, pids, deadlineMs, connectMs, onUnreachable);
   if (!sessions) return 'unreachable';

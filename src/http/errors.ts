@@ -1,7 +1,7 @@
 // One path for every error: a thrown ApiError, a registered SQLSTATE from the database,
 // or a hapi/Boom error all become one RFC 9457 problem document here.
 import type { ResponseToolkit, ResponseObject } from '@hapi/hapi';
-import { isConnectionFailure, isTimeout } from '../db/faults.ts';
+import { isConnectionFailure, isReadOnlySession, isTimeout } from '../db/faults.ts';
 
 export interface FieldError { pointer: string; detail: string; code: string }
 
@@ -208,17 +208,20 @@ const CONSTRAINTS: Record<string, { code: ProblemCode; pointer: string; detail: 
   task_dependencies_not_self: { code: 'DEPENDENCY_CYCLE', pointer: '/predecessor_task_ids', detail: 'a task cannot depend on itself' },
 };
 
-/** The database cannot be reached (src/db/faults.ts) or did not answer in time (a statement or
- * idle-transaction timeout, no free pooled connection). None is the client's doing: 503. */
+/** The database cannot be reached (src/db/faults.ts), did not answer in time (a statement or
+ * idle-transaction timeout, no free pooled connection), or takes no writes on the session we have
+ * (a failover under way). None is the client's doing: 503. */
 export function isDatabaseUnavailable(e: unknown): boolean {
-  return isConnectionFailure(e) || isTimeout(e);
+  return isConnectionFailure(e) || isTimeout(e) || isReadOnlySession(e);
 }
 
 export function databaseUnavailable(e: unknown): ApiError {
   const timeout = isTimeout(e);
   return new ApiError('SERVICE_UNAVAILABLE', timeout
     ? 'the database did not answer in time; retry the request'
-    : 'the database is not reachable right now; retry the request', { headers: { 'Retry-After': timeout ? '2' : '5' } });
+    : isReadOnlySession(e)
+      ? 'the database is not taking writes right now (a failover); retry the request'
+      : 'the database is not reachable right now; retry the request', { headers: { 'Retry-After': timeout ? '2' : '5' } });
 }
 
 /** Maps a database error to an ApiError, or returns undefined (an unexpected error: 500). */

@@ -22,6 +22,7 @@
 // A timer re-queues attempts whose worker died mid-flight (their lease ran out).
 import postgres from 'postgres';
 import pg from 'pg';
+import { nodePostgresConfig } from '../db/url.ts';
 import { Logger, run, type Runner, type TaskList } from 'graphile-worker';
 import type { Config } from '../config.ts';
 import { unseal } from '../auth/sealing.ts';
@@ -383,7 +384,7 @@ export async function startWorker(config: Config,
    * idle connection the database ends in that gap ('terminating connection due to administrator
    * command') is then an unhandled 'error' event, which ends the process. */
   const newPool = () => {
-    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.worker.concurrency + 2 });
+    const pool = new pg.Pool({ ...nodePostgresConfig(config.databaseUrl, config.dbTimeouts.connectMs), max: config.worker.concurrency + 2 });
     pool.on('error', (err) => log.warn({ err: err.message }, 'a job runner connection failed while idle'));
     pool.on('connect', (client) => client.on('error', (err) => log.warn({ err: err.message }, 'a job runner connection failed')));
     return pool;

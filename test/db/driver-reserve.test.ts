@@ -4,38 +4,10 @@
 // Both lost a connection wait for good before: the terminate fault test's requests that waited
 // out the whole 5 s acquire deadline after the database was back.
 import t from 'tap';
-import type { Test } from 'tap';
-import net from 'node:net';
 import postgres from 'postgres';
 import { createTestDatabase } from '../helpers/app.ts';
+import { proxy } from '../helpers/proxy.ts';
 import { reconnectBackoff } from '../../src/db/faults.ts';
-
-/** A TCP proxy to the database that holds each new connection's first bytes for `holdMs`
- * (a slow start-up: DNS, TLS, a pooler), or forever for the connections `stall` names. */
-async function proxy(t: Test, target: URL, holdMs: number, stall: (n: number) => boolean = () => false) {
-  let accepted = 0;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const n = ++accepted;
-    sockets.add(client);
-    if (stall(n)) return;
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    sockets.add(upstream);
-    client.pause();
-    setTimeout(() => { client.pipe(upstream); upstream.pipe(client); client.resume(); }, holdMs);
-    const end = () => { client.destroy(); upstream.destroy(); };
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => { for (const s of sockets) s.destroy(); server.close(); });
-  const url = new URL(target);
-  url.hostname = '127.0.0.1';
-  url.port = String((server.address() as net.AddressInfo).port);
-  /** Drops every connection with a TCP reset (the client sees ECONNRESET: a network fault). */
-  const reset = () => { for (const s of sockets) if (!s.destroyed) s.resetAndDestroy(); sockets.clear(); };
-  return { url: url.toString(), reset };
-}
 
 const within = <T>(p: Promise<T>, ms: number) => Promise.race([p,
   new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms).unref())]);

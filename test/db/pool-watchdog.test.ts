@@ -5,41 +5,11 @@
 // is answered) while new connections pass; without the watchdog every request sent on those
 // connections waited forever.
 import t from 'tap';
-import type { Test } from 'tap';
-import net from 'node:net';
 import { sql } from 'kysely';
 import { createTestDatabase } from '../helpers/app.ts';
+import { proxy } from '../helpers/proxy.ts';
 import { spawnApi, orgWithClient, tokenFrom } from '../helpers/processes.ts';
 import { connect, type PoolRebuilt } from '../../src/db/database.ts';
-
-async function freezingProxy(t: Test, target: URL) {
-  const pairs: [net.Socket, net.Socket][] = [];
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    client.pipe(upstream);
-    upstream.pipe(client);
-    const end = () => { client.destroy(); upstream.destroy(); };
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
-    pairs.push([client, upstream]);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => { for (const [a, b] of pairs) { a.destroy(); b.destroy(); } server.close(); });
-  const url = new URL(target);
-  url.hostname = '127.0.0.1';
-  url.port = String((server.address() as net.AddressInfo).port);
-  return {
-    url: url.toString(),
-    /** Every connection open now stops carrying bytes either way; later ones are not affected. */
-    freeze: () => {
-      for (const [client, upstream] of pairs.splice(0)) {
-        client.unpipe(upstream); upstream.unpipe(client);
-        client.pause(); upstream.pause();
-        t.teardown(() => { client.destroy(); upstream.destroy(); });
-      }
-    },
-  };
-}
 
 const within = <T>(p: Promise<T>, ms: number, what: string) => Promise.race([p,
   new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: still waiting after ${ms} ms`)), ms).unref())]);
@@ -47,8 +17,8 @@ const one = (n: number) => ({ sql: `select ${n} as n`, parameters: [] });
 
 t.test('each pool whose connections stop answering is rebuilt, and its requests are served again', async (t) => {
   const { adminUrl } = await createTestDatabase(t);
-  const proxy = await freezingProxy(t, new URL(adminUrl));
-  const database = connect(proxy.url, 2, { acquireTimeoutMs: 500, connectTimeoutMs: 1000, readPoolSize: 1 });
+  const link = await proxy(t, new URL(adminUrl));
+  const database = connect(link.url, 2, { acquireTimeoutMs: 500, connectTimeoutMs: 1000, readPoolSize: 1 });
   t.teardown(() => database.close());
   const rebuilt: PoolRebuilt[] = [];
   database.onPoolRebuilt((e) => rebuilt.push(e));
@@ -65,7 +35,7 @@ t.test('each pool whose connections stop answering is rebuilt, and its requests 
     return sql`select 2`.execute(tx);
   }).then(() => 'answered', (e) => (e as { code?: string }).code);
   await held;
-  proxy.freeze();
+  link.freeze();
 
   const started = Date.now();
   const read = await within(database.query(one(2)), 10_000, 'a read on the frozen pool');
@@ -97,12 +67,12 @@ t.test('a slow statement is not a wedge: the database is working on it', async (
 t.test('over HTTP: /ready answers 503 while a pool hands out nothing, the rebuild is counted in /metrics and logged once', async (t) => {
   const { adminUrl } = await createTestDatabase(t);
   const { client } = await orgWithClient(adminUrl, 'Watchdog');
-  const proxy = await freezingProxy(t, new URL(adminUrl));
-  const api = await spawnApi(t, { DATABASE_URL: proxy.url, LOG_LEVEL: 'warn', SVC_DB_ACQUIRE_TIMEOUT_MS: '1000', SVC_DB_CONNECT_TIMEOUT_MS: '1000' });
+  const link = await proxy(t, new URL(adminUrl));
+  const api = await spawnApi(t, { DATABASE_URL: link.url, LOG_LEVEL: 'warn', SVC_DB_ACQUIRE_TIMEOUT_MS: '1000', SVC_DB_CONNECT_TIMEOUT_MS: '1000' });
   const token = await tokenFrom(api.url, client);
   const projects = () => fetch(`${api.url}/v1/projects`, { headers: { authorization: `Bearer ${token}` } });
   t.equal((await projects()).status, 200);
-  proxy.freeze();
+  link.freeze();
 
   const ready = await fetch(`${api.url}/ready`);
   t.equal(ready.status, 503, '/ready: 503 while the pools hand out nothing');
