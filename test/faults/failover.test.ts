@@ -5,11 +5,10 @@
 // every event is delivered; the worker resumes. bench/failover.ts times the switch.
 import t from 'tap';
 import postgres from 'postgres';
-import { randomUUID } from 'node:crypto';
 import { migrate } from '../../scripts/db.ts';
 import { spawnApi, tokenFrom, orgWithClient } from '../helpers/processes.ts';
-import { startReceiver, WEBHOOK_TEST_ENV } from '../helpers/receiver.ts';
-import { assertOnlyOutages, assertRecovered, retryAndCount, startLoad } from '../helpers/load.ts';
+import { WEBHOOK_TEST_ENV } from '../helpers/receiver.ts';
+import { assertOnlyOutages, assertRecovered, projectEvents, retryAndCount, startLoad } from '../helpers/load.ts';
 import { primaryAndStandby, replicaMissing } from '../helpers/replica.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -22,12 +21,7 @@ t.test('the primary stopped hard under load, the standby promoted', { skip: miss
   const api = await spawnApi(t, { ...WEBHOOK_TEST_ENV, DATABASE_URL: pair.bothUrl, SVC_WORKER: 'on', RATE_LIMIT_REQUESTS: '1000000',
     LOG_LEVEL: process.env.SVC_FAULT_LOG ?? 'warn' });
   const token = await tokenFrom(api.url, client);
-  const rx = await startReceiver(t);
-  const ep = await fetch(`${api.url}/v1/webhook-endpoints`, {
-    method: 'POST', body: JSON.stringify({ url: rx.url, events: ['project.created'] }),
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
-  });
-  t.equal(ep.status, 201, 'webhook endpoint created');
+  const rx = await projectEvents(t, api.url, token);
 
   const load = startLoad(api.url, token);
   await sleep(1500);

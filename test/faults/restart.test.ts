@@ -8,12 +8,11 @@ import postgres from 'postgres';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { startEmbedded } from '../../scripts/embedded-pg.ts';
 import { migrate, withDatabase } from '../../scripts/db.ts';
 import { freePort, spawnApi, spawnWorker, tokenFrom, orgWithClient } from '../helpers/processes.ts';
-import { startReceiver, WEBHOOK_TEST_ENV } from '../helpers/receiver.ts';
-import { assertOnlyOutages, assertRecovered, retryAndCount, startLoad } from '../helpers/load.ts';
+import { WEBHOOK_TEST_ENV } from '../helpers/receiver.ts';
+import { assertOnlyOutages, assertRecovered, projectEvents, retryAndCount, startLoad } from '../helpers/load.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -35,12 +34,7 @@ t.test('PostgreSQL stopped for 5 s and started again, under load', async (t) => 
   const api = await spawnApi(t, env);
   const worker = spawnWorker(t, env);
   const token = await tokenFrom(api.url, client);
-  const rx = await startReceiver(t);
-  const ep = await fetch(`${api.url}/v1/webhook-endpoints`, {
-    method: 'POST', body: JSON.stringify({ url: rx.url, events: ['project.created'] }),
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
-  });
-  t.equal(ep.status, 201, 'webhook endpoint created');
+  const rx = await projectEvents(t, api.url, token);
 
   const load = startLoad(api.url, token);
   await sleep(1500);

@@ -4,11 +4,10 @@
 // by itself, retried creates happen once, and every event is still delivered (issue 20).
 import t from 'tap';
 import postgres from 'postgres';
-import { randomUUID } from 'node:crypto';
 import { createTestDatabase } from '../helpers/app.ts';
 import { spawnApi, tokenFrom, orgWithClient } from '../helpers/processes.ts';
-import { startReceiver, WEBHOOK_TEST_ENV } from '../helpers/receiver.ts';
-import { assertOnlyOutages, assertRecovered, retryAndCount, startLoad } from '../helpers/load.ts';
+import { WEBHOOK_TEST_ENV } from '../helpers/receiver.ts';
+import { assertOnlyOutages, assertRecovered, projectEvents, retryAndCount, startLoad } from '../helpers/load.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -19,12 +18,7 @@ t.test('pg_terminate_backend of every session, under load', async (t) => {
   const { org, client } = await orgWithClient(adminUrl, 'Faults', 'load');
   const api = await spawnApi(t, { ...WEBHOOK_TEST_ENV, DATABASE_URL: adminUrl, SVC_WORKER: 'on', RATE_LIMIT_REQUESTS: '1000000', LOG_LEVEL: process.env.SVC_FAULT_LOG ?? 'warn' });
   const token = await tokenFrom(api.url, client);
-  const rx = await startReceiver(t);
-  const ep = await fetch(`${api.url}/v1/webhook-endpoints`, {
-    method: 'POST', body: JSON.stringify({ url: rx.url, events: ['project.created'] }),
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
-  });
-  t.equal(ep.status, 201, 'webhook endpoint created');
+  const rx = await projectEvents(t, api.url, token);
 
   const load = startLoad(api.url, token);
   await sleep(1500);

@@ -2,6 +2,7 @@
 // real API process, every answer recorded with its time, and the checks every fault must pass.
 import type { Test } from 'tap';
 import { randomUUID } from 'node:crypto';
+import { startReceiver, type Receiver } from './receiver.ts';
 
 export interface Answer { at: number; ms?: number; method: string; status: number; problem?: string; retryAfter?: string | null; key?: string; body?: unknown; error?: string }
 
@@ -91,4 +92,15 @@ export async function retryAndCount(t: Test, base: string, token: string, load: 
   }
   t.equal(duplicates, 0, `no create ran twice (${load.created.size} creates, ${unsure.length} retried)`);
   t.equal(missing, 0, 'every create exists once its client retried');
+}
+
+/** A receiver of project.created events and its endpoint on the API, as every fault test sets them up. */
+export async function projectEvents(t: Test, base: string, token: string): Promise<Receiver> {
+  const rx = await startReceiver(t);
+  const ep = await fetch(`${base}/v1/webhook-endpoints`, {
+    method: 'POST', body: JSON.stringify({ url: rx.url, events: ['project.created'] }),
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+  });
+  t.equal(ep.status, 201, 'webhook endpoint created');
+  return rx;
 }
