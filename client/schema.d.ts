@@ -3990,6 +3990,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -3999,6 +4011,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -4099,6 +4123,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -4108,6 +4144,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -4243,6 +4291,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -4252,6 +4312,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -4388,6 +4460,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -4397,6 +4481,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -4546,6 +4642,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -4555,6 +4663,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -4612,7 +4732,7 @@ export interface operations {
                      */
                     manager_member_id?: string | null;
                     customer_id?: string | null;
-                    /** @description values keyed by api_name; null clears a field */
+                    /** @description values keyed by api_name; null clears a field; at most 4 levels of arrays and objects and 65536 bytes as JSON */
                     custom_fields?: {
                         [key: string]: unknown;
                     };
@@ -4671,7 +4791,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_SCHEMA_VERSION */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_SCHEMA_VERSION */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4679,7 +4799,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_SCHEMA_VERSION";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_SCHEMA_VERSION";
                     };
                 };
             };
@@ -4731,6 +4851,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -4764,6 +4896,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -4908,6 +5052,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -4917,6 +5073,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -4976,7 +5144,7 @@ export interface operations {
                      */
                     manager_member_id?: string | null;
                     customer_id?: string | null;
-                    /** @description values keyed by api_name; null clears a field */
+                    /** @description values keyed by api_name; null clears a field; at most 4 levels of arrays and objects and 65536 bytes as JSON */
                     custom_fields?: {
                         [key: string]: unknown;
                     };
@@ -5045,7 +5213,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_JSON, INVALID_REQUEST, INVALID_SCHEMA_VERSION */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, INVALID_JSON, INVALID_REQUEST, INVALID_SCHEMA_VERSION */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5053,7 +5221,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "INVALID_JSON" | "INVALID_REQUEST" | "INVALID_SCHEMA_VERSION";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "INVALID_JSON" | "INVALID_REQUEST" | "INVALID_SCHEMA_VERSION";
                     };
                 };
             };
@@ -5129,6 +5297,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -5174,6 +5354,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -5272,7 +5464,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5280,7 +5472,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -5344,6 +5536,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -5377,6 +5581,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -5473,7 +5689,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5481,7 +5697,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -5545,6 +5761,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -5578,6 +5806,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -5737,6 +5977,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -5746,6 +5998,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -5802,7 +6066,7 @@ export interface operations {
                     /** Format: date-time */
                     due_at?: string | null;
                     assignee_member_ids?: string[];
-                    /** @description values keyed by api_name; null clears a field */
+                    /** @description values keyed by api_name; null clears a field; at most 4 levels of arrays and objects and 65536 bytes as JSON */
                     custom_fields?: {
                         [key: string]: unknown;
                     };
@@ -5870,7 +6134,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_SCHEMA_VERSION */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_SCHEMA_VERSION */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5878,7 +6142,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_SCHEMA_VERSION";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_SCHEMA_VERSION";
                     };
                 };
             };
@@ -5942,6 +6206,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -5975,6 +6251,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -6127,6 +6415,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -6136,6 +6436,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -6194,7 +6506,7 @@ export interface operations {
                     /** Format: date-time */
                     due_at?: string | null;
                     assignee_member_ids?: string[];
-                    /** @description values keyed by api_name; null clears a field */
+                    /** @description values keyed by api_name; null clears a field; at most 4 levels of arrays and objects and 65536 bytes as JSON */
                     custom_fields?: {
                         [key: string]: unknown;
                     };
@@ -6275,7 +6587,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_JSON, INVALID_REQUEST, INVALID_SCHEMA_VERSION */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, INVALID_JSON, INVALID_REQUEST, INVALID_SCHEMA_VERSION */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6283,7 +6595,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "INVALID_JSON" | "INVALID_REQUEST" | "INVALID_SCHEMA_VERSION";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "INVALID_JSON" | "INVALID_REQUEST" | "INVALID_SCHEMA_VERSION";
                     };
                 };
             };
@@ -6359,6 +6671,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -6404,6 +6728,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -6521,7 +6857,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6529,7 +6865,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -6593,6 +6929,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -6626,6 +6974,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -6710,7 +7070,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6718,7 +7078,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -6782,6 +7142,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -6815,6 +7187,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -6927,7 +7311,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6935,7 +7319,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -7011,6 +7395,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -7056,6 +7452,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -7162,7 +7570,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7170,7 +7578,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -7234,6 +7642,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -7267,6 +7687,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -7373,7 +7805,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7381,7 +7813,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -7445,6 +7877,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -7478,6 +7922,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -7567,6 +8023,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -7576,6 +8044,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -7707,6 +8187,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -7716,6 +8208,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -7855,6 +8359,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -7864,6 +8380,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -7964,7 +8492,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7972,7 +8500,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
                     };
                 };
             };
@@ -8024,6 +8552,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -8057,6 +8597,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -8168,7 +8720,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8176,7 +8728,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
                     };
                 };
             };
@@ -8228,6 +8780,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -8261,6 +8825,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -8396,6 +8972,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -8405,6 +8993,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -8519,6 +9119,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
@@ -8540,6 +9152,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -8649,7 +9273,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8657,7 +9281,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -8733,6 +9357,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -8778,6 +9414,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -8867,7 +9515,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8875,7 +9523,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -8939,6 +9587,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -8972,6 +9632,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -9111,6 +9783,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -9120,6 +9804,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -9258,6 +9954,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -9267,6 +9975,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -9399,6 +10119,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -9408,6 +10140,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -9502,7 +10246,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9510,7 +10254,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
                     };
                 };
             };
@@ -9562,6 +10306,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -9595,6 +10351,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -9729,6 +10497,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -9738,6 +10518,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -9836,7 +10628,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9844,7 +10636,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -9920,6 +10712,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -9965,6 +10769,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -10060,7 +10876,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10068,7 +10884,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -10132,6 +10948,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -10165,6 +10993,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -10253,7 +11093,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10261,7 +11101,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -10325,6 +11165,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -10358,6 +11210,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -10446,7 +11310,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10454,7 +11318,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -10518,6 +11382,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -10551,6 +11427,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -10725,6 +11613,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -10734,6 +11634,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -10893,6 +11805,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -10902,6 +11826,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -11015,7 +11951,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11023,7 +11959,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -11087,6 +12023,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -11120,6 +12068,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -11232,7 +12192,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11240,7 +12200,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -11304,6 +12264,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -11337,6 +12309,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -11513,6 +12497,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -11522,6 +12518,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -11661,7 +12669,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11669,7 +12677,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
                     };
                 };
             };
@@ -11733,6 +12741,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -11766,6 +12786,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -11936,6 +12968,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -11945,6 +12989,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -12088,7 +13144,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12096,7 +13152,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -12172,6 +13228,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -12217,6 +13285,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -12350,7 +13430,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12358,7 +13438,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -12434,6 +13514,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -12479,6 +13571,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -12617,7 +13721,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12625,7 +13729,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -12689,6 +13793,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -12722,6 +13838,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -12846,7 +13974,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12854,7 +13982,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -12918,6 +14046,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -12951,6 +14091,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -13018,7 +14170,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13026,7 +14178,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
                     };
                 };
             };
@@ -13090,6 +14242,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -13123,6 +14287,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -13254,6 +14430,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -13263,6 +14451,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -13395,6 +14595,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -13404,6 +14616,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -13483,7 +14707,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, INVALID_JSON */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13491,7 +14715,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "INVALID_JSON";
                     };
                 };
             };
@@ -13555,6 +14779,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -13588,6 +14824,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -13749,6 +14997,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -13758,6 +15018,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -13914,6 +15186,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -13923,6 +15207,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -14032,7 +15328,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14040,7 +15336,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
                     };
                 };
             };
@@ -14104,6 +15400,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -14137,6 +15445,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -14247,7 +15567,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14255,7 +15575,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -14331,6 +15651,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -14364,6 +15696,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -14432,7 +15776,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14440,7 +15784,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -14504,6 +15848,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -14537,6 +15893,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -14647,7 +16015,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14655,7 +16023,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -14719,6 +16087,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -14752,6 +16132,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -14908,6 +16300,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -14917,6 +16321,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -15039,7 +16455,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15047,7 +16463,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
                     };
                 };
             };
@@ -15099,6 +16515,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -15132,6 +16560,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -15280,6 +16720,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -15289,6 +16741,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -15420,7 +16884,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15428,7 +16892,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -15504,6 +16968,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -15549,6 +17025,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -15695,6 +17183,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -15704,6 +17204,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -15801,7 +17313,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15809,7 +17321,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -15873,6 +17385,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -15906,6 +17430,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -16013,7 +17549,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16021,7 +17557,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -16085,6 +17621,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -16118,6 +17666,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -16233,6 +17793,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -16242,6 +17814,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -16360,6 +17944,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -16369,6 +17965,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -16416,7 +18024,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description an object valid against the definition's parameters_schema
+                     * @description an object valid against the definition's parameters_schema; at most 8 levels of arrays and objects and 65536 bytes as JSON
                      * @default {}
                      */
                     parameters?: {
@@ -16488,7 +18096,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16496,7 +18104,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -16560,6 +18168,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -16593,6 +18213,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -16742,6 +18374,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -16751,6 +18395,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -16891,6 +18547,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -16900,6 +18568,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -16972,7 +18652,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16980,7 +18660,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -17056,6 +18736,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -17089,6 +18781,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -17212,6 +18916,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -17221,6 +18937,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -17347,6 +19075,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -17356,6 +19096,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -17400,7 +19152,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @default {} */
+                    /**
+                     * @description at most 8 levels of arrays and objects and 65536 bytes as JSON
+                     * @default {}
+                     */
                     input?: {
                         [key: string]: unknown;
                     };
@@ -17442,7 +19197,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17450,7 +19205,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -17514,6 +19269,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -17547,6 +19314,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -17594,7 +19373,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description valid against the agent's input_schema
+                     * @description valid against the agent's input_schema; at most 8 levels of arrays and objects and 65536 bytes as JSON
                      * @default {}
                      */
                     input?: {
@@ -17712,7 +19491,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17720,7 +19499,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -17784,6 +19563,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -17817,6 +19608,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -18008,6 +19811,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -18017,6 +19832,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -18205,6 +20032,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -18214,6 +20053,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -18337,6 +20188,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -18346,6 +20209,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -18498,7 +20373,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18506,7 +20381,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -18570,6 +20445,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -18603,6 +20490,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -18745,7 +20644,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18753,7 +20652,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -18817,6 +20716,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -18850,6 +20761,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -19011,6 +20934,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -19020,6 +20955,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -19069,7 +21016,10 @@ export interface operations {
                     subject?: {
                         [key: string]: unknown;
                     } | null;
-                    /** @default {} */
+                    /**
+                     * @description at most 4 levels of arrays and objects and 8192 bytes as JSON, keys of at most 40 characters
+                     * @default {}
+                     */
                     metadata?: {
                         [key: string]: unknown;
                     };
@@ -19146,7 +21096,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19154,7 +21104,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
                     };
                 };
             };
@@ -19206,6 +21156,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -19239,6 +21201,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -19399,6 +21373,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -19408,6 +21394,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -19542,6 +21540,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -19551,6 +21561,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -19597,7 +21619,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description an array of blocks: text, data, file_reference, citation */
+                    /** @description an array of blocks: text, data, file_reference, citation; at most 8 levels of arrays and objects and 262144 bytes as JSON */
                     content: unknown[] | boolean | number | Record<string, never> | string | null;
                 };
             };
@@ -19726,7 +21748,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19734,7 +21756,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -19798,6 +21820,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -19831,6 +21865,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -19945,7 +21991,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19953,7 +21999,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -20017,6 +22063,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -20050,6 +22108,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -20164,7 +22234,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20172,7 +22242,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -20236,6 +22306,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description URI_TOO_LONG */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "URI_TOO_LONG";
+                    };
+                };
+            };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
                 headers: {
@@ -20269,6 +22351,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };

@@ -9,6 +9,12 @@ export interface FieldError { pointer: string; detail: string; code: string }
 export const PROBLEMS = {
   INVALID_REQUEST: { status: 400, title: 'Invalid request' },
   INVALID_JSON: { status: 400, title: 'Malformed JSON body' },
+  BODY_TOO_DEEP: { status: 400, title: 'JSON body nested too deeply' },
+  BODY_OBJECT_TOO_LARGE: { status: 400, title: 'A JSON object in the body has too many members' },
+  BODY_ARRAY_TOO_LONG: { status: 400, title: 'A JSON array in the body has too many items' },
+  BODY_TOO_MANY_VALUES: { status: 400, title: 'The JSON body has too many values' },
+  URI_TOO_LONG: { status: 414, title: 'Request target too long' },
+  HEADERS_TOO_LARGE: { status: 431, title: 'Request header fields too large' },
   INVALID_CURSOR: { status: 400, title: 'Invalid pagination cursor' },
   IDEMPOTENCY_KEY_REQUIRED: { status: 400, title: 'Idempotency-Key header required' },
   IDEMPOTENCY_KEY_INVALID: { status: 400, title: 'Idempotency-Key header invalid' },

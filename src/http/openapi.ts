@@ -1,5 +1,7 @@
 // The OpenAPI 3.1 document, generated from the same Operation definitions that serve requests.
 import type Joi from 'joi';
+import { BODY_LIMITS } from './body-limits.ts';
+import { MAX_URI_LENGTH } from './operation.ts';
 import joiToJson from 'joi-to-json';
 import type { Operation } from './operation.ts';
 import { PROBLEMS, type ProblemCode } from './errors.ts';
@@ -58,11 +60,12 @@ function parameters(op: Operation) {
  * fails on any problem whose code is not listed here for its operation and status. */
 export function problemCodesOf(op: Operation): Map<number, ProblemCode[]> {
   const codes = new Set<ProblemCode>(['INVALID_TOKEN', 'CLIENT_DISABLED', 'LICENSE_INACTIVE', 'ORG_SUBSCRIPTION_INACTIVE',
-    'ROLE_REQUIRED', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE']);
+    'ROLE_REQUIRED', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'URI_TOO_LONG', 'HEADERS_TOO_LARGE']);
   if (op.params || op.query) codes.add('INVALID_REQUEST');
   if (op.query && 'after' in (op.query.describe().keys ?? {})) codes.add('INVALID_CURSOR');
   if (op.method !== 'GET' && op.method !== 'DELETE') {
-    for (const c of ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'VALIDATION_FAILED'] as const) codes.add(c);
+    for (const c of ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'VALIDATION_FAILED',
+      'BODY_TOO_DEEP', 'BODY_OBJECT_TOO_LARGE', 'BODY_ARRAY_TOO_LONG', 'BODY_TOO_MANY_VALUES'] as const) codes.add(c);
   }
   if (op.method !== 'GET') codes.add('CONFLICT');
   if (op.idempotencyKey) {
@@ -187,7 +190,14 @@ function generate(ops: Operation[], info: { serverUrl?: string }) {
     info: {
       title: 'Work-Management Service API',
       version: 'v1',
-      description: 'A private JSON-over-HTTPS API for the non-human API Clients of one organization.',
+      description: 'A private JSON-over-HTTPS API for the non-human API Clients of one organization.\n\n'
+        + `**Limits on every request** (checked before any other work): a JSON body of at most 1 MiB (413 PAYLOAD_TOO_LARGE), UTF-8, `
+        + `at most ${BODY_LIMITS.depth} levels of nested arrays and objects (400 BODY_TOO_DEEP), ${BODY_LIMITS.members} members in one object `
+        + `(400 BODY_OBJECT_TOO_LARGE), ${BODY_LIMITS.items} items in one array (400 BODY_ARRAY_TOO_LONG) and ${BODY_LIMITS.values} values in all `
+        + `(400 BODY_TOO_MANY_VALUES), each naming the container in \`errors[0].pointer\`; no string may hold U+0000 or a lone surrogate `
+        + `(422 VALIDATION_FAILED). The path and query string: at most ${MAX_URI_LENGTH} characters (414 URI_TOO_LONG). The request line and `
+        + 'headers: at most 16 KiB (431 HEADERS_TOO_LARGE); `Idempotency-Key` 1 to 255 printable ASCII characters; `Last-Event-ID` an event '
+        + 'id; a cursor at most 2048 characters. Free-form JSON fields state their own bounds (levels, bytes, key length) in their descriptions.',
       license: { name: 'Proprietary', url: 'https://svc.example/terms' },
     },
     servers: [{ url: info.serverUrl ?? '/' }],

@@ -9,6 +9,7 @@ import type Joi from 'joi';
 import { createHash, randomBytes } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
 import { pipelined, pipelinedRead, runAgainIfLostAtBegin, type Tx } from '../db/database.ts';
+import { parseJsonBody } from './body-limits.ts';
 import { ApiError, PROBLEMS, type FieldError, type ProblemCode, fromDatabaseError, problemResponse } from './errors.ts';
 import type { AppContext } from './context.ts';
 import type { Semaphore } from './semaphore.ts';
@@ -292,10 +293,15 @@ export function header(request: Request, name: string): string | undefined {
 const REQUEST_ID_PREFIX = 'req_' + randomBytes(8).toString('hex');
 let requestCounter = 0;
 
+export const newRequestId = () => REQUEST_ID_PREFIX + (++requestCounter).toString(36).padStart(6, '0');
+
 export function requestIdOf(request: Request): string {
   const app = request.app as { requestId?: string };
-  return (app.requestId ??= REQUEST_ID_PREFIX + (++requestCounter).toString(36).padStart(6, '0'));
+  return (app.requestId ??= newRequestId());
 }
+
+/** The longest request target (path and query string) an operation reads: ours are far shorter. */
+export const MAX_URI_LENGTH = 4096;
 
 type Begun = { outcome: string; organization_id: string; svc_roles: Role[]; principal: Record<string, unknown> };
 type Claim = { claim_state?: string | null; claim_response_status?: number | null; claim_response_headers?: Record<string, string> | null;
@@ -379,11 +385,17 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
       id: op.operationId,
       payload: op.method === 'GET' || op.method === 'DELETE'
         ? undefined
-        : { allow: 'application/json', maxBytes: 1024 * 1024, failAction: 'error' },
+        // Bytes, not parsed: the body's shape is measured before anything recursive reads it (body-limits.ts).
+        : { allow: 'application/json', maxBytes: 1024 * 1024, failAction: 'error', parse: 'gunzip', output: 'data' },
       handler: async (request: Request, h: ResponseToolkit) => {
         const requestId = requestIdOf(request);
         const rateHeaders: Record<string, string> = {};
         try {
+          if (request.url.pathname.length + request.url.search.length > MAX_URI_LENGTH) {
+            throw new ApiError('URI_TOO_LONG', `the path and query string exceed ${MAX_URI_LENGTH} characters`);
+          }
+          // As hapi parsed it before: ahead of authentication, so that a malformed body is answered alike.
+          if (Buffer.isBuffer(request.payload)) (request as { payload: unknown }).payload = parseJsonBody(request.payload);
           const claims = await app.authenticate(request);
           const rl = await app.rateLimit(`client:${claims.clientId}`);
           Object.assign(rateHeaders, rl.headers);

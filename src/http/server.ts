@@ -3,8 +3,10 @@
 import Hapi, { type Request, type ResponseToolkit } from '@hapi/hapi';
 import type { Boom } from '@hapi/boom';
 import type { AppContext } from './context.ts';
-import { ApiError, databaseUnavailable, isDatabaseUnavailable, problemResponse, type ProblemCode } from './errors.ts';
-import { toRoute, requestIdOf, header, type Operation } from './operation.ts';
+import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ApiError, PROBLEMS, databaseUnavailable, isDatabaseUnavailable, problemBody, problemResponse, type ProblemCode } from './errors.ts';
+import { toRoute, requestIdOf, header, newRequestId, type Operation } from './operation.ts';
 import { buildOpenApi } from './openapi.ts';
 import { docsRoutes } from './docs-page.ts';
 import { operatorRoutes } from './operator-routes.ts';
@@ -43,6 +45,20 @@ const BOOM_CODES: Record<number, ProblemCode> = {
 };
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
+/** What Node refuses before hapi sees a request (a request line and headers past its 16 KiB, bytes
+ * that are not HTTP) is answered as a problem too, not with hapi's bare `400 Bad Request`. */
+function answerClientErrorsAsProblems(listener: Server) {
+  listener.removeAllListeners('clientError');
+  listener.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable || err.code === 'ECONNRESET') { socket.destroy(); return; }
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const code: ProblemCode = tooLarge ? 'HEADERS_TOO_LARGE' : 'INVALID_REQUEST';
+    const body = JSON.stringify(problemBody(code, tooLarge ? 'the request line and headers exceed 16 KiB' : 'the request is not valid HTTP/1.1', newRequestId()));
+    socket.end(`HTTP/1.1 ${PROBLEMS[code].status} ${PROBLEMS[code].title}\r\nContent-Type: application/problem+json\r\n`
+      + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
+}
+
 export async function createServer(app: AppContext, extra: Operation[] = []) {
   const server = Hapi.server({
     port: app.config.port,
@@ -51,6 +67,7 @@ export async function createServer(app: AppContext, extra: Operation[] = []) {
     router: { stripTrailingSlash: false },
     load: { sampleInterval: 0 },
   });
+  answerClientErrorsAsProblems(server.listener);
   const ops = [...operations, ...extra];
   server.ext('onPostStop', () => app.close());
   // Open event streams end first: the stop waits for every open connection.

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { MailConfig } from '../config.ts';
 import { ApiError } from '../http/errors.ts';
+import { downloadName } from '../http/content-disposition.ts';
 
 export interface OutgoingEmail {
   to: string;
@@ -50,7 +51,7 @@ export function createMailer(config: MailConfig): Mailer {
           const info = await transport.sendMail({ ...message(config, mail), signal: AbortSignal.timeout(config.timeoutMs) });
           return { messageId: info.messageId };
         } catch (e) {
-          throw deliveryError(e);
+          throw e instanceof ApiError ? e : deliveryError(e);
         }
       },
     };
@@ -75,12 +76,22 @@ export function createMailer(config: MailConfig): Mailer {
   };
 }
 
-function message(config: MailConfig, mail: OutgoingEmail) {
+/** Header text on one line: a client's line break (a ticket subject may hold one) becomes a space
+ * rather than a header of its own. nodemailer folds and encodes what remains. */
+const oneLine = (s: string) => s.replace(/[\r\n\u0085\u2028\u2029]+/g, ' ');
+/** One plain address: nodemailer parses a `to` string as an address list, where a line break or
+ * a comma makes a second recipient (or a group), and the envelope follows it. */
+const ONE_ADDRESS = /^[^\s@,;:<>()[\]"\\]+@[^\s@,;:<>()[\]"\\]+$/;
+
+export function message(config: MailConfig, mail: OutgoingEmail) {
+  if (!ONE_ADDRESS.test(mail.to)) {
+    throw new ApiError('EMAIL_DELIVERY_REFUSED', 'the recipient is not one plain email address; nothing was sent');
+  }
   return {
-    from: { name: mail.fromName, address: config.from },
-    to: mail.to,
-    subject: mail.subject,
+    from: { name: oneLine(mail.fromName), address: config.from },
+    to: { name: '', address: mail.to },
+    subject: oneLine(mail.subject),
     text: mail.text,
-    attachments: mail.attachments,
+    attachments: mail.attachments.map((a) => ({ ...a, filename: downloadName(a.filename, 'attachment') })),
   };
 }

@@ -14,12 +14,27 @@ export const REDACTED_PATHS = [
   'client_secret', '*.client_secret', 'secret', '*.secret', 'access_token', '*.access_token', 'password', '*.password',
 ];
 
+/** The longest string a log line keeps of one value: a client's value (an error message quoting
+ * it, a header) must not turn one line into megabytes. Line breaks need nothing: JSON escapes them. */
+export const LOG_VALUE_MAX = 2000;
+
+function capped(v: unknown, depth = 0): unknown {
+  if (typeof v === 'string') return v.length > LOG_VALUE_MAX ? `${v.slice(0, LOG_VALUE_MAX)}…[${v.length - LOG_VALUE_MAX} more characters]` : v;
+  if (depth >= 4 || v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.slice(0, 100).map((x) => capped(x, depth + 1));
+  if (v instanceof Error) return { type: v.name, message: capped(v.message, depth + 1), code: (v as { code?: unknown }).code,
+    stack: capped(v.stack, depth + 1) };
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = capped(x, depth + 1);
+  return out;
+}
+
 export function createLogger(level: LevelWithSilent, destination?: DestinationStream): Logger {
   return pino({
     level,
     base: { service: 'svc' },
     timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
+    formatters: { level: (label) => ({ level: label }), log: (o) => capped(o) as Record<string, unknown> },
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   }, destination);
 }

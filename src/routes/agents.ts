@@ -8,7 +8,7 @@ import { header } from '../http/operation.ts';
 import { ApiError, type FieldError } from '../http/errors.ts';
 import { schemaErrors } from '../http/json-schema.ts';
 import { schemas } from './schemas.ts';
-import { getStatement, idOf, listStatement, subject, timestamp } from './common.ts';
+import { freeJson, getStatement, idOf, listStatement, metadata, subject, timestamp } from './common.ts';
 import { listQuery } from '../http/pagination.ts';
 
 const agentParams = Joi.object({ agent_id: Joi.string().pattern(/^agt_[a-z0-9_]{1,64}$/).required() });
@@ -41,7 +41,7 @@ export const agentOperations: Operation[] = [
     operationId: 'checkAgentReadiness', method: 'POST', path: '/v1/agents/{agent_id}/readiness', tag: 'Agents', params: agentParams,
     summary: 'Whether this client can start the agent with this input now, and every blocker (Role, principal type, license level, an unavailable skill, a connection that is not ready, the input); performs nothing',
     body: Joi.object({
-      input: Joi.object().unknown(true).default({}),
+      input: freeJson(Joi.object().unknown(true), { bytes: 65_536, depth: 8 }).default({}),
       subject: subject.allow(null).default(null),
     }),
     bodyOptional: true,
@@ -62,9 +62,9 @@ export const agentOperations: Operation[] = [
     params: agentParams,
     summary: 'Start a run: 202 with the run, queued; the worker executes it as this client (every tool call checked as the client), and its events stream from GET /v1/runs/{run_id}/events',
     body: Joi.object({
-      input: Joi.object().unknown(true).default({}).description('valid against the agent\'s input_schema'),
+      input: freeJson(Joi.object().unknown(true).description('valid against the agent\'s input_schema'), { bytes: 65_536, depth: 8 }).default({}),
       subject: subject.allow(null).default(null).description('a member the run acts for; only where the agent and its skills support one'),
-      metadata: Joi.object().unknown(true).max(20).default({})
+      metadata: metadata.default({})
         .description('up to 20 keys of your own (at most 40 characters each) with string values of at most 500 characters, returned with the run'),
     }),
     errors: ['AGENT_NOT_FOUND', 'AGENT_NOT_PUBLISHED', 'API_PRINCIPAL_NOT_SUPPORTED', 'LICENSE_LEVEL_REQUIRED', 'SUBJECT_NOT_SUPPORTED',

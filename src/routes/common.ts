@@ -23,7 +23,35 @@ export const date = Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/).custom((v: strin
   return Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== v ? h.error('any.invalid') : v;
 }).message('must be an existing calendar date, YYYY-MM-DD');
 export const timestamp = Joi.string().isoDate();
-export const customFields = Joi.object().unknown(true).description('values keyed by api_name; null clears a field');
+/** The levels and bytes a free-form JSON value may hold, checked without recursion. */
+export function jsonBounds(value: unknown, limits: { bytes: number; depth: number; keyLength?: number }): string | undefined {
+  if (limits.keyLength && value && typeof value === 'object' && !Array.isArray(value)
+      && Object.keys(value).some((k) => k.length > limits.keyLength!)) return `a key longer than ${limits.keyLength} characters`;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, level] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (level >= limits.depth) return `nested more than ${limits.depth} levels`;
+    for (const x of Array.isArray(v) ? v : Object.values(v)) stack.push([x, level + 1]);
+  }
+  return Buffer.byteLength(JSON.stringify(value) ?? '') > limits.bytes ? `more than ${limits.bytes} bytes as JSON` : undefined;
+}
+
+/** A free-form JSON field (metadata, an agent's input, a report's parameters, a subject, custom
+ * fields, content blocks): bounded in levels and bytes before anything else reads it (issue 36;
+ * the limits are in the OpenAPI document through the description, and in README "Limits"). */
+export function freeJson<S extends Joi.AnySchema>(schema: S, limits: { bytes: number; depth: number; keyLength?: number }): S {
+  const described = (schema.describe().flags as { description?: string } | undefined)?.description;
+  return schema.custom((v: unknown, h) => {
+    const why = jsonBounds(v, limits);
+    return why ? h.message({ custom: `{{#label}} is too large: ${why}` }) : v;
+  }).description(`${described ? `${described}; ` : ''}at most ${limits.depth} levels of arrays and objects and ${limits.bytes} bytes as JSON`
+    + (limits.keyLength ? `, keys of at most ${limits.keyLength} characters` : '')) as S;
+}
+
+/** Stripe's metadata shape, a little wider: at most 20 keys of at most 40 characters. */
+export const metadata = freeJson(Joi.object().unknown(true).max(20), { bytes: 8192, depth: 4, keyLength: 40 });
+export const customFields = freeJson(Joi.object().unknown(true).description('values keyed by api_name; null clears a field'), { bytes: 65_536, depth: 4 });
 export const subject = Joi.object({ member_id: Joi.string().max(320).required() });
 
 export function sortQuery(sorts: Record<string, SortSpec>, defaultSort: string, defaultOrder: SortOrder) {

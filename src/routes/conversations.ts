@@ -7,7 +7,7 @@ import type { Operation } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
 import { schemaErrors } from '../http/json-schema.ts';
 import { schemas } from './schemas.ts';
-import { email, getStatement, idOf, listStatement, timestamp } from './common.ts';
+import { email, freeJson, getStatement, idOf, listStatement, metadata, timestamp } from './common.ts';
 import { listQuery } from '../http/pagination.ts';
 
 const conversationId = Joi.object({ conversation_id: idOf('cnv').required() });
@@ -50,9 +50,9 @@ export const conversationOperations: Operation[] = [
     summary: 'Start a conversation; its subject (one member) is fixed for its life',
     body: Joi.object({
       title: Joi.string().max(200).allow(null, '').default(null),
-      subject: Joi.object().unknown(true).allow(null).default(null)
+      subject: freeJson(Joi.object().unknown(true), { bytes: 4096, depth: 4 }).allow(null).default(null)
         .description('{"member_id": "<email>"} or {"display_name": "<name>"} of an active member; null for none'),
-      metadata: Joi.object().unknown(true).max(20).default({}),
+      metadata: metadata.default({}),
     }),
     bodyOptional: true,
     errors: ['SUBJECT_NOT_FOUND', 'SUBJECT_AMBIGUOUS', 'SUBJECT_NOT_SUPPORTED'],
@@ -102,7 +102,8 @@ export const conversationOperations: Operation[] = [
     operationId: 'createConversationMessage', method: 'POST', path: '/v1/conversations/{conversation_id}/messages', tag: 'Conversations',
     idempotencyKey: true, params: conversationId,
     summary: 'Send a message: 202 with it and the chat run that answers (as this client, with the skills its Roles allow); the reply is appended when the run ends (conversation.message.created)',
-    body: Joi.object({ content: Joi.any().required().description('an array of blocks: text, data, file_reference, citation') }),
+    body: Joi.object({ content: freeJson(Joi.any().description('an array of blocks: text, data, file_reference, citation'), { bytes: 262_144, depth: 8 }).required() }),
+    fieldCodes: { '/content': 'MESSAGE_CONTENT_INVALID' },
     errors: ['CONVERSATION_NOT_FOUND', 'CONVERSATION_ARCHIVED', 'MESSAGE_CONTENT_INVALID', 'CONTEXT_LIMIT_EXCEEDED'],
     response: { status: 202, description: 'The message and its run', schema: Joi.object({
       object: Joi.string().valid('conversation_message_accepted').required(),

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { sql, type RawBuilder } from 'kysely';
+import { contentDisposition } from '../http/content-disposition.ts';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import { Readable } from 'node:stream';
 import type { Operation, OperationContext } from '../http/operation.ts';
@@ -239,12 +240,10 @@ export function fileTransferRoutes(app: AppContext): ServerRoute[] {
           const bytes = Readable.from(store.get(app.database.db, { id: f!.file_id, chunkSize: f!.chunk_size, token }, start, end), { objectMode: false });
           bytes.once('close', release);
           bytes.once('error', (e) => app.logger.warn({ err: e.message, route: DOWNLOAD_PATH }, 'a download stopped'));
-          // RFC 6266 with RFC 8187: an ASCII fallback and the exact name.
-          const ascii = f!.name.replace(/[^\x20-\x7e]|["\\%;]/g, '_');
           const res = h.response(bytes).code(partial ? 206 : 200)
             .type(f!.content_type)
             .header('Content-Length', String(end - start + 1))
-            .header('Content-Disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(f!.name)}`)
+            .header('Content-Disposition', contentDisposition(f!.name))
             .header('X-Content-Type-Options', 'nosniff')
             .header('Accept-Ranges', 'bytes')
             .header('ETag', etag)

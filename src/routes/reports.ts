@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { sql } from 'kysely';
+import { contentDisposition } from '../http/content-disposition.ts';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
@@ -9,7 +10,7 @@ import { requestIdOf } from '../http/operation.ts';
 import type { AppContext } from '../http/context.ts';
 import { ApiError, fromDatabaseError, problemResponse } from '../http/errors.ts';
 import { schemas } from './schemas.ts';
-import { getStatement, listStatement } from './common.ts';
+import { freeJson, getStatement, listStatement } from './common.ts';
 import { listQuery } from '../http/pagination.ts';
 
 const reportId = Joi.string().pattern(/^rpt_[a-z_]{1,64}$/);
@@ -55,7 +56,7 @@ export const reportOperations: Operation[] = [
     summary: 'Run a report: 202 with the run (queued); the worker computes it in one snapshot, as the caller, and report_run.succeeded or report_run.failed follows',
     params: Joi.object({ report_id: reportId.required() }),
     body: Joi.object({
-      parameters: Joi.object().unknown(true).default({}).description('an object valid against the definition\'s parameters_schema'),
+      parameters: freeJson(Joi.object().unknown(true).description('an object valid against the definition\'s parameters_schema'), { bytes: 65_536, depth: 8 }).default({}),
       format: Joi.string().max(20).default('json').description('one of the definition\'s formats: json or csv'),
     }),
     errors: ['REPORT_NOT_FOUND', 'REPORT_ROLE_REQUIRED', 'INVALID_REPORT_PARAMETERS', 'EXPORT_FORMAT_NOT_SUPPORTED'],
@@ -101,6 +102,17 @@ export const reportOperations: Operation[] = [
   },
 ];
 
+/** A cell a spreadsheet would evaluate as a formula (OWASP "CSV Injection": it starts with =, +,
+ * -, @, a tab or a carriage return) gets a leading single quote, which spreadsheets take as "text"
+ * and do not show; a decimal number in a column the report declares numeric stays as it is. JSON
+ * numbers are written as numbers and never pass here. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+export function csvText(value: string, numericColumn: boolean): string {
+  if (numericColumn && DECIMAL.test(value)) return value;
+  return FORMULA_START.test(value) ? `'${value}` : value;
+}
+
 const problem = (request: Request, h: ResponseToolkit, err: ApiError) => problemResponse(h, err, requestIdOf(request), undefined);
 
 /** The report download capability: rows streamed out in batches, each batch re-checking the token. */
@@ -111,7 +123,8 @@ export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
       response: { ranges: false },
       handler: async (request, h) => {
         const token = request.params.token as string;
-        type Begun = { outcome: string; run_id: string; report_id: string; format: 'json' | 'csv'; row_count: number; columns: string[] };
+        type Begun = { outcome: string; run_id: string; report_id: string; format: 'json' | 'csv'; row_count: number; columns: string[];
+          numeric_columns: string[] };
         let b: Begun | undefined;
         try {
           ({ rows: [b] } = await sql<Begun>`select * from api.report_download_begin(${token})`.execute(app.database.db));
@@ -123,7 +136,7 @@ export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
         if (b!.outcome === 'expired') return problem(request, h, new ApiError('DOWNLOAD_URL_EXPIRED', 'this download URL has expired; ask for a new one (createReportDownload)'));
         if (b!.outcome === 'client_inactive') return problem(request, h, new ApiError('FORBIDDEN', 'the API Client this URL was made for can no longer use it'));
         if (b!.outcome !== 'ok') return problem(request, h, new ApiError('RESOURCE_NOT_FOUND', 'no report download at this URL'));
-        const { run_id: runId, row_count: total, columns, format } = b!;
+        const { run_id: runId, row_count: total, columns, numeric_columns: numeric, format } = b!;
         async function* rows() {
           for (let from = 1; from <= total; from += DOWNLOAD_BATCH) {
             const { rows: batch } = await sql<{ n: number; data: Record<string, unknown> }>`
@@ -136,8 +149,11 @@ export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
         (request.info as { acceptEncoding: string | null }).acceptEncoding = 'identity';
         let body: Readable;
         if (format === 'csv') {
-          // RFC 4180: CRLF line ends, a header row, quoting where needed (csv-stringify).
-          body = Readable.from(rows()).pipe(stringify({ header: true, columns, record_delimiter: 'windows', cast: { boolean: (v) => String(v) } }));
+          // RFC 4180: CRLF line ends, a header row, quoting where needed (csv-stringify); no cell a
+          // spreadsheet would evaluate (csvText).
+          const decimal = new Set(numeric);
+          body = Readable.from(rows()).pipe(stringify({ header: true, columns, record_delimiter: 'windows',
+            cast: { boolean: (v) => String(v), string: (v, context) => csvText(v, !context.header && decimal.has(String(context.column))) } }));
         } else {
           body = Readable.from((async function* () {
             let first = true;
@@ -148,7 +164,7 @@ export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
         }
         const res = h.response(body).code(200)
           .type(format === 'csv' ? 'text/csv' : 'application/json')
-          .header('Content-Disposition', `attachment; filename="${b!.report_id}-${runId}.${format}"`)
+          .header('Content-Disposition', contentDisposition(`${b!.report_id}-${runId}.${format}`))
           .header('X-Content-Type-Options', 'nosniff')
           .header('Cache-Control', 'private, no-store')
           .header('Referrer-Policy', 'no-referrer');

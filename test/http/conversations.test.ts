@@ -3,34 +3,14 @@
 // replies appended by the database, the bounded working context (compaction, clear, expiry),
 // archive, and every Conversations code; the ownership and archive rules also from inside.
 import t, { type Test } from 'tap';
-import http from 'node:http';
 import postgres from 'postgres';
 import { startApp, assertProblem, type TestApp } from '../helpers/app.ts';
 import { executeRun } from '../../src/agents/engine.ts';
 import { beginRequest } from '../helpers/sql.ts';
+import { provider, say } from '../helpers/model.ts';
 
 let n = 0;
 const key = () => ({ 'idempotency-key': `c-${++n}-${Math.random()}` });
-
-/** Replies in order (a function of the request, or a fixed message); every request is kept. */
-async function provider(t: Test, replies: ((body: any) => unknown)[]) {
-  const requests: any[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => { body += c; });
-    req.on('end', () => {
-      const parsed = JSON.parse(body);
-      requests.push(parsed);
-      const reply = replies.shift();
-      res.writeHead(reply ? 200 : 503, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(reply ? { choices: [{ index: 0, message: reply(parsed), finish_reason: 'stop' }] } : {}));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`, requests, replies };
-}
-const say = (text: string) => () => ({ role: 'assistant', content: text });
 
 async function world(t: Test, env: Record<string, string> = {}) {
   const a = await startApp(t, { SVC_WORKER: 'off', ...env });
