@@ -91,7 +91,7 @@ export function pipelinedRead<R>(statement: RawBuilder<R>): RawBuilder<{ later: 
  * `begin` with the transaction's first statement instead of waiting a round trip for it, and
  * a PIPELINED statement with the one after it. */
 function preparingDriver(pool: () => Generation, counts: { inUse: number; waiting: number; size: number }, prepare: boolean,
-  deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker, late: (pool: 'transactions', ms: number) => void) {
+  deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker, late: (pool: 'transactions', ms: number, sql: postgres.Sql) => void) {
   /** A connection failure anywhere opens the breaker; the error goes on to the caller. */
   const watch = <T>(p: Promise<T>): Promise<T> => p.catch((e) => {
     if (isUnreachable(e)) breaker.failed(e);
@@ -108,7 +108,7 @@ function preparingDriver(pool: () => Generation, counts: { inUse: number; waitin
       let served = false;
       try {
         const ms = admitted === 'probe' ? deadlines.connectMs : deadlines.acquireMs;
-        connection = await watch(withDeadline(progress.sql.reserve(), ms, () => late('transactions', ms)))
+        connection = await watch(withDeadline(progress.sql.reserve(), ms, () => late('transactions', ms, progress.sql)))
           .catch((e) => { served = (e as { code?: string }).code !== 'DB_POOL_TIMEOUT'; throw e; });
         served = true;
         breaker.succeeded();
@@ -205,7 +205,7 @@ function preparingDriver(pool: () => Generation, counts: { inUse: number; waitin
  * once sent (postgres.js sets `state`), only statement_timeout bounds it. */
 function pooledQuery(current: () => Generation, pool: 'reads' | 'points', prepare: boolean,
   deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker,
-  counts: { inFlight: number }, late: (pool: 'reads' | 'points', ms: number) => void) {
+  counts: { inFlight: number }, late: (pool: 'reads' | 'points', ms: number, sql: postgres.Sql) => void) {
   const query = async <R>(compiled: Statement, retried = false): Promise<R[]> => {
     const admitted = breaker.admit();
     if (admitted === 'reject') throw unavailable();
@@ -217,7 +217,7 @@ function pooledQuery(current: () => Generation, pool: 'reads' | 'points', prepar
     const timer = setTimeout(() => {
       if ((q as unknown as { state?: unknown }).state) return;
       timedOut = true;
-      late(pool, ms);
+      late(pool, ms, sql);
       void q.cancel();
     }, ms);
     counts.inFlight++;
@@ -336,8 +336,9 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
   const breaker = new Breaker();
   const lateListeners: ((state: AcquireTimeout) => void)[] = [];
   const rebuiltListeners: ((event: PoolRebuilt) => void)[] = [];
-  const late = (pool: AcquireTimeout['pool'], ms: number) => {
-    const driver = driverState(pools[pool].sql);
+  // The state of the pool the wait was on (a rebuilt pool's successor may already be serving).
+  const late = (pool: AcquireTimeout['pool'], ms: number, sql: postgres.Sql) => {
+    const driver = driverState(sql);
     const state: AcquireTimeout = pool === 'transactions'
       ? { pool, deadline_ms: ms, in_use: counts.inUse, waiting: counts.waiting, size: max, breaker_open: breaker.open, driver }
       : pool === 'reads'
@@ -377,11 +378,8 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
       const generation = pools[pool];
       const stalled = Math.max(generation.waits.stalledMs(now), generation.statements.stalledMs(now));
       const driver = driverState(generation.sql);
-      // A start-up may legitimately take up to the connect deadline (postgres.js times it out and
-      // tries again): a connection still starting says "wedged" only past twice that, with no progress.
-      const starting = stalled > 2 * deadlines.connectMs;
-      const verdict = await verify(url, driver, deadlines.acquireMs, deadlines.connectMs, starting, (e) => breaker.failed(e));
-      // Busy or unreachable: look again only after another deadline.
+      const verdict = await verify(url, driver, deadlines.acquireMs, deadlines.connectMs, why !== 'slow');
+      // Busy, or no answer: look again only after another deadline.
       if (verdict !== 'wedged' || pools[pool] !== generation) { restart(pool); return; }
       pools[pool] = open(pool);
       // Transactions in flight on the old pool get a few seconds to finish; its wedged waits and

@@ -4,7 +4,6 @@
 // waited out their deadline for good). The watchdog notices by the pool's lack of progress, makes
 // sure the database is not simply busy on the pool's behalf, and lets the caller rebuild the pool.
 import postgres from 'postgres';
-import { isUnreachable } from './faults.ts';
 
 /** Waits or statements outstanding on a pool: when the pool last made progress (served a wait,
  * answered a statement), the oldest still outstanding, and whether a wait passed its deadline.
@@ -64,33 +63,42 @@ export interface DriverPoolState {
 export const driverState = (sql: postgres.Sql): DriverPoolState =>
   (sql as unknown as { poolState: () => DriverPoolState }).poolState();
 
-export type Verdict = 'wedged' | 'busy' | 'unreachable';
+export type Verdict = 'wedged' | 'busy' | 'unanswered';
 
 /**
- * Asks the database, on a connection of its own, about each connection of the pool that has a
- * statement outstanding. One whose session is gone, or has sat idle (or idle in a transaction) for
- * longer than the deadline, is waiting for an answer that will not come: the pool is wedged. So is
- * one still starting (or left in the driver's `connecting` queue) when the pool has made no
- * progress for longer than a start-up may take (`starting`): a fresh connection starts at once. Sessions working on our statements are the database being slow for us, which
- * statement_timeout bounds. No answer within the connect deadline: the database is what is missing
- * (the breaker's job), not the pool.
+ * Asks the database, on a connection of its own, about the sessions of the pool's connections.
+ * - One with a statement outstanding whose session is gone, or has sat idle (or idle in a
+ *   transaction) for longer than the deadline, waits for an answer that will not come: wedged.
+ * - When the pool failed to serve (`failedToServe`: no progress at all past the deadline, or a wait
+ *   that timed out while the pool was not full) and the database is working on none of its
+ *   sessions while it answers a fresh connection at once, the pool is the problem (connections
+ *   stuck starting, or lost to the pool): wedged.
+ * - Sessions working on our statements are the database being slow for us, which
+ *   statement_timeout bounds: busy. So is a pool whose live connections' pids the database does
+ *   not know (a transaction pooler in between hands out its own keys): nothing can be told apart,
+ *   and nothing is rebuilt.
+ * - No answer within the connect deadline: the database is what is slow or missing; the breaker
+ *   sees that through the requests themselves, not through this probe.
  */
 export async function verify(url: string, state: DriverPoolState, deadlineMs: number, connectMs: number,
-  starting: boolean, onUnreachable: (e: unknown) => void): Promise<Verdict> {
+  failedToServe: boolean): Promise<Verdict> {
+  const pids = state.connections.map((c) => c.pid).filter((pid): pid is number => !!pid);
+  const sessions = await sessionsOf(url, pids, deadlineMs, connectMs);
+  if (!sessions) return 'unanswered';
+  const live = state.connections.filter((c) => c.socket === 'open' && !c.starting && c.queue !== 'connecting' && c.pid);
+  if (live.length > 0 && !live.some((c) => sessions.has(c.pid!))) return 'busy';
   const waiting = state.connections.filter((c) => c.active || c.pipelined > 0);
-  if (starting && state.connections.some((c) => c.starting || c.queue === 'connecting')) return (await answers(url, [], deadlineMs, connectMs, onUnreachable)) ? 'wedged' : 'unreachable';
-  const pids = waiting.map((c) => c.pid).filter((pid): pid is number => !!pid);
-  const sessions = await answers(url, pids, deadlineMs, connectMs, onUnreachable);
-  if (!sessions) return 'unreachable';
   const stuck = waiting.filter((c) => {
     const session = c.pid ? sessions.get(c.pid) : undefined;
     return !session || (session.state !== 'active' && session.stale);
   });
-  return stuck.length > 0 ? 'wedged' : 'busy';
+  if (stuck.length > 0) return 'wedged';
+  const working = state.connections.some((c) => c.pid && sessions.get(c.pid)?.state === 'active');
+  return failedToServe && !working ? 'wedged' : 'busy';
 }
 
-/** The sessions `pids` as pg_stat_activity has them, or undefined when the database does not answer. */
-async function answers(url: string, pids: number[], deadlineMs: number, connectMs: number, onUnreachable: (e: unknown) => void) {
+/** The sessions `pids` as pg_stat_activity has them, or undefined when the database does not answer in time. */
+async function sessionsOf(url: string, pids: number[], deadlineMs: number, connectMs: number) {
   const probe = postgres(url, {
     max: 1, onnotice: () => {}, fetch_types: false, prepare: false,
     connect_timeout: Math.max(1, Math.ceil(connectMs / 1000)),
@@ -102,12 +110,10 @@ async function answers(url: string, pids: number[], deadlineMs: number, connectM
       probe<{ pid: number; state: string | null; stale: boolean }[]>`
         select pid, state, coalesce(state_change < now() - make_interval(secs => ${deadlineMs / 1000}), false) as stale
         from pg_stat_activity where pid = any(${`{${pids.join(',')}}`}::int[])`,
-      new Promise<never>((_, reject) => setTimeout(() => reject(Object.assign(new Error('the watchdog\'s probe got no answer'),
-        { code: 'CONNECT_TIMEOUT' })), connectMs).unref()),
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), connectMs).unref()),
     ]);
-    return new Map(rows.map((r) => [r.pid, r]));
-  } catch (e) {
-    if (isUnreachable(e)) onUnreachable(e);
+    return rows && new Map(rows.map((r) => [r.pid, r]));
+  } catch {
     return undefined;
   } finally {
     void probe.end({ timeout: 0 }).catch(() => undefined);

@@ -48,11 +48,20 @@ function measure(raw: Buffer, limits: typeof BODY_LIMITS): void {
   let stringStart = 0;
   // The first element of a container is counted at its first byte that is not space or the close.
   let awaitingFirst = false;
+  // Where the low half of a surrogate pair whose high half was just read must start.
+  let lowAt = -1;
   for (let i = 0; i < raw.length; i++) {
     const b = raw[i]!;
     if (inString) {
       if (b === BACKSLASH) {
-        if (raw[i + 1] === U) unstorable(raw, i, isArray, count, keyAt, depth);
+        if (raw[i + 1] === U) {
+          const why = unstorable(raw, i, lowAt);
+          if (why === 'pair') lowAt = i + 6;
+          else if (why) {
+            const pointer = pointerTo(raw, isArray, count, keyAt, Math.min(depth, BODY_LIMITS.depth));
+            throw new ApiError('VALIDATION_FAILED', why, { errors: [{ pointer, detail: why, code: 'string.unstorable' }] });
+          }
+        }
         i++;
       } else if (b === QUOTE) inString = false;
       continue;
@@ -91,26 +100,30 @@ function measure(raw: Buffer, limits: typeof BODY_LIMITS): void {
   }
 }
 
-/** A `\\u` escape at `i` that names U+0000 (PostgreSQL text cannot hold it) or a surrogate not in
- * a pair (not a character: RFC 8259 §8.2 leaves it undefined; stored, it would become U+FFFD).
- * Raw control bytes and unescaped surrogates cannot occur: JSON.parse and isUtf8 refuse them. */
-function unstorable(raw: Buffer, i: number, isArray: boolean[], count: number[], keyAt: number[], depth: number): void {
-  const unit = (at: number) => (raw[at] === BACKSLASH && raw[at + 1] === U ? parseInt(raw.toString('latin1', at + 2, at + 6), 16) : NaN);
-  const c = unit(i);
-  if (Number.isNaN(c)) return;
-  let why: string | undefined;
-  if (c === 0) why = 'a string holds U+0000, which cannot be stored';
-  else if (c >= 0xd800 && c <= 0xdbff) {
-    const next = unit(i + 6);
-    if (!(next >= 0xdc00 && next <= 0xdfff)) why = 'a string holds a lone UTF-16 surrogate, which is not a character';
-  } else if (c >= 0xdc00 && c <= 0xdfff) {
-    const before = i >= 6 ? unit(i - 6) : NaN;
-    if (!(before >= 0xd800 && before <= 0xdbff)) why = 'a string holds a lone UTF-16 surrogate, which is not a character';
+/** The code unit of the `\\u` escape at `at` (four hex digits), or NaN. */
+function unitAt(raw: Buffer, at: number): number {
+  if (raw[at] !== BACKSLASH || raw[at + 1] !== U) return NaN;
+  const hex = raw.toString('latin1', at + 2, at + 6);
+  return /^[0-9A-Fa-f]{4}$/.test(hex) ? parseInt(hex, 16) : NaN;
+}
+
+/** Why the `\\u` escape at `i` cannot be taken: U+0000 (PostgreSQL text cannot hold it), or a
+ * surrogate not in a pair (not a character: RFC 8259 §8.2 leaves it undefined; stored, it became
+ * U+FFFD). 'pair': a high surrogate whose low half follows at once. The scan reads forward only,
+ * so an escaped backslash before `u` is never taken for an escape. Malformed escapes are left to
+ * JSON.parse (INVALID_JSON). Raw control bytes and unescaped surrogates cannot occur: JSON.parse
+ * and isUtf8 refuse them. */
+function unstorable(raw: Buffer, i: number, lowAt: number): string | 'pair' | undefined {
+  const c = unitAt(raw, i);
+  if (Number.isNaN(c)) return undefined;
+  if (c === 0) return 'a string holds U+0000, which cannot be stored';
+  const lone = 'a string holds a lone UTF-16 surrogate, which is not a character';
+  if (c >= 0xd800 && c <= 0xdbff) {
+    const next = unitAt(raw, i + 6);
+    return next >= 0xdc00 && next <= 0xdfff ? 'pair' : lone;
   }
-  if (why) {
-    const pointer = pointerTo(raw, isArray, count, keyAt, Math.min(depth, BODY_LIMITS.depth));
-    throw new ApiError('VALIDATION_FAILED', why, { errors: [{ pointer, detail: why, code: 'string.unstorable' }] });
-  }
+  if (c >= 0xdc00 && c <= 0xdfff && i !== lowAt) return lone;
+  return undefined;
 }
 
 /** Whether the quote at `i` opens a member name: the last byte before it, spaces aside, is `{` or `,`. */

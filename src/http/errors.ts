@@ -13,6 +13,7 @@ export const PROBLEMS = {
   BODY_OBJECT_TOO_LARGE: { status: 400, title: 'A JSON object in the body has too many members' },
   BODY_ARRAY_TOO_LONG: { status: 400, title: 'A JSON array in the body has too many items' },
   BODY_TOO_MANY_VALUES: { status: 400, title: 'The JSON body has too many values' },
+  REQUEST_TIMEOUT: { status: 408, title: 'Request not received in time' },
   URI_TOO_LONG: { status: 414, title: 'Request target too long' },
   HEADERS_TOO_LARGE: { status: 431, title: 'Request header fields too large' },
   INVALID_CURSOR: { status: 400, title: 'Invalid pagination cursor' },

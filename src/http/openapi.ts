@@ -60,7 +60,7 @@ function parameters(op: Operation) {
  * fails on any problem whose code is not listed here for its operation and status. */
 export function problemCodesOf(op: Operation): Map<number, ProblemCode[]> {
   const codes = new Set<ProblemCode>(['INVALID_TOKEN', 'CLIENT_DISABLED', 'LICENSE_INACTIVE', 'ORG_SUBSCRIPTION_INACTIVE',
-    'ROLE_REQUIRED', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'URI_TOO_LONG', 'HEADERS_TOO_LARGE']);
+    'ROLE_REQUIRED', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'URI_TOO_LONG', 'HEADERS_TOO_LARGE', 'REQUEST_TIMEOUT']);
   if (op.params || op.query) codes.add('INVALID_REQUEST');
   if (op.query && 'after' in (op.query.describe().keys ?? {})) codes.add('INVALID_CURSOR');
   if (op.method !== 'GET' && op.method !== 'DELETE') {

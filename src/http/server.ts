@@ -49,11 +49,13 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
  * that are not HTTP) is answered as a problem too, not with hapi's bare `400 Bad Request`. */
 function answerClientErrorsAsProblems(listener: Server) {
   listener.removeAllListeners('clientError');
-  listener.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    if (!socket.writable || err.code === 'ECONNRESET') { socket.destroy(); return; }
-    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-    const code: ProblemCode = tooLarge ? 'HEADERS_TOO_LARGE' : 'INVALID_REQUEST';
-    const body = JSON.stringify(problemBody(code, tooLarge ? 'the request line and headers exceed 16 KiB' : 'the request is not valid HTTP/1.1', newRequestId()));
+  listener.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: unknown }) => {
+    // As Node's own handler: nothing is written over a response already under way on the socket.
+    if (!socket.writable || socket._httpMessage || err.code === 'ECONNRESET') { socket.destroy(); return; }
+    const code: ProblemCode = err.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE'
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT' : 'INVALID_REQUEST';
+    const body = JSON.stringify(problemBody(code, code === 'HEADERS_TOO_LARGE' ? 'the request line and headers exceed 16 KiB'
+      : code === 'REQUEST_TIMEOUT' ? 'the request was not received in time' : 'the request is not valid HTTP/1.1', newRequestId()));
     socket.end(`HTTP/1.1 ${PROBLEMS[code].status} ${PROBLEMS[code].title}\r\nContent-Type: application/problem+json\r\n`
       + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });

@@ -18,12 +18,20 @@ export const REDACTED_PATHS = [
  * it, a header) must not turn one line into megabytes. Line breaks need nothing: JSON escapes them. */
 export const LOG_VALUE_MAX = 2000;
 
+const cut = (v: string) => (v.length > LOG_VALUE_MAX ? `${v.slice(0, LOG_VALUE_MAX)}…[${v.length - LOG_VALUE_MAX} more characters]` : v);
+
+/** Plain objects and arrays are walked (8 levels, 100 items); errors keep their name, message, code
+ * and stack; anything else that is not plain data (a Buffer, a Date, a Map, a URL) is logged as its
+ * string form, cut like any string. */
 function capped(v: unknown, depth = 0): unknown {
-  if (typeof v === 'string') return v.length > LOG_VALUE_MAX ? `${v.slice(0, LOG_VALUE_MAX)}…[${v.length - LOG_VALUE_MAX} more characters]` : v;
-  if (depth >= 4 || v === null || typeof v !== 'object') return v;
+  if (typeof v === 'string') return cut(v);
+  if (v === null || typeof v !== 'object') return v;
+  if (Buffer.isBuffer(v)) return `<${v.length} bytes>`;
+  if (v instanceof Error) return { type: v.name, message: cut(v.message), code: (v as { code?: unknown }).code, stack: cut(v.stack ?? '') };
+  const plain = Array.isArray(v) || Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null;
+  if (!plain) return cut(v instanceof Date ? v.toISOString() : String(v));
+  if (depth >= 8) return '[nested too deep]';
   if (Array.isArray(v)) return v.slice(0, 100).map((x) => capped(x, depth + 1));
-  if (v instanceof Error) return { type: v.name, message: capped(v.message, depth + 1), code: (v as { code?: unknown }).code,
-    stack: capped(v.stack, depth + 1) };
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) out[k] = capped(x, depth + 1);
   return out;

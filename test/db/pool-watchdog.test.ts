@@ -49,6 +49,29 @@ t.test('each pool whose connections stop answering is rebuilt, and its requests 
   t.same(await database.query(one(3), { point: true }), [{ n: 3 }]);
 });
 
+t.test('a pool whose connection never finishes starting is rebuilt', async (t) => {
+  const { adminUrl } = await createTestDatabase(t);
+  // The proxy's first connection (the read pool's) is accepted and never answered; the ones after
+  // it (the watchdog's probe, the rebuilt pool) pass. The driver would give up only after its own
+  // 30 s connect deadline: the watchdog acts first.
+  const link = await proxy(t, new URL(adminUrl), 0, (n) => n === 1);
+  const database = connect(link.url, 1, { acquireTimeoutMs: 500, connectTimeoutMs: 30_000, readPoolSize: 1 });
+  t.teardown(() => database.close().catch(() => undefined));
+  const rebuilt: PoolRebuilt[] = [];
+  database.onPoolRebuilt((e) => rebuilt.push(e));
+  const first = await database.query(one(1)).then(() => 'answered', (e) => e.code);
+  t.equal(first, 'DB_POOL_TIMEOUT', 'the first read waits out its deadline');
+  const started = Date.now();
+  let answer: unknown;
+  while (Date.now() - started < 10_000) {
+    answer = await database.query(one(2)).catch((e) => e.code);
+    if (Array.isArray(answer)) break;
+  }
+  t.same(answer, [{ n: 2 }], `served again ${Date.now() - started} ms later`);
+  t.match(rebuilt, [{ pool: 'reads', reason: /^(stalled|timed-out)$/, driver: { connections: [{ starting: true }] } }], 'the read pool');
+  t.equal(rebuilt.length, 1, 'rebuilt once');
+});
+
 t.test('a slow statement is not a wedge: the database is working on it', async (t) => {
   const { adminUrl } = await createTestDatabase(t);
   const database = connect(adminUrl, 2, { acquireTimeoutMs: 300, connectTimeoutMs: 1000, readPoolSize: 1 });

@@ -19,6 +19,11 @@ t.test('the logger', async (t) => {
   t.equal(o.nested.deeper.text.length, LOG_VALUE_MAX + '…[3000 more characters]'.length);
   t.match(o.err.message, /^z{2000}…/);
   t.equal(o.secret, '[redacted]');
+  lines.length = 0;
+  log.info({ buf: Buffer.alloc(1_000_000, 65), when: new Date(0), url: new URL('https://x.example/' + 'p'.repeat(5000)) }, 'not plain data');
+  const p = JSON.parse(lines[0]!);
+  t.same([p.buf, p.when], ['<1000000 bytes>', '1970-01-01T00:00:00.000Z'], 'a Buffer by its size, a Date as ISO');
+  t.ok(p.url.length < LOG_VALUE_MAX + 40, 'other objects as their string, cut');
 });
 
 t.test('over HTTP: a hostile X-Client-Request-Id', async (t) => {

@@ -36,6 +36,8 @@ t.test('the scanner', async (t) => {
   t.same(refusal('{"a":{"b":["x","y\\u0000z"]}}'), { code: 'VALIDATION_FAILED', pointer: '/a/b/1' }, 'U+0000: cannot be stored');
   t.same(refusal('{"name":"\\ud800x"}'), { code: 'VALIDATION_FAILED', pointer: '/name' }, 'a lone high surrogate');
   t.same(refusal('["\\udc00"]'), { code: 'VALIDATION_FAILED', pointer: '/0' }, 'a lone low surrogate');
+  t.same(refusal('{"a":"\\\\uD83D\\uDC00"}'), { code: 'VALIDATION_FAILED', pointer: '/a' }, 'a low surrogate after an escaped backslash and the text uD83D');
+  t.same(refusal('{"a":"\\u0g00"}'), { code: 'INVALID_JSON', pointer: undefined }, 'a malformed escape is malformed JSON');
   t.same(parseJsonBody(Buffer.from('{"e":"\\ud83d\\ude00 \\\\u0000"}')), { e: '\u{1F600} \\u0000' }, 'a pair, and an escaped backslash before u0000, are fine');
   try { parseJsonBody(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d])); t.fail('invalid UTF-8 accepted'); } catch (e) {
     t.equal((e as ApiError).code, 'INVALID_JSON', 'bytes that are not UTF-8: INVALID_JSON');

@@ -6,6 +6,7 @@ import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startApp } from '../helpers/app.ts';
 import { PGBOUNCER_BIN, startPgBouncer } from '../../scripts/pgbouncer.ts';
+import { connect, type PoolRebuilt } from '../../src/db/database.ts';
 
 t.test('the API behind PgBouncer in transaction pooling mode', { skip: PGBOUNCER_BIN ? false : 'pgbouncer not installed (Debian package pgbouncer)' }, async (t) => {
   const server = new URL(process.env.SVC_TEST_SERVER_URL!);
@@ -47,6 +48,18 @@ t.test('the API behind PgBouncer in transaction pooling mode', { skip: PGBOUNCER
     const first = await a.request({ url: '/v1/projects?limit=4', token: one.token });
     const second = await a.request({ url: `/v1/projects?limit=4&after=${first.json.next_cursor}`, token: one.token });
     t.equal(first.json.data.length + second.json.data.length, 6, 'two pages of six projects');
+  });
+
+  t.test('the pool watchdog cannot see sessions behind the pooler, so it rebuilds nothing', async (t) => {
+    // PgBouncer hands out its own cancel keys: the driver's pids are not PostgreSQL's.
+    const database = connect(a.config.runtimeDatabaseUrl, 2, { prepare: false, acquireTimeoutMs: 300, connectTimeoutMs: 1000, readPoolSize: 1 });
+    t.teardown(() => database.close());
+    const rebuilt: PoolRebuilt[] = [];
+    database.onPoolRebuilt((e) => rebuilt.push(e));
+    await database.query({ sql: 'select 1', parameters: [] });
+    const slept = await database.query<{ slept: boolean }>({ sql: 'select pg_sleep(1.5) is null as slept', parameters: [] });
+    t.same(slept, [{ slept: false }], 'a read three times longer than the deadline');
+    t.same(rebuilt, [], 'nothing rebuilt');
   });
 
   t.test('connections shared between organizations leak no context', async (t) => {
