@@ -391,7 +391,8 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
         const requestId = requestIdOf(request);
         const rateHeaders: Record<string, string> = {};
         try {
-          if (request.url.pathname.length + request.url.search.length > MAX_URI_LENGTH) {
+          // The raw request target: `request.url` would build a URL object hapi's fast path avoids (~20 µs).
+          if ((request.raw.req.url?.length ?? 0) > MAX_URI_LENGTH) {
             throw new ApiError('URI_TOO_LONG', `the path and query string exceed ${MAX_URI_LENGTH} characters`);
           }
           // As hapi parsed it before: ahead of authentication, so that a malformed body is answered alike.
