@@ -3990,6 +3990,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -4120,6 +4132,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -4291,6 +4315,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -4457,6 +4493,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "MEMBER_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -4642,6 +4690,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -4824,6 +4884,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "CUSTOM_FIELD_FORBIDDEN" | "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -5052,6 +5124,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -5258,6 +5342,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -5512,6 +5608,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE, PROJECT_ARCHIVE_BLOCKED */
             409: {
                 headers: {
@@ -5734,6 +5842,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -5977,6 +6097,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -6179,6 +6311,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -6415,6 +6559,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -6632,6 +6788,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "TASK_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -6905,6 +7073,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE, INVALID_TRANSITION, TASK_ARCHIVE_BLOCKED */
             409: {
                 headers: {
@@ -7115,6 +7295,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "TASK_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -7356,6 +7548,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "TASK_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -7618,6 +7822,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE, TASK_ARCHIVE_BLOCKED */
             409: {
                 headers: {
@@ -7853,6 +8069,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE, TASK_ARCHIVE_BLOCKED */
             409: {
                 headers: {
@@ -8023,6 +8251,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -8184,6 +8424,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "OBJECT_SCHEMA_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -8359,6 +8611,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -8525,6 +8789,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -8756,6 +9032,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description CONFLICT, EXTERNAL_ID_CONFLICT, IDEMPOTENCY_KEY_IN_USE */
             409: {
                 headers: {
@@ -8972,6 +9260,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -9104,6 +9404,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "TIME_ENTRY_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -9318,6 +9630,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "TIME_ENTRY_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -9563,6 +9887,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE, TIME_ENTRY_LOCKED */
             409: {
                 headers: {
@@ -9783,6 +10119,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -9954,6 +10302,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -10119,6 +10479,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -10279,6 +10651,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -10497,6 +10881,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -10673,6 +11069,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "WEBHOOK_ENDPOINT_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -10924,6 +11332,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE, WEBHOOK_SECRET_NOT_AVAILABLE */
             409: {
                 headers: {
@@ -11141,6 +11561,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE */
             409: {
                 headers: {
@@ -11355,6 +11787,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "WEBHOOK_ENDPOINT_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -11613,6 +12057,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -11802,6 +12258,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -11996,6 +12464,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -12237,6 +12717,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "WEBHOOK_ENDPOINT_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -12497,6 +12989,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -12714,6 +13218,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RESOURCE_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -12968,6 +13484,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -13189,6 +13717,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "INVOICE_NOT_FOUND" | "RESOURCE_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -13475,6 +14015,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "INVOICE_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -13769,6 +14321,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description ACCOUNTING_CONNECTION_NOT_READY, CONFLICT, IDEMPOTENCY_KEY_IN_USE, INVOICE_NOT_EDITABLE, WORKFLOW_BLOCKED */
             409: {
                 headers: {
@@ -14022,6 +14586,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description ACCOUNTING_CONNECTION_NOT_READY, CONFLICT, IDEMPOTENCY_KEY_IN_USE, WORKFLOW_BLOCKED */
             409: {
                 headers: {
@@ -14215,6 +14791,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "INVOICE_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -14430,6 +15018,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -14595,6 +15195,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -14752,6 +15364,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RESOURCE_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -14997,6 +15621,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -15183,6 +15819,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "FILE_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -15373,6 +16021,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "LINKED_RESOURCE_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -15615,6 +16275,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE */
             409: {
                 headers: {
@@ -15821,6 +16493,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "FILE_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -16063,6 +16747,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE, RETENTION_BLOCKED */
             409: {
                 headers: {
@@ -16300,6 +16996,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -16488,6 +17196,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED" | "TICKET_MODULE_DISABLED";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -16720,6 +17440,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -16929,6 +17661,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "PROJECT_NOT_FOUND" | "TICKET_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -17183,6 +17927,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -17358,6 +18114,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "TICKET_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -17597,6 +18365,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description CONFLICT, INVALID_TRANSITION */
             409: {
                 headers: {
@@ -17793,6 +18573,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -17941,6 +18733,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "REPORT_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -18141,6 +18945,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "REPORT_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -18374,6 +19190,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -18520,6 +19348,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "REPORT_NOT_FOUND" | "REPORT_RUN_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -18697,6 +19537,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "REPORT_NOT_FOUND" | "REPORT_RUN_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -18916,6 +19768,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -19072,6 +19936,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "AGENT_NOT_FOUND" | "AGENT_NOT_PUBLISHED";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -19242,6 +20118,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "AGENT_NOT_FOUND" | "AGENT_NOT_PUBLISHED";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -19539,6 +20427,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description AGENT_UNAVAILABLE, CONFLICT, IDEMPOTENCY_KEY_IN_USE, INTEGRATION_CONNECTION_NOT_READY */
             409: {
                 headers: {
@@ -19811,6 +20711,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -20032,6 +20944,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -20173,6 +21097,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RUN_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -20418,6 +21354,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "RUN_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -20692,6 +21640,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE, RUN_ALREADY_TERMINAL, RUN_CANCEL_NOT_AVAILABLE */
             409: {
                 headers: {
@@ -20934,6 +21894,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -21129,6 +22101,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "LICENSE_INACTIVE" | "ORG_SUBSCRIPTION_INACTIVE" | "ROLE_REQUIRED";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -21373,6 +22357,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description URI_TOO_LONG */
             414: {
                 headers: {
@@ -21537,6 +22533,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "CONVERSATION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
@@ -21796,6 +22804,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description CONFLICT, CONVERSATION_ARCHIVED, IDEMPOTENCY_KEY_IN_USE */
             409: {
                 headers: {
@@ -22039,6 +23059,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description CONFLICT, IDEMPOTENCY_KEY_IN_USE */
             409: {
                 headers: {
@@ -22279,6 +23311,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "CONVERSATION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
                     };
                 };
             };
