@@ -3966,6 +3966,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
             /** @description CLIENT_DISABLED, INVALID_TOKEN */
             401: {
                 headers: {
@@ -4108,6 +4120,18 @@ export interface operations {
                             /** Format: uri */
                             web: string;
                         };
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_REQUEST";
                     };
                 };
             };
@@ -4851,7 +4875,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_SCHEMA_VERSION */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST, INVALID_SCHEMA_VERSION */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4859,7 +4883,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_SCHEMA_VERSION";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST" | "INVALID_SCHEMA_VERSION";
                     };
                 };
             };
@@ -6266,7 +6290,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_SCHEMA_VERSION */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST, INVALID_SCHEMA_VERSION */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6274,7 +6298,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_SCHEMA_VERSION";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST" | "INVALID_SCHEMA_VERSION";
                     };
                 };
             };
@@ -8227,6 +8251,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
             /** @description CLIENT_DISABLED, INVALID_TOKEN */
             401: {
                 headers: {
@@ -8756,7 +8792,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8764,7 +8800,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -8996,7 +9032,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9004,7 +9040,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -10618,7 +10654,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10626,7 +10662,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -13173,7 +13209,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13181,7 +13217,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -14746,7 +14782,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14754,7 +14790,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -15319,7 +15355,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15327,7 +15363,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -15976,7 +16012,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15984,7 +16020,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -17163,7 +17199,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17171,7 +17207,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };
@@ -22068,7 +22104,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+            /** @description BODY_ARRAY_TOO_LONG, BODY_OBJECT_TOO_LARGE, BODY_TOO_DEEP, BODY_TOO_MANY_VALUES, IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON, INVALID_REQUEST */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -22076,7 +22112,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON";
+                        code?: "BODY_ARRAY_TOO_LONG" | "BODY_OBJECT_TOO_LARGE" | "BODY_TOO_DEEP" | "BODY_TOO_MANY_VALUES" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "INVALID_JSON" | "INVALID_REQUEST";
                     };
                 };
             };

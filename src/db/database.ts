@@ -55,7 +55,7 @@ export type PoolName = 'transactions' | 'reads' | 'points';
 
 /** A pool as opened, with the progress of its own waits and statements: the watchdog replaces it
  * whole, and what the old one still has outstanding is not counted against the new one. */
-interface Generation { sql: postgres.Sql; waits: Progress; statements: Progress }
+interface Generation { sql: postgres.Sql; waits: Progress; statements: Progress; idleOnce?: boolean }
 
 export interface PoolRebuilt {
   pool: PoolName;
@@ -378,8 +378,13 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
       const generation = pools[pool];
       const stalled = Math.max(generation.waits.stalledMs(now), generation.statements.stalledMs(now));
       const driver = driverState(generation.sql);
-      const verdict = await verify(url, driver, deadlines.acquireMs, deadlines.connectMs, why !== 'slow');
-      // Busy, or no answer: look again only after another deadline.
+      const found = await verify(url, driver, deadlines.acquireMs, deadlines.connectMs, why !== 'slow');
+      // Failing to serve while the database is idle for it: a wedge only when the next look, a
+      // deadline later, finds it so again (a slow start-up has ended by then, or the driver's own
+      // connect deadline has failed it).
+      const verdict = found === 'idle' ? (generation.idleOnce ? 'wedged' : 'idle') : found;
+      generation.idleOnce = found === 'idle';
+      // Busy, idle once, or no answer: look again only after another deadline.
       if (verdict !== 'wedged' || pools[pool] !== generation) { restart(pool); return; }
       pools[pool] = open(pool);
       // Transactions in flight on the old pool get a few seconds to finish; its wedged waits and

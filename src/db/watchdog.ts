@@ -63,7 +63,7 @@ export interface DriverPoolState {
 export const driverState = (sql: postgres.Sql): DriverPoolState =>
   (sql as unknown as { poolState: () => DriverPoolState }).poolState();
 
-export type Verdict = 'wedged' | 'busy' | 'unanswered';
+export type Verdict = 'wedged' | 'idle' | 'busy' | 'unanswered';
 
 /**
  * Asks the database, on a connection of its own, about the sessions of the pool's connections.
@@ -71,8 +71,9 @@ export type Verdict = 'wedged' | 'busy' | 'unanswered';
  *   transaction) for longer than the deadline, waits for an answer that will not come: wedged.
  * - When the pool failed to serve (`failedToServe`: no progress at all past the deadline, or a wait
  *   that timed out while the pool was not full) and the database is working on none of its
- *   sessions while it answers a fresh connection at once, the pool is the problem (connections
- *   stuck starting, or lost to the pool): wedged.
+ *   sessions while it answers a fresh connection: idle. Twice in a row, a deadline apart, the
+ *   pool is the problem (connections stuck starting, or lost to the pool); once may be a start-up
+ *   that is merely slow (the caller decides).
  * - Sessions working on our statements are the database being slow for us, which
  *   statement_timeout bounds: busy. So is a pool whose live connections' pids the database does
  *   not know (a transaction pooler in between hands out its own keys): nothing can be told apart,
@@ -94,7 +95,7 @@ export async function verify(url: string, state: DriverPoolState, deadlineMs: nu
   });
   if (stuck.length > 0) return 'wedged';
   const working = state.connections.some((c) => c.pid && sessions.get(c.pid)?.state === 'active');
-  return failedToServe && !working ? 'wedged' : 'busy';
+  return failedToServe && !working ? 'idle' : 'busy';
 }
 
 /** The sessions `pids` as pg_stat_activity has them, or undefined when the database does not answer in time. */

@@ -60,8 +60,7 @@ function parameters(op: Operation) {
  * fails on any problem whose code is not listed here for its operation and status. */
 export function problemCodesOf(op: Operation): Map<number, ProblemCode[]> {
   const codes = new Set<ProblemCode>(['INVALID_TOKEN', 'CLIENT_DISABLED', 'LICENSE_INACTIVE', 'ORG_SUBSCRIPTION_INACTIVE',
-    'ROLE_REQUIRED', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'URI_TOO_LONG', 'HEADERS_TOO_LARGE', 'REQUEST_TIMEOUT']);
-  if (op.params || op.query) codes.add('INVALID_REQUEST');
+    'ROLE_REQUIRED', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'URI_TOO_LONG', 'HEADERS_TOO_LARGE', 'REQUEST_TIMEOUT', 'INVALID_REQUEST']);
   if (op.query && 'after' in (op.query.describe().keys ?? {})) codes.add('INVALID_CURSOR');
   if (op.method !== 'GET' && op.method !== 'DELETE') {
     for (const c of ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'VALIDATION_FAILED',
@@ -195,7 +194,7 @@ function generate(ops: Operation[], info: { serverUrl?: string }) {
         + `at most ${BODY_LIMITS.depth} levels of nested arrays and objects (400 BODY_TOO_DEEP), ${BODY_LIMITS.members} members in one object `
         + `(400 BODY_OBJECT_TOO_LARGE), ${BODY_LIMITS.items} items in one array (400 BODY_ARRAY_TOO_LONG) and ${BODY_LIMITS.values} values in all `
         + `(400 BODY_TOO_MANY_VALUES), each naming the container in \`errors[0].pointer\`; no string may hold U+0000 or a lone surrogate `
-        + `(422 VALIDATION_FAILED). The path and query string: at most ${MAX_URI_LENGTH} characters (414 URI_TOO_LONG). The request line and `
+        + `(422 VALIDATION_FAILED). The path and query string: at most ${MAX_URI_LENGTH} characters (414 URI_TOO_LONG), no %00 (400 INVALID_REQUEST). The request line and `
         + 'headers: at most 16 KiB (431 HEADERS_TOO_LARGE); `Idempotency-Key` 1 to 255 printable ASCII characters; `Last-Event-ID` an event '
         + 'id; a cursor at most 2048 characters. Free-form JSON fields state their own bounds (levels, bytes, key length) in their descriptions.',
       license: { name: 'Proprietary', url: 'https://svc.example/terms' },

@@ -392,8 +392,13 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
         const rateHeaders: Record<string, string> = {};
         try {
           // The raw request target: `request.url` would build a URL object hapi's fast path avoids (~20 µs).
-          if ((request.raw.req.url?.length ?? 0) > MAX_URI_LENGTH) {
+          const target = request.raw.req.url ?? '';
+          if (target.length > MAX_URI_LENGTH) {
             throw new ApiError('URI_TOO_LONG', `the path and query string exceed ${MAX_URI_LENGTH} characters`);
+          }
+          // PostgreSQL text cannot hold U+0000 (22021): a parameter holding it is malformed, not a 500 or a 422.
+          if (target.includes('%00')) {
+            throw new ApiError('INVALID_REQUEST', 'a path or query parameter holds U+0000 (%00)');
           }
           // As hapi parsed it before: ahead of authentication, so that a malformed body is answered alike.
           if (Buffer.isBuffer(request.payload)) (request as { payload: unknown }).payload = parseJsonBody(request.payload);

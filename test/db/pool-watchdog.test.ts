@@ -72,6 +72,21 @@ t.test('a pool whose connection never finishes starting is rebuilt', async (t) =
   t.equal(rebuilt.length, 1, 'rebuilt once');
 });
 
+t.test('a slow start-up is not a wedge', async (t) => {
+  const { adminUrl } = await createTestDatabase(t);
+  // Every new connection's first bytes wait 800 ms (a loaded server, TLS, a pooler): longer than
+  // the 300 ms a read may wait, shorter than the connect deadline.
+  const link = await proxy(t, new URL(adminUrl), 800);
+  const database = connect(link.url, 1, { acquireTimeoutMs: 300, connectTimeoutMs: 3000, readPoolSize: 1 });
+  t.teardown(() => database.close().catch(() => undefined));
+  const rebuilt: PoolRebuilt[] = [];
+  database.onPoolRebuilt((e) => rebuilt.push(e));
+  t.equal(await database.query(one(1)).then(() => 'answered', (e) => e.code), 'DB_POOL_TIMEOUT', 'the first read waits out its deadline');
+  await new Promise((r) => setTimeout(r, 2000));
+  t.same(await database.query(one(2)), [{ n: 2 }], 'then the connection, once started, serves');
+  t.same(rebuilt, [], 'nothing rebuilt');
+});
+
 t.test('a slow statement is not a wedge: the database is working on it', async (t) => {
   const { adminUrl } = await createTestDatabase(t);
   const database = connect(adminUrl, 2, { acquireTimeoutMs: 300, connectTimeoutMs: 1000, readPoolSize: 1 });

@@ -40,6 +40,12 @@ t.test('the request line, the headers, the query string', async (t) => {
   const cursor = await a.request({ url: `/v1/projects?after=${'a'.repeat(3000)}`, token: p.token });
   assertProblem(t, cursor, 400, 'INVALID_REQUEST');
   t.match(cursor.json.errors, [{ pointer: '/after' }], 'a cursor longer than any the service issues');
+  // U+0000 cannot be stored: in a path or query parameter it is refused before any statement (22021 answered 422 or 500).
+  for (const url of ['/v1/projects?search=%00', '/v1/projects/prj_%00', '/v1/tasks?search=a%00b', '/v1/tickets?search=%00', '/v1/members?search=%00']) {
+    assertProblem(t, await a.request({ url, token: p.token }), 400, 'INVALID_REQUEST');
+  }
+  assertProblem(t, await a.request({ method: 'POST', url: '/v1/projects?x=%00', token: p.token, headers: { 'idempotency-key': randomUUID() },
+    payload: { code: 'N', name: 'n' } }), 400, 'INVALID_REQUEST');
   const key = await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: { 'idempotency-key': 'k'.repeat(256) }, payload: { code: 'K', name: 'k' } });
   assertProblem(t, key, 400, 'IDEMPOTENCY_KEY_INVALID');
 });
