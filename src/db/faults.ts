@@ -7,9 +7,15 @@ const CONNECTION_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONN
   'DB_UNAVAILABLE', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
   'ENOTFOUND', '57P01', '57P02', '57P03', '53300']);
 
+/** node-postgres (graphile-worker's driver) reports a lost or unusable connection with no code,
+ * only these messages (pg/lib/client.js, pg-pool). */
+const NODE_POSTGRES_CONNECTION_MESSAGES = /^(Connection terminated( unexpectedly| due to connection timeout)?|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)$/;
+
 export function isConnectionFailure(e: unknown): boolean {
   const code = (e as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' && (CONNECTION_CODES.has(code) || code.startsWith('08'));
+  if (typeof code === 'string') return CONNECTION_CODES.has(code) || code.startsWith('08');
+  const message = (e as { message?: unknown } | undefined)?.message;
+  return code === undefined && typeof message === 'string' && NODE_POSTGRES_CONNECTION_MESSAGES.test(message);
 }
 
 /** Failures to reach the database at all (a new connection refused, timed out, not resolved,

@@ -29,6 +29,8 @@ export async function proxy(t: Test, target: URL, holdMs = 0, stall: (n: number)
   url.port = String((server.address() as net.AddressInfo).port);
   return {
     url: url.toString(),
+    /** Closes every connection cleanly (a server that stops: node-postgres sees "Connection terminated unexpectedly"). */
+    close: () => { for (const s of sockets) s.destroy(); sockets.clear(); },
     /** Drops every connection with a TCP reset (the client sees ECONNRESET: a network fault). */
     reset: () => { for (const s of sockets) if (!s.destroyed) s.resetAndDestroy(); sockets.clear(); },
     /** Every connection open now stops carrying bytes either way; later ones are not affected. */
