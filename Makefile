@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: start test test-quick bench typecheck codegen migrate install client dbdoc
+.PHONY: start test test-quick test-citus bench typecheck codegen migrate install client dbdoc
 
 $(NODE_MODULES_STAMP): package.json package-lock.json $(wildcard patches/*.patch)
 	npm install --no-audit --no-fund
@@ -40,3 +40,8 @@ dbdoc: install
 ## Regenerates client/openapi.json and client/schema.d.ts (types for the client in client/) from the routes.
 client: install
 	npx tsx scripts/client.ts
+
+## The tests against a local Citus cluster (a coordinator and two workers of Debian's PostgreSQL 15
+## with Citus 13.2; ../shared/citus/install.sh installs Citus). Without Citus: one line, no tests.
+test-citus: install
+	npx tsx scripts/test-citus.ts

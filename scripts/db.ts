@@ -1,6 +1,7 @@
 // Database bootstrap shared by `make start`, `make test` and the benchmarks: choose
 // DATABASE_URL or an embedded PostgreSQL, apply dbmate migrations, set the runtime role's password.
 import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import postgres from 'postgres';
 import { Logger, runMigrations } from 'graphile-worker';
@@ -53,6 +54,18 @@ export async function migrate(url: string): Promise<void> {
   try {
     const password = process.env.SVC_RUNTIME_DB_PASSWORD ?? 'svc_runtime';
     await sql.unsafe(`alter role svc_runtime password '${password.replace(/'/g, "''")}'`);
+  } finally {
+    await sql.end();
+  }
+}
+
+/** The test-only fixtures (test/fixtures/*.sql), applied to a migrated template database. */
+export async function loadTestFixtures(url: string): Promise<void> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    for (const f of readdirSync('test/fixtures').filter((n) => n.endsWith('.sql')).sort()) {
+      await sql.unsafe(readFileSync(`test/fixtures/${f}`, 'utf8'));
+    }
   } finally {
     await sql.end();
   }

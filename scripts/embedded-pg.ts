@@ -135,7 +135,7 @@ function initdb(bin: string, dataDir: string, as: RunAs | undefined) {
 }
 
 export async function startEmbedded(name: string, port: number,
-  opts: { root?: string; nativeDir?: string; version?: string } = {}): Promise<EmbeddedHandle> {
+  opts: { root?: string; nativeDir?: string; version?: string; options?: string } = {}): Promise<EmbeddedHandle> {
   const url = `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`;
   const root = resolve(opts.root ?? '.data');
   if (await portInUse(port)) {
@@ -149,7 +149,7 @@ export async function startEmbedded(name: string, port: number,
   if (!existsSync(join(dataDir, 'PG_VERSION'))) initdb(bin, dataDir, as);
   const pgCtl = join(bin, 'bin', 'pg_ctl');
   // No Unix socket (TCP only): socket paths are length-limited and would clash between checkouts.
-  const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=300 -c fsync=on`;
+  const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=300 -c fsync=on${opts.options ? ` ${opts.options}` : ''}`;
   const started = run(pgCtl, ['start', '-D', dataDir, '-w', '-t', '60', '-s', '-l', join(dataDir, 'server.log'), '-o', options], as);
   if (started.status !== 0) {
     throw new EmbeddedPgError(`The embedded PostgreSQL did not start on port ${port} (see ${join(dataDir, 'server.log')}): `

@@ -6,23 +6,7 @@ import t from 'tap';
 import postgres from 'postgres';
 import { createTestDatabase } from '../helpers/app.ts';
 import { oneConnection } from '../helpers/sql.ts';
-
-/** Tables without organization_id, and what they become on Citus (docs/scaling.md). */
-export const GLOBAL_TABLES: Record<string, 'reference' | 'coordinator'> = {
-  'app.organizations': 'reference',
-  'app_private.currencies': 'reference',
-  'app_private.event_types': 'reference',
-  'app_private.signing_keys': 'reference',
-  // The request-context signing key: policies are evaluated where the rows are.
-  'app_private.context_keys': 'reference',
-  // The report catalogue: the same definitions for every organization, read by every run.
-  'app_private.report_definitions': 'reference',
-  'app_private.agent_definitions': 'reference',
-  'app_private.agent_skills': 'reference',
-  'app_private.rate_limit_buckets': 'coordinator',
-  // The key of the run streams' wake-up names (one row), read wherever a run's event is appended.
-  'app_private.run_wake_key': 'reference',
-};
+import { GLOBAL_TABLES } from '../helpers/placement.ts';
 
 t.test('every tenant table is keyed by organization_id', async (t) => {
   const { adminUrl } = await createTestDatabase(t);
@@ -70,8 +54,23 @@ t.test('every tenant table is keyed by organization_id', async (t) => {
       const i = fk.conkey.indexOf(orgAttnum.get(fk.table_oid)!);
       t.ok(i >= 0 && fk.confkey[i] === orgAttnum.get(fk.ref_oid),
         `${from} → ${to} (${fk.name}) is composite with organization_id on both sides`);
+    } else if (GLOBAL_TABLES[to] === 'root') {
+      const i = fk.conkey.indexOf(orgAttnum.get(fk.table_oid)!);
+      t.ok(i >= 0 && fk.confkey[i] === 1 && fk.conkey.length === 1,
+        `${from} → ${to} (${fk.name}) pairs organization_id with the organization's id`);
     } else {
       t.equal(GLOBAL_TABLES[to], 'reference', `${from} → ${to} (${fk.name}) points at a reference table`);
     }
   }
+});
+
+t.test('no row policy has a sublink (Citus refuses them on distributed tables)', async (t) => {
+  const { adminUrl } = await createTestDatabase(t);
+  const sql = postgres(adminUrl, oneConnection);
+  t.teardown(() => sql.end());
+  const policies = await sql<{ name: string; expr: string }[]>`
+    select format('%s.%s "%s"', schemaname, tablename, policyname) as name, concat_ws(' ', qual, with_check) as expr
+      from pg_policies where schemaname in ('app', 'app_private')`;
+  t.ok(policies.length >= 70, `${policies.length} policies`);
+  for (const p of policies) t.notMatch(p.expr, /\b(select|exists)\b/i, `${p.name} has no sublink`);
 });

@@ -19,17 +19,25 @@ import { ContractChecker } from './contract.ts';
 const SERVER = process.env.SVC_TEST_SERVER_URL;
 const TEMPLATE = process.env.SVC_TEST_TEMPLATE;
 const RUN = process.env.SVC_TEST_RUN ?? String(process.ppid);
+/** Under `make test-citus`: the workers' servers. Each test database is cloned from the template
+ * on every node (Citus reaches a database of the same name on each worker). */
+export const CITUS_WORKERS: string[] = JSON.parse(process.env.SVC_TEST_CITUS_WORKERS ?? '[]');
 
 export async function createTestDatabase(t: Test): Promise<{ adminUrl: string; runtimeUrl: string; name: string }> {
   if (!SERVER || !TEMPLATE) throw new Error('run the tests with `make test` (it prepares the template database)');
   const name = `svc_t_${RUN}_${randomBytes(6).toString('hex')}`;
-  const root = postgres(SERVER, { max: 1, onnotice: () => {} });
-  await root.unsafe(`create database ${name} template ${TEMPLATE}`);
-  await root.end();
+  const servers = [SERVER, ...CITUS_WORKERS];
+  for (const server of servers) {
+    const root = postgres(server, { max: 1, onnotice: () => {} });
+    await root.unsafe(`create database ${name} template ${TEMPLATE}`);
+    await root.end();
+  }
   t.teardown(async () => {
-    const r = postgres(SERVER, { max: 1, onnotice: () => {} });
-    await r.unsafe(`drop database if exists ${name} with (force)`);
-    await r.end();
+    for (const server of servers) {
+      const r = postgres(server, { max: 1, onnotice: () => {} });
+      await r.unsafe(`drop database if exists ${name} with (force)`);
+      await r.end();
+    }
   });
   const adminUrl = withDatabase(SERVER, name);
   const config = loadConfig({ ...process.env, DATABASE_URL: adminUrl });

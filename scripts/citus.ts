@@ -1,0 +1,109 @@
+// A local Citus cluster for `make test-citus` and the cluster benchmarks: a coordinator without
+// shards and two workers, each a PostgreSQL 15 from Debian's packages with Citus 13.2
+// (../shared/citus/install.sh builds it), on ports of their own (CITUS_PG_PORT, then +1, +2) with
+// their data under .data/citus-*. Nodes trust each other's connections on 127.0.0.1: Citus opens
+// its worker connections as the querying role, and this cluster is a test bed, not a deployment
+// (docs/scaling.md says what a deployment uses instead).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { startEmbedded, type EmbeddedHandle } from './embedded-pg.ts';
+import { editDatabaseUrl } from '../src/db/url.ts';
+
+export const CITUS_PG = '/usr/lib/postgresql/15';
+
+/** Why there is no cluster here (one line), or undefined when Citus is installed. */
+export function citusMissing(): string | undefined {
+  if (!existsSync(join(CITUS_PG, 'bin', 'postgres'))) return `${CITUS_PG} (Debian's postgresql-15) is not installed`;
+  if (!existsSync(join(CITUS_PG, 'lib', 'citus.so'))) return `Citus is not installed in ${CITUS_PG} (../shared/citus/install.sh installs it)`;
+  return undefined;
+}
+
+export interface Cluster {
+  /** The coordinator's postgres database (owner), and each worker's. */
+  coordinator: string;
+  workers: string[];
+  stop: () => Promise<void>;
+}
+
+export const citusPort = (): number => Number(process.env.CITUS_PG_PORT ?? 25440);
+
+/** Starts the three nodes (or reuses ones already running on those ports). */
+export async function startCluster(basePort = citusPort()): Promise<Cluster> {
+  const missing = citusMissing();
+  if (missing) throw new Error(missing);
+  // Two-phase commit for multi-shard writes; the rest as Citus's own test clusters run it.
+  // No TLS between nodes on one machine (libpq would also look for client certificates in the
+  // starting user's home).
+  const options = '-c shared_preload_libraries=citus -c max_prepared_transactions=300 -c max_worker_processes=32 -c citus.node_conninfo=sslmode=disable';
+  const nodes: EmbeddedHandle[] = [];
+  for (const [i, name] of ['citus-coordinator', 'citus-worker1', 'citus-worker2'].entries()) {
+    nodes.push(await startEmbedded(name, basePort + i, { nativeDir: CITUS_PG, version: 'debian-15', options }));
+  }
+  for (const node of nodes) await trustLoopback(node);
+  return {
+    coordinator: nodes[0]!.url,
+    workers: nodes.slice(1).map((n) => n.url),
+    stop: async () => { for (const n of nodes) await n.stop(); },
+  };
+}
+
+/** Citus connects to the other nodes as the role that runs the query, without a password. */
+async function trustLoopback(node: EmbeddedHandle) {
+  if (!node.dataDir) return; // a running server from an earlier start: already set up
+  const hba = join(node.dataDir, 'pg_hba.conf');
+  const line = 'host all all 127.0.0.1/32 trust # svc: Citus node-to-node';
+  const text = readFileSync(hba, 'utf8');
+  if (text.includes(line)) return;
+  writeFileSync(hba, `${line}\n${text}`);
+  const sql = postgres(node.url, { max: 1, onnotice: () => {} });
+  try {
+    await sql`select pg_reload_conf()`;
+  } finally {
+    await sql.end();
+  }
+}
+
+const portOf = (url: string) => Number(new URL(url).port);
+
+/** A database on every node with the citus extension, the workers added to the coordinator's.
+ * Shard count: CITUS_SHARD_COUNT (default 8: a test database creates every table's shards). */
+export async function createClusterDatabase(cluster: Cluster, database: string): Promise<string> {
+  const shardCount = Number(process.env.CITUS_SHARD_COUNT ?? 8);
+  for (const url of [cluster.coordinator, ...cluster.workers]) {
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      await sql.unsafe(`drop database if exists ${database} with (force)`);
+      await sql.unsafe(`create database ${database}`);
+    } finally {
+      await sql.end();
+    }
+    const db = postgres(editDatabaseUrl(url, { database }), { max: 1, onnotice: () => {} });
+    try {
+      await db.unsafe('create extension citus');
+      await db.unsafe(`alter database ${database} set citus.shard_count = ${shardCount}`);
+    } finally {
+      await db.end();
+    }
+  }
+  const url = editDatabaseUrl(cluster.coordinator, { database });
+  const db = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await db`select citus_set_coordinator_host('127.0.0.1', ${portOf(cluster.coordinator)})`;
+    for (const w of cluster.workers) await db`select citus_add_node('127.0.0.1', ${portOf(w)})`;
+  } finally {
+    await db.end();
+  }
+  return url;
+}
+
+export async function dropClusterDatabase(cluster: Cluster, database: string): Promise<void> {
+  for (const url of [cluster.coordinator, ...cluster.workers]) {
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      await sql.unsafe(`drop database if exists ${database} with (force)`);
+    } finally {
+      await sql.end();
+    }
+  }
+}

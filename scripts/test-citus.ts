@@ -1,0 +1,48 @@
+// `make test-citus`: the tests against a local Citus cluster (scripts/citus.ts: a coordinator and
+// two workers). One template database is made on every node and migrated on the coordinator (the
+// migrations distribute the schema there); each test file clones it on every node. Without Citus
+// here, one line says why and nothing runs.
+//
+// Which files: test/citus/ (where the schema is placed, one shard per organization). The rest of
+// the suite does not run on a cluster yet: docs/scaling.md ("Citus: where it stands") says why.
+import postgres from 'postgres';
+import { citusMissing, startCluster, createClusterDatabase, dropClusterDatabase } from './citus.ts';
+import { migrate, loadTestFixtures } from './db.ts';
+import { runTap } from './tap.ts';
+
+const missing = citusMissing();
+if (missing) {
+  console.log(`# make test-citus: skipped, ${missing}`);
+  process.exit(0);
+}
+const cluster = await startCluster();
+const nodes = [cluster.coordinator, ...cluster.workers];
+const template = `svc_tpl_${process.pid}`;
+let code = 1;
+try {
+  const url = await createClusterDatabase(cluster, template);
+  await migrate(url);
+  await loadTestFixtures(url);
+  // CREATE DATABASE … TEMPLATE needs a template nobody is connected to; Citus keeps sessions open
+  // in it (its maintenance daemon, cached connections between nodes) unless it refuses them.
+  for (const node of nodes) {
+    const sql = postgres(node, { max: 1, onnotice: () => {} });
+    await sql.unsafe(`alter database ${template} allow_connections false`);
+    await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${template}`;
+    await sql.end();
+  }
+  code = await runTap(process.argv.slice(2).length ? process.argv.slice(2) : ['test/citus/'], {
+    SVC_TEST_SERVER_URL: cluster.coordinator, SVC_TEST_TEMPLATE: template, SVC_TEST_RUN: String(process.pid),
+    SVC_TEST_CITUS_WORKERS: JSON.stringify(cluster.workers),
+  });
+} finally {
+  for (const node of nodes) {
+    const sql = postgres(node, { max: 1, onnotice: () => {} });
+    const leftovers = await sql`select datname from pg_database where datname like ${`svc_t_${process.pid}_%`}`;
+    for (const { datname } of leftovers) await sql.unsafe(`drop database if exists ${datname} with (force)`);
+    await sql.end();
+  }
+  await dropClusterDatabase(cluster, template);
+  await cluster.stop();
+}
+process.exit(code);

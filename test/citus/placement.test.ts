@@ -1,0 +1,85 @@
+// Where every table is on a Citus cluster (issue 37; docs/scaling.md): every tenant table
+// distributed by organization_id and colocated with app.organizations (distributed by its id), the
+// global tables as GLOBAL_TABLES says, graphile-worker's queue on the coordinator; every function
+// of ours and every policy on the workers too; a statement that names its organization runs on one
+// shard. Runs under `make test-citus`; elsewhere it skips.
+import t from 'tap';
+import postgres from 'postgres';
+import { createTestDatabase, CITUS_WORKERS } from '../helpers/app.ts';
+import { oneConnection } from '../helpers/sql.ts';
+import { editDatabaseUrl } from '../../src/db/url.ts';
+import { GLOBAL_TABLES } from '../helpers/placement.ts';
+
+if (CITUS_WORKERS.length === 0) {
+  t.plan(0, 'runs on a Citus cluster: make test-citus');
+} else {
+  t.test('every table is where docs/scaling.md says', async (t) => {
+    const { adminUrl, name } = await createTestDatabase(t);
+    const sql = postgres(adminUrl, oneConnection);
+    t.teardown(() => sql.end());
+
+    const tables = await sql<{ name: string; tenant: boolean }[]>`
+      select format('%I.%I', n.nspname, c.relname) as name,
+             exists (select from pg_attribute a where a.attrelid = c.oid and a.attname = 'organization_id' and not a.attisdropped) as tenant
+        from pg_class c join pg_namespace n on n.oid = c.relnamespace
+       where n.nspname in ('app', 'app_private', 'graphile_worker', 'graphile_worker_private') and c.relkind in ('r', 'p')
+       order by 1`;
+    const placed = new Map((await sql<{ name: string; type: string; column: string; colocation: number }[]>`
+      select table_name::text as name, citus_table_type as type, distribution_column as column, colocation_id as colocation
+        from citus_tables`).map((r) => [r.name, r]));
+    const root = placed.get('app.organizations');
+    t.match(root, { type: 'distributed', column: 'id' }, 'app.organizations is distributed by its id');
+    let tenant = 0;
+    for (const table of tables) {
+      const p = placed.get(table.name);
+      if (table.name.startsWith('graphile_worker')) {
+        t.notOk(p, `${table.name} stays on the coordinator (the job queue)`);
+      } else if (table.tenant && GLOBAL_TABLES[table.name] !== 'coordinator') {
+        tenant++;
+        t.match(p, { type: 'distributed', column: 'organization_id', colocation: root?.colocation },
+          `${table.name} is distributed by organization_id, colocated with app.organizations`);
+      } else if (table.name !== 'app.organizations') {
+        const where = GLOBAL_TABLES[table.name];
+        if (where === 'reference') t.match(p, { type: 'reference' }, `${table.name} is a reference table`);
+        else t.notOk(p, `${table.name} stays on the coordinator`);
+      }
+    }
+    t.ok(tenant >= 45, `${tenant} tenant tables distributed`);
+
+    // What runs on a worker finds the same functions, views and policies there.
+    for (const worker of CITUS_WORKERS) {
+      const w = postgres(editDatabaseUrl(worker, { database: name }), oneConnection);
+      try {
+        const objects = `
+          select (select array_agg(p.oid::regprocedure::text order by p.oid::regprocedure::text) from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+                   where n.nspname in ('app', 'app_private', 'api', 'control', 'skills', 'reporting')) as functions,
+                 (select array_agg(format('%s.%s', schemaname, viewname) order by schemaname, viewname) from pg_views where schemaname in ('api', 'reporting')) as views,
+                 (select array_agg(format('%s %s', regexp_replace(tablename, '_[0-9]+$', ''), policyname) order by regexp_replace(tablename, '_[0-9]+$', ''), policyname)
+                    from (select distinct on (regexp_replace(tablename, '_[0-9]+$', ''), policyname) tablename, policyname
+                            from pg_policies where schemaname in ('app', 'app_private')) x) as policies`;
+        const mine = (await sql.unsafe(objects))[0]!;
+        const theirs = (await w.unsafe(objects))[0]!;
+        t.same(theirs.functions, mine.functions, `${worker}: every function of ours is on the worker`);
+        t.same(theirs.views, mine.views, `${worker}: every api and reporting view is on the worker`);
+        t.same(theirs.policies, mine.policies, `${worker}: every policy is on the worker's shards`);
+      } finally {
+        await w.end();
+      }
+    }
+  });
+
+  t.test('a statement that names its organization runs on one shard', async (t) => {
+    const { adminUrl } = await createTestDatabase(t);
+    const sql = postgres(adminUrl, oneConnection);
+    t.teardown(() => sql.end());
+    const tasks = async (q: string) => {
+      const plan = (await sql.unsafe(`explain ${q}`)).map((r: any) => r['QUERY PLAN']).join('\n');
+      return Number(/Task Count: (\d+)/.exec(plan)?.[1]);
+    };
+    t.equal(await tasks(`select * from app.tasks where organization_id = 'org_a' order by created_at limit 50`), 1, 'a list');
+    t.equal(await tasks(`select * from app.tasks where organization_id = 'org_a' and id = 'tsk_1'`), 1, 'a get');
+    t.equal(await tasks(`select * from app.tasks t join app.projects p on p.organization_id = t.organization_id and p.id = t.project_id
+                          where t.organization_id = 'org_a'`), 1, 'a join of colocated tables');
+    t.ok(await tasks(`select * from app.tasks where id = 'tsk_1'`) > 1, 'by id alone: every shard (what naming the organization avoids)');
+  });
+}
