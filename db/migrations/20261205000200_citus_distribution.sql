@@ -5,17 +5,25 @@
  * Where the citus extension is installed and workers are added, every tenant table is distributed
  * by organization_id, all colocated with app.organizations (distributed by its id: its triggers
  * seed each organization's rows, which only a colocated trigger may write), and the global tables
- * in the list below become reference tables; app_private.rate_limit_buckets (unlogged, per process
- * leases) and graphile-worker's schema stay on the coordinator. Everywhere else this migration
+ * in the list below become reference tables; the token signing keys, the rate-limit buckets
+ * (unlogged, per-process leases) and graphile-worker's schema stay on the coordinator, and the
+ * request context's key is a table of each node's own. Everywhere else this migration
  * does nothing. Then every function of ours is made a distributed object, so that it exists on
  * every node (a function created before the tables it names were distributed exists only on the
  * coordinator). docs/scaling.md says what runs where; test/citus/placement.test.ts checks it. */
 do $$
 declare
-  v_reference text[] := array['app_private.currencies', 'app_private.event_types', 'app_private.signing_keys',
-    'app_private.context_keys', 'app_private.report_definitions', 'app_private.agent_skills', 'app_private.agent_definitions',
+  v_reference text[] := array['app_private.currencies', 'app_private.event_types',
+    'app_private.report_definitions', 'app_private.agent_skills', 'app_private.agent_definitions',
     'app_private.run_wake_key'];
-  v_coordinator text[] := array['app_private.rate_limit_buckets'];
+  -- Read and written only where requests arrive: no worker needs them, and a write to a reference
+  -- table would open connections to every worker.
+  -- app_private.bi_logins: a BI session's login names its organization, looked up by role name
+  -- (not the distribution column) in every statement of the session; kept where the session is.
+  v_coordinator text[] := array['app_private.rate_limit_buckets', 'app_private.signing_keys', 'app_private.bi_logins'];
+  v_sublink text := '\(\s*SELECT\s+((?:app|app_private)\.\w+\((?:[^()]|\([^()]*\))*\))\s+AS\s+\w+\)';
+  v_qual text;
+  v_check text;
   v_tenant text[];
   v_keys text[] := '{}';
   v_table text;
@@ -32,6 +40,20 @@ begin
   -- Create each table's shards over one connection per worker: a transaction that wrote through
   -- several connections could not then create shards that reference those rows.
   perform set_config('citus.multi_shard_modify_mode', 'sequential', true);
+
+  -- Citus refuses a sublink in a policy on a distributed table: each `(select app.fn(…))` becomes
+  -- the call itself (evaluated where the rows are; per scan rather than once per statement).
+  for r in select schemaname, tablename, policyname, qual, with_check from pg_policies
+            where schemaname in ('app', 'app_private') loop
+    v_qual := regexp_replace(r.qual, v_sublink, '\1', 'g');
+    v_check := regexp_replace(r.with_check, v_sublink, '\1', 'g');
+    if concat(v_qual, ' ', v_check) ~* '\m(select|exists)\M' then
+      perform app_private.raise('SV500', 'CITUS_POLICY_SUBLINK', format('policy %s on %s.%s keeps a sublink', r.policyname, r.schemaname, r.tablename));
+    end if;
+    execute format('alter policy %I on %I.%I%s%s', r.policyname, r.schemaname, r.tablename,
+                   case when v_qual is not null then format(' using (%s)', v_qual) end,
+                   case when v_check is not null then format(' with check (%s)', v_check) end);
+  end loop;
 
   select array_agg(format('%I.%I', n.nspname, c.relname)::text order by 1) into v_tenant
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
@@ -56,9 +78,36 @@ begin
   foreach v_table in array v_tenant loop
     perform create_distributed_table(v_table::regclass, 'organization_id', colocate_with => 'app.organizations');
   end loop;
+  -- A coordinator table keeps no key to a distributed one (Citus cannot check it there).
   foreach v_table in array v_keys loop
-    execute v_table;
+    if split_part(v_table, ' ', 3) <> all (v_coordinator) then
+      execute v_table;
+    end if;
   end loop;
+
+  -- The request context's signing key: a table of each node's own (a delegated call reads it in
+  -- the worker backend that signs and checks the context; Citus cannot read a reference table
+  -- there), with a key of each node's own: a context is checked only where it was signed.
+  perform run_command_on_workers($w$
+    create table if not exists app_private.context_keys (
+      id boolean primary key default true constraint context_keys_one_row check (id),
+      inner_key bytea not null,
+      outer_key bytea not null);
+    do $k$
+    declare
+      k bytea := sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8'))
+              || sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8'));
+      i bytea := k;
+      o bytea := k;
+    begin
+      for n in 0..63 loop
+        i := set_byte(i, n, get_byte(k, n) # 54);
+        o := set_byte(o, n, get_byte(k, n) # 92);
+      end loop;
+      insert into app_private.context_keys (inner_key, outer_key) values (i, o) on conflict do nothing;
+    end
+    $k$;
+    revoke all on app_private.context_keys from public$w$);
 
   for r in select p.oid::regprocedure::text as fn
              from pg_proc p join pg_namespace n on n.oid = p.pronamespace

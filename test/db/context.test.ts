@@ -73,19 +73,19 @@ t.test('ids are not credentials; revoked secrets and disabled clients end the co
   // A recorded token stops working when its secret is revoked or its client disabled.
   const rotated = await a.cli('client', 'rotate-secret', '--client', p.id);
   const token = randomBytes(24).toString('base64url');
-  await a.admin`select api.access_token_record(${p.id}, ${p.secret}, sha256(convert_to(${token}, 'UTF8')), now() + interval '1 hour')`;
+  await a.admin`select api.access_token_record(${p.orgId}, ${p.id}, ${p.secret}, sha256(convert_to(${token}, 'UTF8')), now() + interval '1 hour')`;
   const outcome = async () => (await rt.begin(async (tx) => tx`select outcome from api.begin_request(${p.orgId}, ${token}, null)`))[0]!.outcome;
   t.equal(await outcome(), 'ok', 'the recorded token works');
   await a.cli('client', 'revoke-secret', '--client', p.id, '--secret-id', p.secretId);
   t.equal(await outcome(), 'invalid_token', 'its secret revoked: refused at once');
   const other = { ...p, secret: rotated.client_secret, secretId: rotated.secret_id };
   const token2 = randomBytes(24).toString('base64url');
-  await a.admin`select api.access_token_record(${other.id}, ${other.secret}, sha256(convert_to(${token2}, 'UTF8')), now() + interval '1 hour')`;
+  await a.admin`select api.access_token_record(${other.orgId}, ${other.id}, ${other.secret}, sha256(convert_to(${token2}, 'UTF8')), now() + interval '1 hour')`;
   await a.cli('client', 'disable', '--client', p.id);
   const [d] = await rt.begin(async (tx) => tx`select outcome from api.begin_request(${p.orgId}, ${token2}, null)`);
   t.equal(d!.outcome, 'client_disabled', 'its client disabled: refused at once');
   // A revoked secret cannot record new tokens either.
-  const [late] = await rt`select api.access_token_record(${p.id}, ${p.secret}, sha256('x'::bytea), now() + interval '1 hour') as ok`;
+  const [late] = await rt`select api.access_token_record(${p.orgId}, ${p.id}, ${p.secret}, sha256('x'::bytea), now() + interval '1 hour') as ok`;
   t.equal(late!.ok, false, 'a revoked secret records no token');
 });
 

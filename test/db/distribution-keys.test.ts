@@ -19,9 +19,9 @@ t.test('every tenant table is keyed by organization_id', async (t) => {
       from pg_class c join pg_namespace n on n.oid = c.relnamespace
      where n.nspname in ('app', 'app_private') and c.relkind in ('r', 'p')
      order by 1`;
-  const tenant = tables.filter((r) => r.org_attnum !== null);
+  const tenant = tables.filter((r) => r.org_attnum !== null && !GLOBAL_TABLES[r.name]);
   t.ok(tenant.length >= 28, `${tenant.length} tenant tables`);
-  for (const r of tables.filter((r) => r.org_attnum === null)) {
+  for (const r of tables.filter((r) => !tenant.includes(r))) {
     t.ok(GLOBAL_TABLES[r.name], `${r.name} has no organization_id: it must be named a global table (reference or coordinator)`);
   }
   const orgAttnum = new Map(tenant.map((r) => [r.oid, r.org_attnum!]));
@@ -64,7 +64,7 @@ t.test('every tenant table is keyed by organization_id', async (t) => {
   }
 });
 
-t.test('no row policy has a sublink (Citus refuses them on distributed tables)', async (t) => {
+t.test('no row policy reads another table (Citus cannot evaluate one where the rows are)', async (t) => {
   const { adminUrl } = await createTestDatabase(t);
   const sql = postgres(adminUrl, oneConnection);
   t.teardown(() => sql.end());
@@ -72,5 +72,7 @@ t.test('no row policy has a sublink (Citus refuses them on distributed tables)',
     select format('%s.%s "%s"', schemaname, tablename, policyname) as name, concat_ws(' ', qual, with_check) as expr
       from pg_policies where schemaname in ('app', 'app_private')`;
   t.ok(policies.length >= 70, `${policies.length} policies`);
-  for (const p of policies) t.notMatch(p.expr, /\b(select|exists)\b/i, `${p.name} has no sublink`);
+  // `(select app.fn())` (the context, once per statement) is the one sublink allowed: on Citus the
+  // distribution migration turns it into the call (test/citus/placement.test.ts checks there).
+  for (const p of policies) t.notMatch(p.expr, /\b(exists|from)\b/i, `${p.name} reads no other table`);
 });

@@ -18,7 +18,7 @@ export const oneConnection = { max: 1, onnotice: () => {} } as const;
 export async function beginRequest(tx: (strings: TemplateStringsArray, ...values: any[]) => Promise<any[]>,
   client: { id: string; secret: string; orgId: string }, roles: string[] | null = null) {
   const token = randomBytes(24).toString('base64url');
-  const [recorded] = await tx`select api.access_token_record(${client.id}, ${client.secret},
+  const [recorded] = await tx`select api.access_token_record(${client.orgId}, ${client.id}, ${client.secret},
     sha256(convert_to(${token}, 'UTF8')), now() + interval '1 hour') as ok`;
   if (!recorded.ok) throw new Error(`access_token_record refused the client ${client.id}`);
   const [row] = await tx`select * from api.begin_request(${client.orgId}, ${token}, ${roles}::text[])`;

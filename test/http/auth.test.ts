@@ -67,8 +67,8 @@ function tokenService(a: TestApp, over: Partial<{ issuer: string; audience: stri
 }
 
 /** What the token endpoint does after signing: record the token's SHA-256 with the client secret. */
-async function record(a: TestApp, c: { id: string; secret: string }, token: string, expiresAt: Date) {
-  const [r] = await a.admin`select api.access_token_record(${c.id}, ${c.secret}, ${createHash('sha256').update(token).digest()},
+async function record(a: TestApp, c: { id: string; secret: string; orgId: string }, token: string, expiresAt: Date) {
+  const [r] = await a.admin`select api.access_token_record(${c.orgId}, ${c.id}, ${c.secret}, ${createHash('sha256').update(token).digest()},
     ${expiresAt}::timestamptz) as ok`;
   if (!r!.ok) throw new Error('token not recorded');
 }
