@@ -11,7 +11,7 @@
  *    was visible "with its parent" carries what the parent's policy judged (the client, the linked
  *    resource type), copied from the parent when it is inserted by a trigger that reads the parent
  *    past its policies (rows never change parent, so the copy stays true); an event is visible to
- *    the clients it was delivered to (each delivery adds its client to the event's client_ids); a
+ *    the clients it was delivered to (the fan-out's closing update of the event sets them); a
  *    member's note needs the task's workflow to allow it, which a trigger checks with the
  *    command's own error (ROLE_REQUIRED); a chunk's pending upload was already its guard's to check.
  * test/db/distribution-keys.test.ts checks that no policy reads another table. */
@@ -83,18 +83,86 @@ update app.events e set client_ids = d.client_ids
           from app.webhook_deliveries group by organization_id, event_id) d
  where d.organization_id = e.organization_id and d.event_id = e.id;
 
-create function app_private.tg_webhook_deliveries__event_client() returns trigger
-language plpgsql volatile security definer
-set search_path = pg_catalog
-as $$
+-- Set where deliveries are made: the fan-out's closing update of the event, and the test event
+-- of an endpoint. A replay goes to the client its original went to, which is already there.
+create or replace function app_private.webhook_fanout_event(e app.events, p_lease_seconds integer)
+ RETURNS TABLE(delivery_id text, attempt integer, url text, secret_sealed text, previous_secret_sealed text, event_id text, organization_id text, type text, resource_type text, resource_id text, resource_version integer, created_at timestamp with time zone)
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog'
+AS $function$
+#variable_conflict use_column
+declare
+  w record;
+  v_client text;
+  v_allowed boolean;
+  v_delivered text[] := '{}';
 begin
-  update app.events e set client_ids = e.client_ids || new.client_id
-   where e.organization_id = new.organization_id and e.id = new.event_id and not (new.client_id = any (e.client_ids));
-  return null;
+  for w in select ep.id, ep.client_id, ep.url, ep.secret_sealed,
+                  case when ep.previous_secret_expires_at > now() then ep.previous_secret_sealed end as previous_secret_sealed
+             from app.webhook_endpoints ep
+            where ep.organization_id = e.organization_id and ep.status = 'enabled' and e.type = any (ep.events)
+              and (e.target_endpoint_id is null or ep.id = e.target_endpoint_id)
+            order by ep.client_id, ep.id loop
+    if v_client is distinct from w.client_id then
+      v_client := w.client_id;
+      v_allowed := app_private.client_may_read(w.client_id, e.type, e.resource_type, e.resource_id);
+    end if;
+    continue when not v_allowed;
+    delivery_id := null;
+    insert into app.webhook_deliveries as d (organization_id, client_id, endpoint_id, event_id, attempt_count, lease_until)
+    values (e.organization_id, w.client_id, w.id, e.id, 1, now() + make_interval(secs => p_lease_seconds))
+    on conflict (organization_id, event_id, endpoint_id) where replay_of is null do nothing
+    returning d.id into delivery_id;
+    continue when delivery_id is null;
+    if not (w.client_id = any (v_delivered)) then
+      v_delivered := v_delivered || w.client_id;
+    end if;
+    attempt := 1;
+    url := w.url;
+    secret_sealed := w.secret_sealed;
+    previous_secret_sealed := w.previous_secret_sealed;
+    event_id := e.id;
+    organization_id := e.organization_id;
+    type := e.type;
+    resource_type := e.resource_type;
+    resource_id := e.resource_id;
+    resource_version := e.resource_version;
+    created_at := e.created_at;
+    return next;
+  end loop;
+  -- The clients it was delivered to may read the event (its policy), set in the update the fan-out
+  -- makes anyway.
+  update app.events x set fanout_pending = false,
+         client_ids = array(select distinct c from unnest(x.client_ids || v_delivered) c order by c)
+   where x.organization_id = e.organization_id and x.id = e.id;
 end
-$$;
-create trigger _020_event_client after insert on app.webhook_deliveries
-  for each row execute function app_private.tg_webhook_deliveries__event_client();
+$function$;
+
+create or replace function api.webhook_endpoint_test(p_endpoint text)
+ RETURNS TABLE(doc jsonb)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog'
+AS $function$
+declare
+  w app.webhook_endpoints;
+  v_event text;
+  v_id text := app_private.new_id('whd');
+begin
+  select * into w from app.webhook_endpoints
+   where id = p_endpoint and organization_id = app.current_organization_id() and client_id = app.current_client_id();
+  if not found then
+    perform app_private.webhook_endpoint_not_found(p_endpoint);
+  end if;
+  insert into app.events (organization_id, type, resource_type, resource_id, resource_version, target_endpoint_id, client_ids)
+  values (w.organization_id, 'webhook_endpoint.test', 'webhook_endpoint', w.id, w.version, w.id, array[w.client_id])
+  returning id into v_event;
+  insert into app.webhook_deliveries (organization_id, id, client_id, endpoint_id, event_id)
+  values (w.organization_id, v_id, w.client_id, w.id, v_event);
+  perform app_private.webhook_enqueue(v_id);
+  return query select v.doc from api.webhook_deliveries v where v.id = v_id;
+end
+$function$;
 
 alter policy "Events are visible through the client's deliveries" on app.events
   using ((organization_id = (select app.current_organization_id())) AND ((select app.current_client_id()) = ANY (client_ids)));

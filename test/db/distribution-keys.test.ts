@@ -76,3 +76,29 @@ t.test('no row policy reads another table (Citus cannot evaluate one where the r
   // distribution migration turns it into the call (test/citus/placement.test.ts checks there).
   for (const p of policies) t.notMatch(p.expr, /\b(exists|from)\b/i, `${p.name} reads no other table`);
 });
+
+t.test('every statement of a trigger that reads or writes a tenant table names organization_id', async (t) => {
+  // A trigger runs in its row's shard on Citus, where a lookup by id alone would ask every shard
+  // (refused from a shard). Read from the function bodies: a statement ends at its semicolon.
+  const { adminUrl } = await createTestDatabase(t);
+  const sql = postgres(adminUrl, oneConnection);
+  t.teardown(() => sql.end());
+  const tenant = new Set((await sql<{ name: string }[]>`
+    select format('%s.%s', n.nspname, c.relname) as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+     where n.nspname in ('app', 'app_private') and c.relkind = 'r'
+       and exists (select from pg_attribute a where a.attrelid = c.oid and a.attname = 'organization_id')`).map((r) => r.name)
+    .filter((name) => !GLOBAL_TABLES[name]));
+  const triggers = await sql<{ fn: string; src: string }[]>`
+    select p.oid::regprocedure::text as fn, p.prosrc as src from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+     where n.nspname in ('app', 'app_private') and p.prorettype = 'trigger'::regtype
+       and exists (select from pg_trigger g where g.tgfoid = p.oid)`;
+  t.ok(triggers.length > 40, `${triggers.length} trigger functions`);
+  for (const { fn, src } of triggers) {
+    for (const statement of src.split(';')) {
+      const tables = [...statement.matchAll(/\b(?:from|join|update|into)\s+(app(?:_private)?\.[a-z_]+)/gi)].map((m) => m[1]!.toLowerCase());
+      if (tables.some((x) => tenant.has(x)) && /\bwhere\b/i.test(statement)) {
+        t.match(statement, /organization_id/, `${fn}: ${statement.replace(/\s+/g, ' ').trim().slice(0, 120)}`);
+      }
+    }
+  }
+});

@@ -62,8 +62,10 @@ t.test('runtime role: no context sees nothing; a client sees only its own; event
   t.same(notified, [''], 'another writer\'s commit notified the fan-out, once, with no payload (any role may LISTEN)');
   const [job] = await a.admin`select count(*)::int as n from graphile_worker.jobs`;
   t.equal(job!.n, 0, 'no job per event: the worker claims pending events in batches');
+  // What the fan-out does: a delivery, and its client among those who may read the event.
   await a.admin`insert into app.webhook_deliveries (organization_id, client_id, endpoint_id, event_id)
     values (${orgA}, ${c1.id}, ${e1!.id}, ${ev!.id})`;
+  await a.admin`update app.events set client_ids = array[${c1.id}] where organization_id = ${orgA} and id = ${ev!.id}`;
 
   // Without a request context: nothing at all.
   for (const table of ['app.webhook_endpoints', 'app.webhook_deliveries', 'app.webhook_delivery_attempts', 'app.events',
