@@ -132,8 +132,8 @@ begin
   end loop;
   -- The clients it was delivered to may read the event (its policy), set in the update the fan-out
   -- makes anyway.
-  update app.events x set fanout_pending = false,
-         client_ids = array(select distinct c from unnest(x.client_ids || v_delivered) c order by c)
+  -- (An event is fanned out once, its deliveries made here: the clients are new to it.)
+  update app.events x set fanout_pending = false, client_ids = x.client_ids || v_delivered
    where x.organization_id = e.organization_id and x.id = e.id;
 end
 $function$;
@@ -167,12 +167,15 @@ $function$;
 alter policy "Events are visible through the client's deliveries" on app.events
   using ((organization_id = (select app.current_organization_id())) AND ((select app.current_client_id()) = ANY (client_ids)));
 
-/** 4. Files: the linked resources are never deleted, so a file is visible to the Roles that read
- * its resource (the Roles of the projects, tasks and invoices policies); its content and chunks
- * carry the resource type, and a chunk its uploader. */
+/** 4. Files: the linked resources are never deleted, so a file is visible where its resource's
+ * policy would show the resource (projects and tasks: any Role; invoices: manager, finance;
+ * tickets: app_private.may_read_tickets()); its content and chunks carry the resource type (and a
+ * chunk its uploader), readable where the file is, by app_private.file_read_roles. One difference:
+ * a chunk's upload may still be pending (no file yet); no read path reaches such chunks. */
 alter policy "Files are visible where the linked resource is" on app.files
   using ((organization_id = (select app.current_organization_id())) AND CASE linked_resource_type
            WHEN 'invoice'::text THEN (select app.has_any_role('{manager,finance}'::text[]))
+           WHEN 'ticket'::text THEN (select app_private.may_read_tickets())
            ELSE (select app.has_any_role('{member,manager,finance,hr}'::text[])) END);
 
 alter table app.file_contents add column linked_resource_type text;
@@ -204,16 +207,16 @@ create trigger _010_of_parent before insert on app.file_contents
 create trigger _010_of_parent before insert on app.file_chunks
   for each row execute function app_private.tg_file_bytes__of_parent();
 
--- The Roles of app_private.file_read_roles, each checked once per statement.
+-- The file's visibility and app_private.file_read_roles, each checked once per statement.
 alter policy "File content is readable where the file is" on app.file_contents
   using ((organization_id = (select app.current_organization_id())) AND CASE linked_resource_type
            WHEN 'invoice'::text THEN (select app.has_any_role('{manager,finance}'::text[]))
-           WHEN 'ticket'::text THEN (select app.has_any_role('{member,manager,finance,hr}'::text[]))
+           WHEN 'ticket'::text THEN (select app_private.may_read_tickets())
            ELSE (select app.has_any_role('{member,manager}'::text[])) END);
 alter policy "Chunks are readable where their file is" on app.file_chunks
   using ((organization_id = (select app.current_organization_id())) AND CASE linked_resource_type
            WHEN 'invoice'::text THEN (select app.has_any_role('{manager,finance}'::text[]))
-           WHEN 'ticket'::text THEN (select app.has_any_role('{member,manager,finance,hr}'::text[]))
+           WHEN 'ticket'::text THEN (select app_private.may_read_tickets())
            ELSE (select app.has_any_role('{member,manager}'::text[])) END);
 -- The upload's pending status is the chunk guard's (_050_guard) to check, as before.
 alter policy "Clients write the bytes of their own pending uploads" on app.file_chunks
@@ -264,8 +267,9 @@ begin
   return new;
 end
 $$;
+-- Only a replay is checked (a WHEN clause: the fan-out's inserts call no function for it).
 create trigger _010_replay_of before insert or update of replay_of on app.webhook_deliveries
-  for each row execute function app_private.tg_webhook_deliveries__replay_of();
+  for each row when (new.replay_of is not null) execute function app_private.tg_webhook_deliveries__replay_of();
 create trigger _990_replay_of after delete on app.webhook_deliveries
   for each row execute function app_private.tg_webhook_deliveries__replay_of();
 

@@ -78,7 +78,8 @@ begin
   foreach v_table in array v_tenant loop
     perform create_distributed_table(v_table::regclass, 'organization_id', colocate_with => 'app.organizations');
   end loop;
-  -- A coordinator table keeps no key to a distributed one (Citus cannot check it there).
+  -- A coordinator table keeps no key to a distributed one (Citus cannot check it there; an
+  -- organization is never deleted, so its BI logins lose no cascade).
   foreach v_table in array v_keys loop
     if split_part(v_table, ' ', 3) <> all (v_coordinator) then
       execute v_table;

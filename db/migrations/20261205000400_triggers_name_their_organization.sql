@@ -6,8 +6,8 @@
  * statement that looks rows up by id alone would ask every shard (Citus refuses a distributed query
  * from a shard). Each lookup below now names new.organization_id (or the row's), as the foreign
  * keys between these tables already pair it; on one server the same statements use the same
- * indexes (every key leads with organization_id). Two helpers the triggers call became PL/pgSQL:
- * Citus cannot plan a `language sql` function's statements with parameters. */
+ * indexes (every key leads with organization_id). The helpers triggers call take the organization
+ * too and are PL/pgSQL: Citus cannot plan a `language sql` function's statements with parameters. */
 
 create or replace function app_private.tg_file_contents__check()
  RETURNS trigger
@@ -393,6 +393,74 @@ begin
 end
 $$;
 
+/** What blocks archiving a project (open tasks, time awaiting approval), within its organization. */
+drop function app_private.project_archive_blockers(text);
+create function app_private.project_archive_blockers(p_org text, p_project_id text) returns text[]
+language plpgsql stable security definer
+set search_path = pg_catalog
+as $$
+declare
+  v_open integer;
+  v_pending integer;
+  v_blockers text[] := array[]::text[];
+begin
+  select count(*) into v_open
+    from app.tasks t
+    join app.task_workflow_statuses s on s.organization_id = t.organization_id and s.workflow_id = t.workflow_id and s.status = t.status
+   where t.organization_id = p_org and t.project_id = p_project_id and t.archived_at is null and s.category = 'open';
+  if v_open > 0 then
+    v_blockers := v_blockers || format('%s open task(s): complete, cancel or archive them first', v_open);
+  end if;
+  select count(*) into v_pending from app.time_entries e
+   where e.organization_id = p_org and e.project_id = p_project_id and e.status = 'submitted' and e.deleted_at is null;
+  if v_pending > 0 then
+    v_blockers := v_blockers || format('%s time entr(ies) awaiting approval', v_pending);
+  end if;
+  return v_blockers;
+end
+$$;
+revoke execute on function app_private.project_archive_blockers(text, text) from public;
+-- The projects trigger runs as the writer (svc_api in a request).
+grant execute on function app_private.project_archive_blockers(text, text) to svc_api;
+
+create or replace function app_private.tg_projects__status_change() returns trigger
+language plpgsql volatile
+set search_path = pg_catalog
+as $$
+declare
+  v_blockers text[];
+begin
+  if new.status = old.status then
+    return new;
+  end if;
+  if new.status = 'archived' then
+    v_blockers := app_private.project_archive_blockers(new.organization_id, new.id);
+    if cardinality(v_blockers) > 0 then
+      perform app_private.raise('SVC15', 'PROJECT_ARCHIVE_BLOCKED',
+        'the project has active work: ' || array_to_string(v_blockers, '; '));
+    end if;
+    new.archived_at := now();
+  else
+    new.archived_at := null;
+  end if;
+  return new;
+end
+$$;
+
+/** An organization's file policy (the defaults where it set none). */
+create or replace function app_private.file_policy(p_org text, out max_size_bytes bigint, out allowed_content_types text[],
+  out require_scan boolean)
+language plpgsql stable security definer
+set search_path = pg_catalog
+as $$
+begin
+  select coalesce(p.max_size_bytes, 104857600), coalesce(p.allowed_content_types, app_private.default_file_content_types()),
+         coalesce(p.require_scan, false)
+    into max_size_bytes, allowed_content_types, require_scan
+    from (select 1) one left join app.file_policies p on p.organization_id = p_org;
+end
+$$;
+
 /** The open tasks that depend on a task (they block archiving it), within its organization. */
 drop function app_private.task_archive_blockers(text);
 create function app_private.task_archive_blockers(p_org text, p_task_id text) returns text[]
@@ -408,6 +476,7 @@ begin
 end
 $$;
 revoke execute on function app_private.task_archive_blockers(text, text) from public;
+grant execute on function app_private.task_archive_blockers(text, text) to svc_api;
 
 create or replace function app_private.accounting_connection(p_org text) returns app.integration_connections
 language plpgsql stable security definer

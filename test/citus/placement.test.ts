@@ -50,7 +50,7 @@ if (CITUS_WORKERS.length === 0) {
     // turned each `(select app.fn())` into the call.
     const sublinks = await sql<{ name: string }[]>`
       select format('%s.%s "%s"', schemaname, tablename, policyname) as name from pg_policies
-       where schemaname in ('app', 'app_private') and concat_ws(' ', qual, with_check) ~* '\m(select|exists)\M'`;
+       where schemaname in ('app', 'app_private') and concat_ws(' ', qual, with_check) ~* ${'\\m(select|exists)\\M'}`;
     t.same(sublinks, [], 'no policy has a sublink');
 
     // What runs on a worker finds the same functions, views and policies there.

@@ -77,9 +77,10 @@ t.test('no row policy reads another table (Citus cannot evaluate one where the r
   for (const p of policies) t.notMatch(p.expr, /\b(exists|from)\b/i, `${p.name} reads no other table`);
 });
 
-t.test('every statement of a trigger that reads or writes a tenant table names organization_id', async (t) => {
+t.test('every statement of a trigger, and of the functions it calls, names the organization of the tenant rows it reads', async (t) => {
   // A trigger runs in its row's shard on Citus, where a lookup by id alone would ask every shard
-  // (refused from a shard). Read from the function bodies: a statement ends at its semicolon.
+  // (refused from a shard). Read from the function bodies (a statement ends at its semicolon): a
+  // statement that filters or joins a tenant table (WHERE, JOIN) needs an `organization_id =` condition.
   const { adminUrl } = await createTestDatabase(t);
   const sql = postgres(adminUrl, oneConnection);
   t.teardown(() => sql.end());
@@ -88,16 +89,19 @@ t.test('every statement of a trigger that reads or writes a tenant table names o
      where n.nspname in ('app', 'app_private') and c.relkind = 'r'
        and exists (select from pg_attribute a where a.attrelid = c.oid and a.attname = 'organization_id')`).map((r) => r.name)
     .filter((name) => !GLOBAL_TABLES[name]));
-  const triggers = await sql<{ fn: string; src: string }[]>`
-    select p.oid::regprocedure::text as fn, p.prosrc as src from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-     where n.nspname in ('app', 'app_private') and p.prorettype = 'trigger'::regtype
-       and exists (select from pg_trigger g where g.tgfoid = p.oid)`;
+  const fns = await sql<{ fn: string; name: string; src: string; trigger: boolean }[]>`
+    select p.oid::regprocedure::text as fn, format('%s.%s', n.nspname, p.proname) as name, p.prosrc as src,
+           exists (select from pg_trigger g where g.tgfoid = p.oid and not g.tgisinternal) as trigger
+      from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+     where n.nspname in ('app', 'app_private')`;
+  const triggers = fns.filter((f) => f.trigger);
   t.ok(triggers.length > 40, `${triggers.length} trigger functions`);
-  for (const { fn, src } of triggers) {
+  const called = new Set(triggers.flatMap((f) => [...f.src.matchAll(/\b(app(?:_private)?\.[a-z_]+)\s*\(/g)].map((m) => m[1]!)));
+  for (const { fn, src } of fns.filter((f) => f.trigger || called.has(f.name))) {
     for (const statement of src.split(';')) {
       const tables = [...statement.matchAll(/\b(?:from|join|update|into)\s+(app(?:_private)?\.[a-z_]+)/gi)].map((m) => m[1]!.toLowerCase());
-      if (tables.some((x) => tenant.has(x)) && /\bwhere\b/i.test(statement)) {
-        t.match(statement, /organization_id/, `${fn}: ${statement.replace(/\s+/g, ' ').trim().slice(0, 120)}`);
+      if (tables.some((x) => tenant.has(x)) && /\b(where|join)\b/i.test(statement)) {
+        t.match(statement, /organization_id\s*=|=\s*[a-z_.]*organization_id\b/i, `${fn}: ${statement.replace(/\s+/g, ' ').trim().slice(0, 120)}`);
       }
     }
   }

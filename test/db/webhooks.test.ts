@@ -62,10 +62,13 @@ t.test('runtime role: no context sees nothing; a client sees only its own; event
   t.same(notified, [''], 'another writer\'s commit notified the fan-out, once, with no payload (any role may LISTEN)');
   const [job] = await a.admin`select count(*)::int as n from graphile_worker.jobs`;
   t.equal(job!.n, 0, 'no job per event: the worker claims pending events in batches');
-  // What the fan-out does: a delivery, and its client among those who may read the event.
-  await a.admin`insert into app.webhook_deliveries (organization_id, client_id, endpoint_id, event_id)
-    values (${orgA}, ${c1.id}, ${e1!.id}, ${ev!.id})`;
-  await a.admin`update app.events set client_ids = array[${c1.id}] where organization_id = ${orgA} and id = ${ev!.id}`;
+  // The fan-out of the event (as the worker runs it): a delivery to c1's endpoint, and c1 among the
+  // clients who may read the event.
+  const fanned = await a.admin`select delivery_id from app_private.webhook_fanout_event(
+    (select e from app.events e where e.organization_id = ${orgA} and e.id = ${ev!.id}), 30)`;
+  t.equal(fanned.length, 1, 'one delivery, to c1\'s endpoint');
+  const [readers] = await a.admin`select client_ids from app.events where organization_id = ${orgA} and id = ${ev!.id}`;
+  t.same(readers!.client_ids, [c1.id], 'the fan-out names c1 among the event\'s readers');
 
   // Without a request context: nothing at all.
   for (const table of ['app.webhook_endpoints', 'app.webhook_deliveries', 'app.webhook_delivery_attempts', 'app.events',

@@ -235,3 +235,20 @@ t.test('filters and full-text search', async (t) => {
   t.same(await ids('search=invoice -login'), [a.id], 'web search syntax');
   t.same(await ids(`updated_since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`), []);
 });
+
+t.test('a ticket\'s file is there only for those who may read tickets', async (t) => {
+  const w = await world(t);
+  const c = (await create(w)).json;
+  // Uploaded and completed (no worker: it stays in its scan, which does not matter here).
+  const bytes = Buffer.from('diagnostic log\n');
+  const u = (await w.a.request({ method: 'POST', url: '/v1/files/uploads', token: w.token, headers: w.key(),
+    payload: { name: 'log.txt', content_type: 'text/plain', size_bytes: bytes.length, sha256: sha(bytes), linked_resource: { type: 'ticket', id: c.id } } })).json;
+  await w.a.request({ method: 'PUT', url: new URL(u.upload_url).pathname, payload: bytes, headers: { 'content-type': 'text/plain' } });
+  const file = (await w.a.request({ method: 'POST', url: `/v1/files/uploads/${u.id}/complete`, token: w.token, headers: w.key() })).json.id;
+  t.equal((await w.a.request({ url: `/v1/files/${file}`, token: w.token })).statusCode, 200, 'the manager finds it');
+  const finance = await w.a.token(await w.a.createClient(w.org, { roles: 'finance' }));
+  // The file's row policy follows the ticket's (db/migrations/20261205000100): not found, not forbidden.
+  assertProblem(t, await w.a.request({ url: `/v1/files/${file}`, token: finance }), 404, 'FILE_NOT_FOUND');
+  await w.a.cli('org', 'set-ticket-policy', '--org', w.org, '--finance-may-read', 'true');
+  t.equal((await w.a.request({ url: `/v1/files/${file}`, token: finance })).statusCode, 200, 'once finance may read tickets');
+});
