@@ -29,7 +29,7 @@ async function world(t: Test) {
   return { a, p, rt, rt2 };
 }
 
-const settings = ['svc.organization_id', 'svc.client_id', 'svc.roles', 'svc.context_mac'];
+const settings = ['svc.organization_id', 'svc.client_id', 'svc.roles', 'svc.read_flags', 'svc.context_mac'];
 
 t.test('a legitimate context works, and its settings copied elsewhere show nothing', async (t) => {
   const { a, p, rt, rt2 } = await world(t);
@@ -58,6 +58,23 @@ t.test('a legitimate context works, and its settings copied elsewhere show nothi
     return tx`select app.current_organization_id() as org, app.current_client_id() as client, app.current_roles() as roles`;
   });
   t.same(acc, { org: null, client: null, roles: [] }, 'the accessors the policies read return nothing');
+});
+
+t.test('the read flags are signed with the context: widened, the context is gone', async (t) => {
+  const { a, rt } = await world(t);
+  // A member-only client: no time entries, and tickets only as a member (the module is on).
+  const m = await a.createClient(await a.createOrg(), { roles: 'member' });
+  const r = await rt.begin(async (tx) => {
+    await beginRequest(tx, m);
+    const [before] = await tx`select current_setting('svc.read_flags') as flags, app_private.may_read_time_entries() as time,
+      app.current_organization_id() is not null as context`;
+    await tx`select set_config('svc.read_flags', 'tickets,internal_notes,time_entries', true)`;
+    const [after] = await tx`select app_private.may_read_time_entries() as time, app.current_organization_id() is not null as context`;
+    return { before, after, seen: await everything(a, tx) };
+  });
+  t.same(r.before, { flags: 'tickets,internal_notes', time: false, context: true }, 'the member\'s flags: tickets and notes');
+  t.same(r.after, { time: false, context: false }, 'time entries flag added by hand: the signature fails, no context at all');
+  t.same(Object.entries(r.seen).filter(([, n]) => n > 0), [], 'and every api view is empty');
 });
 
 t.test('ids are not credentials; revoked secrets and disabled clients end the context at once', async (t) => {
