@@ -155,60 +155,6 @@ begin
 end
 $$;
 
-/** begin_request without a correlated subquery (the secret's standing is a join): Citus plans a
- * correlated subquery for every shard, which a delegated call may not reach. */
-create or replace function api.begin_request(p_organization_id text, p_token text, p_required_roles text[] DEFAULT NULL::text[], p_context boolean DEFAULT true)
- RETURNS TABLE(outcome text, organization_id text, svc_roles text[], principal jsonb)
-language plpgsql volatile security definer
-set search_path = pg_catalog
-as $function$
-declare
-  c record;
-begin
-  -- Joins only (no correlated subquery): Citus plans it for the one shard the organization names.
-  select cl.id, cl.organization_id, cl.name, cl.license_level, cl.license_source, cl.license_status,
-         cl.status, cl.svc_roles, o.status as org_status, o.plan as org_plan, s.id is not null as secret_active
-    into c
-    from app_private.access_tokens t
-    join app.api_clients cl on cl.organization_id = t.organization_id and cl.id = t.client_id
-    join app.organizations o on o.id = cl.organization_id
-    left join app.client_secrets s on s.organization_id = t.organization_id and s.id = t.secret_id and s.revoked_at is null
-   where t.organization_id = p_organization_id and t.token_sha256 = sha256(convert_to(p_token, 'UTF8'))
-     and t.expires_at > now();
-  if not found or c.status = 'deleted' or not c.secret_active then
-    outcome := 'invalid_token';
-  elsif c.status = 'disabled' then
-    outcome := 'client_disabled';
-  elsif c.org_status = 'suspended' then
-    outcome := 'org_subscription_inactive';
-  elsif c.license_status <> 'active' or c.org_plan in ('trial', 'team') then
-    outcome := 'license_inactive';
-  elsif p_required_roles is not null and not (p_required_roles && c.svc_roles) then
-    outcome := 'role_required';
-    svc_roles := c.svc_roles;
-  else
-    if p_context then
-      perform app_private.set_context(c.organization_id, c.id, c.svc_roles);
-      -- The API wakes the fan-out itself once this transaction has committed, if an event of it
-      -- needs one (emit_event then sets 'due').
-      perform set_config('svc.fanout_wake', 'after_commit', true);
-    end if;
-    outcome := 'ok';
-    organization_id := c.organization_id;
-    svc_roles := c.svc_roles;
-    principal := jsonb_build_object(
-      'object', 'api_client_principal',
-      'id', c.id,
-      'name', c.name,
-      'organization_id', c.organization_id,
-      'license', jsonb_build_object('level', c.license_level, 'source', c.license_source, 'status', 'active'),
-      'svc_roles', to_jsonb(c.svc_roles),
-      'record_access', 'organization_wide_by_role',
-      'scope', 'svc.api');
-  end if;
-  return next;
-end
-$function$;
 
 /** 4. On Citus: the directory stays on the coordinator; the three calls that carry the
  * organization first run whole on its worker (force_delegation: also inside BEGIN … COMMIT), in a

@@ -119,7 +119,9 @@ begin
 end
 $$;
 
-/** begin_request signs the read flags it computes from the organization it already joins. */
+/** begin_request signs the read flags it computes from the organization it already joins; the
+ * secret's standing is a join, not a correlated subquery (Citus plans one for every shard, which a
+ * delegated call may not reach). */
 create or replace function api.begin_request(p_organization_id text, p_token text, p_required_roles text[] DEFAULT NULL::text[], p_context boolean DEFAULT true)
  RETURNS TABLE(outcome text, organization_id text, svc_roles text[], principal jsonb)
 language plpgsql volatile security definer

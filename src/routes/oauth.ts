@@ -95,6 +95,8 @@ export function tokenRoute(app: AppContext): ServerRoute {
     }
     const creds = basicCredentials(header(request, 'authorization'));
     if (!creds) return tokenError(h, 'INVALID_CLIENT', {}, 'send the client id and secret as HTTP Basic credentials');
+    // No client id or secret holds U+0000 (PostgreSQL text cannot): such credentials match no client.
+    if (creds.id.includes('\u0000') || creds.secret.includes('\u0000')) return tokenError(h, 'INVALID_CLIENT');
     const form = (request.payload ?? {}) as Record<string, unknown>;
     if (Array.isArray(form.grant_type) || Array.isArray(form.scope)) {
       return tokenError(h, 'INVALID_REQUEST', {}, 'each parameter may appear only once');

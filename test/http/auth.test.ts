@@ -626,3 +626,13 @@ t.test('401 resource responses carry a Bearer challenge', async (t) => {
     t.match(String(bad.headers['www-authenticate']), /error="invalid_token"/, `${url}: error="invalid_token" for a bad token`);
   }
 });
+
+t.test('token endpoint: credentials holding U+0000 are invalid, not a server error', async (t) => {
+  const a = await startApp(t);
+  for (const [id, secret] of [['apic_a%00b', 'x'], ['\u0000', 'x'], ['apic_x', 'x%00y']]) {
+    const res = await a.request({ method: 'POST', url: '/oauth/token', payload: 'grant_type=client_credentials&scope=svc.api',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${id}:${secret}`).toString('base64') } });
+    t.equal(res.statusCode, 401, `${JSON.stringify(id)}:${JSON.stringify(secret)}`);
+    t.equal(res.json?.code, 'INVALID_CLIENT');
+  }
+});
