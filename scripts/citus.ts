@@ -35,7 +35,12 @@ export async function startCluster(basePort = citusPort()): Promise<Cluster> {
   // Two-phase commit for multi-shard writes; the rest as Citus's own test clusters run it.
   // No TLS between nodes on one machine (libpq would also look for client certificates in the
   // starting user's home).
-  const options = '-c shared_preload_libraries=citus -c max_prepared_transactions=300 -c max_worker_processes=32 -c citus.node_conninfo=sslmode=disable';
+  // A delegated call reaches its worker as text with its arguments written out (a token among
+  // them): a worker logs no failing statement and no error context, where they would show.
+  // CITUS_LOG_STATEMENTS=1 keeps both, to read why a statement failed on a worker.
+  const logging = process.env.CITUS_LOG_STATEMENTS === '1' ? '' : ' -c log_min_error_statement=panic -c log_error_verbosity=terse';
+  const options = '-c shared_preload_libraries=citus -c max_prepared_transactions=300 -c max_worker_processes=32 -c citus.node_conninfo=sslmode=disable'
+    + logging;
   const nodes: EmbeddedHandle[] = [];
   for (const [i, name] of ['citus-coordinator', 'citus-worker1', 'citus-worker2'].entries()) {
     nodes.push(await startEmbedded(name, basePort + i, { nativeDir: CITUS_PG, version: 'debian-15', options }));

@@ -2,6 +2,7 @@
 // whenever a run's log grows (app_private.run_event: at commit by the worker, after the commit by the
 // API, see wakeAfterCommit), with an opaque name of the run (any role may LISTEN, so not its id); the
 // hub wakes the streams of that run, which then read what is new. Idle streams hold no database connection.
+import { requestOrganization } from '../db/cluster.ts';
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.ts';
@@ -26,7 +27,9 @@ export class RunEventHub {
 
   /** Subscribes before the caller's first read, so nothing appended in between is missed. */
   async subscribe(runId: string, s: RunSubscriber): Promise<() => void> {
-    const name = runWakeName(await (this.listening ??= this.listen()), runId);
+    // Outside the request's organization (src/db/cluster.ts): the LISTEN connection and the wake-ups
+    // it delivers serve every organization's streams.
+    const name = runWakeName(await (this.listening ??= requestOrganization.exit(() => this.listen())), runId);
     let set = this.subscribers.get(name);
     if (!set) this.subscribers.set(name, set = new Set());
     set.add(s);

@@ -5,6 +5,7 @@ import type { DB } from './schema.ts';
 import type { Config } from '../config.ts';
 import { Breaker, isConnectionFailure, isReadOnlySession, isUnreachable, reconnectBackoff, unavailable } from './faults.ts';
 import { Progress, driverState, verify, type DriverPoolState } from './watchdog.ts';
+import type { ClusterRouting, Routed } from './cluster.ts';
 
 export type Db = Kysely<DB>;
 export type Tx = Transaction<DB>;
@@ -36,6 +37,11 @@ export interface Database {
   /** One autocommit statement on the pool, without reserving a connection (the one-statement
    * reads): same breaker, deadline for a free connection and prepared statements as `db`. */
   query: <R = Record<string, any>>(compiled: Statement, opts?: { point?: boolean }) => Promise<R[]>;
+  /** On a Citus coordinator: each statement of a request goes to its organization's worker
+   * (src/db/cluster.ts). Set once at start-up, before requests. */
+  routeTo: (routing: ClusterRouting) => void;
+  /** True once routeTo was called: the database is a Citus coordinator. */
+  readonly routed: boolean;
   close: () => Promise<void>;
 }
 
@@ -90,8 +96,16 @@ export function pipelinedRead<R>(statement: RawBuilder<R>): RawBuilder<{ later: 
  * Reserved connections here prepare (and cache per connection) every statement, pipeline
  * `begin` with the transaction's first statement instead of waiting a round trip for it, and
  * a PIPELINED statement with the one after it. */
+/** A routed statement's rows as the driver would have given the statement itself: a statement
+ * without rows answers its row count through the call, read back as its own command's count. */
+function unrouted(routed: Routed | undefined, rows: postgres.RowList<postgres.Row[]>): postgres.RowList<postgres.Row[]> {
+  if (!routed?.count) return rows;
+  return Object.assign([], { command: routed.count.command, count: Number(rows[0]?.count ?? 0) }) as never;
+}
+
 function preparingDriver(pool: () => Generation, counts: { inUse: number; waiting: number; size: number }, prepare: boolean,
-  deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker, late: (pool: 'transactions', ms: number, sql: postgres.Sql) => void) {
+  deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker, late: (pool: 'transactions', ms: number, sql: postgres.Sql) => void,
+  routing: { current?: ClusterRouting }) {
   /** A connection failure anywhere opens the breaker; the error goes on to the caller. */
   const watch = <T>(p: Promise<T>): Promise<T> => p.catch((e) => {
     if (isUnreachable(e)) breaker.failed(e);
@@ -156,7 +170,13 @@ function preparingDriver(pool: () => Generation, counts: { inUse: number; waitin
             }));
             return Object.assign([], { command: 'BEGIN', count: 0 });
           }
-          const result = seen(watch(connection.unsafe(query, parameters as postgres.ParameterOrJSON<never>[], { prepare })));
+          // One server has no routing: no await, so no statement waits a turn for it.
+          const routing_ = routing.current?.route(query, parameters);
+          const routed = routing_ ? await routing_ : undefined;
+          const result = routed
+            ? seen(watch(connection.unsafe(routed.sql, routed.parameters as postgres.ParameterOrJSON<never>[], { prepare })))
+              .then((rows) => unrouted(routed, rows))
+            : seen(watch(connection.unsafe(query, parameters as postgres.ParameterOrJSON<never>[], { prepare })));
           if (query.startsWith(PIPELINED)) {
             sendAhead(result);
             return Object.assign([], { command: 'SELECT', count: 0 });
@@ -205,13 +225,20 @@ function preparingDriver(pool: () => Generation, counts: { inUse: number; waitin
  * once sent (postgres.js sets `state`), only statement_timeout bounds it. */
 function pooledQuery(current: () => Generation, pool: 'reads' | 'points', prepare: boolean,
   deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker,
-  counts: { inFlight: number }, late: (pool: 'reads' | 'points', ms: number, sql: postgres.Sql) => void) {
+  counts: { inFlight: number }, late: (pool: 'reads' | 'points', ms: number, sql: postgres.Sql) => void,
+  routing: { current?: ClusterRouting }) {
   const query = async <R>(compiled: Statement, retried = false): Promise<R[]> => {
+    // Routed (a Citus coordinator) before the breaker admits it: a routing that fails leaves no
+    // probe taken and never released.
+    const routing_ = routing.current?.route(compiled.sql, compiled.parameters as unknown[]);
+    const routed = routing_ ? await routing_ : undefined;
     const admitted = breaker.admit();
     if (admitted === 'reject') throw unavailable();
     const ms = admitted === 'probe' ? deadlines.connectMs : deadlines.acquireMs;
     const { sql, statements: progress } = current();
-    const q = sql.unsafe(compiled.sql, compiled.parameters as postgres.ParameterOrJSON<never>[], { prepare });
+    const q = routed
+      ? sql.unsafe(routed.sql, routed.parameters as postgres.ParameterOrJSON<never>[], { prepare })
+      : sql.unsafe(compiled.sql, compiled.parameters as postgres.ParameterOrJSON<never>[], { prepare });
     let timedOut = false;
     let lost = false;
     const timer = setTimeout(() => {
@@ -223,7 +250,7 @@ function pooledQuery(current: () => Generation, pool: 'reads' | 'points', prepar
     counts.inFlight++;
     const sent = progress.start();
     try {
-      const rows = await q;
+      const rows = unrouted(routed, await q);
       breaker.succeeded();
       return rows as unknown as R[];
     } catch (e) {
@@ -347,13 +374,14 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
     for (const l of lateListeners) l(state);
   };
   const deadlines = { acquireMs: opts.acquireTimeoutMs ?? 5000, connectMs: opts.connectTimeoutMs ?? 5000 };
+  const routing: { current?: ClusterRouting } = {};
   const db = new Kysely<DB>({
     dialect: new PostgresJSDialect({
-      postgres: (async () => preparingDriver(() => pools.transactions, counts, prepare, deadlines, breaker, late)) as never,
+      postgres: (async () => preparingDriver(() => pools.transactions, counts, prepare, deadlines, breaker, late, routing)) as never,
     }),
   });
-  const readQuery = pooledQuery(() => pools.reads, 'reads', prepare, deadlines, breaker, reads, late);
-  const pointQuery = pooledQuery(() => pools.points, 'points', prepare, deadlines, breaker, points, late);
+  const readQuery = pooledQuery(() => pools.reads, 'reads', prepare, deadlines, breaker, reads, late, routing);
+  const pointQuery = pooledQuery(() => pools.points, 'points', prepare, deadlines, breaker, points, late, routing);
 
   // The watchdog (src/db/watchdog.ts): a pool whose work made no progress, or whose wait or
   // statement passed the acquire deadline, is checked against the database on a connection of its
@@ -407,6 +435,8 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
     },
     onPoolRebuilt: (l) => { rebuiltListeners.push(l); },
     query: (compiled, o) => o?.point && points.inFlight < pointPipeline ? pointQuery(compiled) : readQuery(compiled),
+    routeTo: (r) => { routing.current = r; },
+    get routed() { return routing.current !== undefined; },
     stats: () => ({ ...counts, unreachable: breaker.open }),
     unreachable: () => breaker.open,
     onUnreachable: (l) => breaker.onTrip(l),
@@ -414,6 +444,7 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
     // postgres.js can wait forever for idle connections to end (porsager/postgres#925): bound it.
     close: async () => {
       clearInterval(watchdog);
+      await routing.current?.close?.();
       await db.destroy();
       await Promise.all([...Object.values(pools).map((p) => p.sql), listener].map((p) => p.end({ timeout: 5 })));
     },

@@ -2,6 +2,7 @@
 import type { Request } from '@hapi/hapi';
 import type { Config } from '../config.ts';
 import type { AcquireTimeout, Database } from '../db/database.ts';
+import { clusterRoutingFor } from '../db/cluster.ts';
 import { TokenService, type TokenClaims } from '../auth/tokens.ts';
 import { deriveKey } from '../auth/sealing.ts';
 import { RateLimiter } from './rate-limit.ts';
@@ -96,6 +97,10 @@ export async function createAppContext(config: Config, database: Database,
     refreshMs: config.signingKeyRefreshMs,
   });
   await tokens.init();
+  // A Citus coordinator: each request's statements go to its organization's worker (src/db/cluster.ts).
+  const routing = await clusterRoutingFor(config.runtimeDatabaseUrl,
+    { statementTimeoutMs: config.dbTimeouts.statementMs, connectTimeoutMs: config.dbTimeouts.connectMs });
+  if (routing) database.routeTo(routing);
   const { limit, windowSeconds } = config.rateLimit;
   const policy = `"default";q=${limit};w=${windowSeconds}`;
   const limiter = new RateLimiter(database.db, limit, windowSeconds);

@@ -231,6 +231,14 @@ export function databaseUnavailable(e: unknown): ApiError {
       : 'the database is not reachable right now; retry the request', { headers: { 'Retry-After': timeout ? '2' : '5' } });
 }
 
+/** A Citus worker's error reaches the coordinator without its constraint field, and names the
+ * constraint in its message: a shard's index by the table's name and the shard id
+ * (`projects_code_unique_102008`), a check constraint by its own name. */
+function constraintOfShard(message: string | undefined): string {
+  const name = /constraint "([a-z0-9_]+)"/.exec(message ?? '')?.[1] ?? '';
+  return name in CONSTRAINTS ? name : name.replace(/_\d+$/, '');
+}
+
 /** Maps a database error to an ApiError, or returns undefined (an unexpected error: 500). */
 export function fromDatabaseError(e: unknown): ApiError | undefined {
   const pg = e as PgError;
@@ -258,7 +266,8 @@ export function fromDatabaseError(e: unknown): ApiError | undefined {
       ? { errors: [{ pointer, detail: detail ?? code, code }] }
       : {});
   }
-  const constraint = CONSTRAINTS[pg.constraint_name ?? pg.constraint ?? ''];
+  // Integrity violations (class 23) only: another error's message may echo the client's input.
+  const constraint = CONSTRAINTS[pg.constraint_name ?? pg.constraint ?? (pg.code.startsWith('23') ? constraintOfShard(pg.message) : '')];
   if (constraint) {
     return new ApiError(constraint.code, constraint.detail,
       { errors: [{ pointer: constraint.pointer, detail: constraint.detail, code: constraint.code }] });

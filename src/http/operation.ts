@@ -9,6 +9,7 @@ import type Joi from 'joi';
 import { createHash, randomBytes } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
 import { pipelined, pipelinedRead, runAgainIfLostAtBegin, type Tx } from '../db/database.ts';
+import { requestOrganization } from '../db/cluster.ts';
 import { parseJsonBody } from './body-limits.ts';
 import { ApiError, PROBLEMS, type FieldError, type ProblemCode, fromDatabaseError, problemResponse } from './errors.ts';
 import type { AppContext } from './context.ts';
@@ -387,272 +388,279 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
         ? undefined
         // Bytes, not parsed: the body's shape is measured before anything recursive reads it (body-limits.ts).
         : { allow: 'application/json', maxBytes: 1024 * 1024, failAction: 'error', parse: 'gunzip', output: 'data' },
-      handler: async (request: Request, h: ResponseToolkit) => {
-        const requestId = requestIdOf(request);
-        const rateHeaders: Record<string, string> = {};
-        try {
-          // The raw request target: `request.url` would build a URL object hapi's fast path avoids (~20 µs).
-          const target = request.raw.req.url ?? '';
-          if (target.length > MAX_URI_LENGTH) {
-            throw new ApiError('URI_TOO_LONG', `the path and query string exceed ${MAX_URI_LENGTH} characters`);
-          }
-          // PostgreSQL text cannot hold U+0000 (22021): a parameter holding it is malformed, not a 500 or a 422.
-          if (target.includes('%00')) {
-            throw new ApiError('INVALID_REQUEST', 'a path or query parameter holds U+0000 (%00)');
-          }
-          // As hapi parsed it before: ahead of authentication, so that a malformed body is answered alike.
-          if (Buffer.isBuffer(request.payload)) (request as { payload: unknown }).payload = parseJsonBody(request.payload);
-          const claims = await app.authenticate(request);
-          const rl = await app.rateLimit(`client:${claims.clientId}`);
-          Object.assign(rateHeaders, rl.headers);
-          if (!rl.allowed) {
-            throw new ApiError('RATE_LIMITED', `rate limit exceeded; retry after ${rl.resetSeconds} s`,
-              { headers: { 'Retry-After': String(rl.resetSeconds) } });
-          }
-          // The one-statement reads come first, before the closures the other paths share are made:
-          // a read is the most frequent request, and each closure costs it an allocation (and, under
-          // tsx, a name defined on it).
-          if (op.principalOnly) return await answerPrincipal(op, app, request, h, claims, rateHeaders);
-          let plan: ReadStatement | undefined;
-          let planError: unknown;
-          if (op.statement) {
-            try {
-              plan = op.statement({
-                params: validate(op.params, request.params, 'params'), query: validate(op.query, request.query, 'query'),
-                app, request, requestId, route: `${op.method} ${routeTemplate}`,
-              });
-            } catch (e) {
-              planError = e;
-            }
-            if (plan) return await answerStatement(op, plan, app, h, claims, rateHeaders);
-          }
-          const run = <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => runAgainIfLostAtBegin(() => app.database.db.transaction().execute(fn));
-          const validateInput = () => ({
-            params: validate(op.params, request.params, 'params'),
-            query: validate(op.query, request.query, 'query'),
-            body: validate(op.body, op.bodyOptional && request.payload === null ? {} : request.payload, 'body', op.fieldCodes),
-          });
-          const beginStatement = (idempotency?: { key: string; fingerprint: string }) => {
-            const beginRequest = sql`api.begin_request(${claims.organizationId}, ${claims.token}, ${rolesOf(op)}::text[], true)`;
-            // With an Idempotency-Key, the key is claimed in the same statement (one round trip less
-            // per create): the claim runs only after begin_request succeeded, gated by an InitPlan
-            // as the one-statement reads are. A request that then fails validation rolls it back.
-            const statement = idempotency
-              ? sql<Begun & Claim>`
-                  with request as materialized (select * from ${beginRequest}),
-                       claim as materialized (
-                         select c.* from api.idempotency_claim(${op.method}, ${routeTemplate}, ${idempotency.key}, ${idempotency.fingerprint}) c
-                          where exists (select from request where request.outcome = 'ok'))
-                  select request.*, claim.state as claim_state, claim.response_status as claim_response_status,
-                         claim.response_headers as claim_response_headers, claim.response_body as claim_response_body
-                    from request left join claim on true`
-              : sql<Begun & Claim>`select * from ${beginRequest}`;
-            return statement;
-          };
-          const claimOf = (begun: Begun & Claim) => begun.claim_state === undefined || begun.claim_state === null ? undefined : {
-            state: begun.claim_state, response_status: begun.claim_response_status!,
-            response_headers: begun.claim_response_headers!, response_body: begun.claim_response_body!,
-          };
-          const begin = async (tx: Tx, idempotency?: { key: string; fingerprint: string }) => {
-            const statement = beginStatement(idempotency);
-            const [begun] = (await statement.execute(tx)).rows;
-            if (!begun || begun.outcome !== 'ok') throw outcomeError(op, begun?.outcome);
-            const principal: Principal = {
-              clientId: claims.clientId, organizationId: begun.organization_id, roles: begun.svc_roles, doc: begun.principal,
-            };
-            const { params, query, body } = validateInput();
-            return { principal, params, query, body, claim: claimOf(begun) };
-          };
-          const headerChecks = () => {
-            let ifMatch: number[] = [];
-            if (op.ifMatch) {
-              const parsed = parseIfMatch(header(request, 'if-match'));
-              if (!parsed) throw new ApiError('PRECONDITION_REQUIRED', 'send If-Match with the ETag from your last read of this resource');
-              ifMatch = parsed;
-            }
-            let key: string | undefined;
-            if (op.idempotencyKey) {
-              key = header(request, 'idempotency-key');
-              if (key === undefined) throw new ApiError('IDEMPOTENCY_KEY_REQUIRED', 'send a unique Idempotency-Key header with this request');
-              if (!IDEMPOTENCY_KEY.test(key)) throw new ApiError('IDEMPOTENCY_KEY_INVALID', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
-            }
-            return { ifMatch, key };
-          };
-          const send = (result: Answer) => sendAnswer(h, result, rateHeaders);
-          if (op.stream) {
-            const read = <T>(fn: (tx: Tx) => Promise<T>) => app.database.db.transaction().execute(async (tx) => {
-              await begin(tx);
-              return fn(tx);
-            });
-            const { params, query } = await read(async () => ({
-              params: validate(op.params, request.params, 'params'), query: validate(op.query, request.query, 'query'),
-            }));
-            return await op.stream({ clientId: claims.clientId, params, query, app, request, h, headers: rateHeaders, read });
-          }
-          if (op.statement) {
-            // Its input was invalid: who is asking is answered before what was asked, as in every other operation.
-            await run(begin);
-            throw planError;
-          }
-          let preflight: unknown;
-          if (op.preflight) {
-            const read = <T>(fn: (tx: Tx) => Promise<T>) => app.database.db.transaction().execute(async (tx) => {
-              await begin(tx);
-              return fn(tx);
-            });
-            // Every check that needs no network comes first; a request whose key already has a
-            // stored response goes straight to the replay below, with nothing sent anywhere.
-            const checked = await app.database.db.transaction().execute(async (tx) => {
-              const c = await begin(tx);
-              const h = headerChecks();
-              const stored = h.key !== undefined && (await sql<{ stored: boolean }>`
-                select api.idempotency_stored(${op.method}, ${routeTemplate}, ${h.key}) as stored`.execute(tx)).rows[0]?.stored === true;
-              return { ...c, ifMatch: h.ifMatch, stored };
-            });
-            if (!checked.stored) preflight = await op.preflight({ ...checked, app, request, read });
-          }
-          // Whether an event of this transaction waits for a fan-out wake-up (emit_event sets it
-          // instead of a NOTIFY, whose lock would serialize the commits), and the wake names of runs
-          // whose logs it appended to (app_private.run_event), for the same reason: read with COMMIT.
-          // (An object, not the promise itself: awaiting the read before COMMIT would cost a round trip.)
-          const wakeAfter = async (tx: Tx) => (await pipelinedRead(sql<{ due: boolean; runs: string | null }>`
-            select current_setting('svc.fanout_wake', true) = 'due' as due,
-                   nullif(current_setting('svc.run_wake', true), '') as runs`).execute(tx)).rows[0]!;
-          /** A stored response to replay, or the error for a key in flight or reused. */
-          const claimAnswer = (claim: NonNullable<ReturnType<typeof claimOf>>) => {
-            if (claim.state === 'in_flight') {
-              throw new ApiError('IDEMPOTENCY_KEY_IN_USE', 'the first request with this key is still being processed',
-                { headers: { 'Retry-After': '1' } });
-            }
-            if (claim.state === 'mismatch') {
-              throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different request');
-            }
-            if (claim.state === 'replay' && op.oneTimeSecret) {
-              const id = (JSON.parse(claim.response_body || '{}') as { id?: string }).id;
-              throw new ApiError('WEBHOOK_SECRET_NOT_AVAILABLE',
-                `the secret was shown once, in the first response to this request${id ? ` (${id})` : ''}; rotate the secret to get a new one`,
-                { members: id ? { resource_id: id } : {} });
-            }
-            return claim.state === 'replay'
-              ? { replay: true as const, status: claim.response_status, headers: claim.response_headers, body: claim.response_body }
-              : undefined;
-          };
-          /** The claim, the command with its response stored under the key, and the wake-up read, all
-           * sent behind BEGIN without waiting: they answer with COMMIT, in one round trip. The command
-           * runs only under a fresh claim (a one-time filter on the mark idempotency_claim sets), so a
-           * replay, a reuse, a key in flight or a refused caller runs nothing; PostgreSQL builds the
-           * response (body text, Location, ETag), stores it with the key and returns it. */
-          const sendTogether = async (tx: Tx, idempotency: { key: string; fingerprint: string }, command: Command) => {
-            const claimed = (await pipelinedRead(beginStatement(idempotency)).execute(tx)).rows[0]!.later;
-            const done = (await pipelinedRead(sql<{ body: string; headers: Record<string, string> }>`
-              with c as materialized (
-                     select c.doc, c.version from (${command.statement}) c where current_setting('svc.claimed', true) = 'yes'),
-                   r as materialized (
-                     select app_private.wire_json(c.doc) as body,
-                            jsonb_strip_nulls(jsonb_build_object('Location', ${command.location ?? null}::text || (c.doc ->> 'id'),
-                              'ETag', '"' || c.version || '"')) as headers
-                       from c),
-                   -- Under a fresh claim exactly one row is stored and sent: any other count fails the
-                   -- transaction (a 500, our bug), so the key is not left claimed with no response.
-                   not_one as materialized (
-                     select api.command_answered(count(*)) from r
-                     having count(*) <> 1 and current_setting('svc.claimed', true) = 'yes')
-              select r.body, r.headers,
-                     api.idempotency_complete(${op.method}, ${routeTemplate}, ${idempotency.key}, ${op.response.status}::integer, r.headers, r.body) as stored
-                from r
-               where not exists (select from not_one)`).execute(tx)).rows[0]!.later;
-            return { claimed, done, wake: (await wakeAfter(tx)).later };
-          };
-          const release = op.concurrency ? await op.concurrency(app).acquire() : undefined;
-          const result = await run(async (tx) => {
-            // The headers are read first (the key is claimed with begin_request), but their errors
-            // are answered after who is asking and what was asked, as before.
-            let checkedHeaders: ReturnType<typeof headerChecks> | undefined;
-            let headerError: unknown;
-            try { checkedHeaders = headerChecks(); } catch (e) { headerError = e; }
-            const idempotency = checkedHeaders?.key === undefined ? undefined : {
-              key: checkedHeaders.key,
-              fingerprint: createHash('sha256')
-                .update(request.path).update('\n').update(canonicalJson(request.payload ?? null)).digest('hex'),
-            };
-            // A command whose input is valid goes out with the claim, the whole transaction in one
-            // round trip; otherwise the errors are answered in their usual order (who is asking,
-            // then what was asked) below.
-            if (op.command && idempotency && !op.ifMatch && !op.preflight && !op.concurrency && !op.replayed && !op.oneTimeSecret && !op.storedBody) {
-              let command: Command | undefined;
-              try {
-                command = op.command({ ...validateInput(), request });
-              } catch {
-                command = undefined;
-              }
-              if (command) return { together: await sendTogether(tx, idempotency, command) };
-            }
-            const { principal, params, query, body, claim } = await begin(tx, idempotency);
-            if (headerError !== undefined || !checkedHeaders) throw headerError;
-            const { ifMatch, key } = checkedHeaders;
-
-            if (key !== undefined) {
-              if (!claim) throw new Error('the Idempotency-Key was not claimed');
-              const replay = claimAnswer(claim);
-              if (replay) {
-                const body = op.replayed ? await op.replayed({ tx, app, request }, replay.body) : replay.body;
-                return { ...replay, body };
-              }
-            }
-
-            const out = await handler!({
-              tx, principal, params, query, body, ifMatch, requestId, app, request, preflight,
-              route: `${op.method} ${routeTemplate}`,
-            });
-            const status = out.status ?? op.response.status;
-            const headers: Record<string, string> = { ...(out.headers ?? {}) };
-            if (out.version !== undefined) headers.ETag = etagOf(out.version);
-            const payload = out.body === undefined ? '' : JSON.stringify(wireOrder(out.body));
-            if (key !== undefined) {
-              const stored = op.oneTimeSecret && out.body && typeof out.body === 'object'
-                ? JSON.stringify(wireOrder({ ...(out.body as Record<string, unknown>), secret: undefined }))
-                : op.storedBody && out.body && typeof out.body === 'object'
-                  ? JSON.stringify(wireOrder(op.storedBody(out.body as Record<string, unknown>)))
-                  : payload;
-              // Sent with COMMIT in one round trip; a failure here fails the commit with this error.
-              await pipelined(sql`select api.idempotency_complete(${op.method}, ${routeTemplate}, ${key}, ${status}, ${headers as any}::jsonb, ${stored})`).execute(tx);
-            }
-            // Also with COMMIT: whether an event of this transaction waits for a fan-out wake-up
-            // (emit_event sets it instead of a NOTIFY, whose lock would serialize the commits).
-            // And the wake names of runs whose logs it appended to (app_private.run_event), for the same reason.
-            const wake = op.method === 'GET' ? undefined : (await wakeAfter(tx)).later;
-            return { replay: false as const, status, headers, body: payload, wake };
-          }).finally(() => release?.());
-          if ('together' in result && result.together) {
-            // Committed: every statement answered, and an error of any of them was thrown by COMMIT.
-            const { claimed, done, wake } = result.together;
-            const [begun] = await claimed;
-            if (!begun || begun.outcome !== 'ok') throw outcomeError(op, begun?.outcome);
-            const claim = claimOf(begun);
-            if (!claim) throw new Error('the Idempotency-Key was not claimed');
-            const replay = claimAnswer(claim);
-            if (replay) return send(replay);
-            const [row] = await done;
-            if (!row) throw new Error(`${op.operationId}: the command gave no row`);
-            const [woken] = await wake;
-            if (woken?.due) app.wakeFanout();
-            if (woken?.runs) app.runEvents.wakeAfterCommit(woken.runs.split(','));
-            return send({ replay: false, status: op.response.status, headers: row.headers, body: row.body });
-          }
-          // Committed (so the read above has answered): its events wait for this wake-up, not for a NOTIFY.
-          const woken = !result.replay && result.wake ? (await result.wake)[0] : undefined;
-          if (woken?.due) app.wakeFanout();
-          if (woken?.runs) app.runEvents.wakeAfterCommit(woken.runs.split(','));
-          return send(result);
-        } catch (e) {
-          const err = e instanceof ApiError ? e : fromDatabaseError(e);
-          if (!err) throw e;
-          if (err.code === 'SERVICE_UNAVAILABLE' && !(e instanceof ApiError)) app.reportUnavailable(e, `${op.method} ${routeTemplate}`);
-          const res = problemResponse(h, err, requestId, request.path);
-          for (const [k, v] of Object.entries(rateHeaders)) res.header(k, v);
-          return res;
-        }
-      },
+      handler: (request: Request, h: ResponseToolkit) => (app.database.routed
+        ? requestOrganization.run({ organizationId: undefined }, () => handle(request, h))
+        : handle(request, h)),
     },
   };
+  async function handle(request: Request, h: ResponseToolkit) {
+    const requestId = requestIdOf(request);
+    const rateHeaders: Record<string, string> = {};
+    try {
+      // The raw request target: `request.url` would build a URL object hapi's fast path avoids (~20 µs).
+      const target = request.raw.req.url ?? '';
+      if (target.length > MAX_URI_LENGTH) {
+        throw new ApiError('URI_TOO_LONG', `the path and query string exceed ${MAX_URI_LENGTH} characters`);
+      }
+      // PostgreSQL text cannot hold U+0000 (22021): a parameter holding it is malformed, not a 500 or a 422.
+      if (target.includes('%00')) {
+        throw new ApiError('INVALID_REQUEST', 'a path or query parameter holds U+0000 (%00)');
+      }
+      // As hapi parsed it before: ahead of authentication, so that a malformed body is answered alike.
+      if (Buffer.isBuffer(request.payload)) (request as { payload: unknown }).payload = parseJsonBody(request.payload);
+      const claims = await app.authenticate(request);
+      const rl = await app.rateLimit(`client:${claims.clientId}`);
+      Object.assign(rateHeaders, rl.headers);
+      if (!rl.allowed) {
+        throw new ApiError('RATE_LIMITED', `rate limit exceeded; retry after ${rl.resetSeconds} s`,
+          { headers: { 'Retry-After': String(rl.resetSeconds) } });
+      }
+      // On a Citus coordinator, every statement from here on goes to the organization's worker
+      // (src/db/cluster.ts): the handler runs in a scope that names it (see toRoute).
+      const scope = requestOrganization.getStore();
+      if (scope) scope.organizationId = claims.organizationId;
+      // The one-statement reads come first, before the closures the other paths share are made:
+      // a read is the most frequent request, and each closure costs it an allocation (and, under
+      // tsx, a name defined on it).
+      if (op.principalOnly) return await answerPrincipal(op, app, request, h, claims, rateHeaders);
+      let plan: ReadStatement | undefined;
+      let planError: unknown;
+      if (op.statement) {
+        try {
+          plan = op.statement({
+            params: validate(op.params, request.params, 'params'), query: validate(op.query, request.query, 'query'),
+            app, request, requestId, route: `${op.method} ${routeTemplate}`,
+          });
+        } catch (e) {
+          planError = e;
+        }
+        if (plan) return await answerStatement(op, plan, app, h, claims, rateHeaders);
+      }
+      const run = <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => runAgainIfLostAtBegin(() => app.database.db.transaction().execute(fn));
+      const validateInput = () => ({
+        params: validate(op.params, request.params, 'params'),
+        query: validate(op.query, request.query, 'query'),
+        body: validate(op.body, op.bodyOptional && request.payload === null ? {} : request.payload, 'body', op.fieldCodes),
+      });
+      const beginStatement = (idempotency?: { key: string; fingerprint: string }) => {
+        const beginRequest = sql`api.begin_request(${claims.organizationId}, ${claims.token}, ${rolesOf(op)}::text[], true)`;
+        // With an Idempotency-Key, the key is claimed in the same statement (one round trip less
+        // per create): the claim runs only after begin_request succeeded, gated by an InitPlan
+        // as the one-statement reads are. A request that then fails validation rolls it back.
+        const statement = idempotency
+          ? sql<Begun & Claim>`
+              with request as materialized (select * from ${beginRequest}),
+                   claim as materialized (
+                     select c.* from api.idempotency_claim(${op.method}, ${routeTemplate}, ${idempotency.key}, ${idempotency.fingerprint}) c
+                      where exists (select from request where request.outcome = 'ok'))
+              select request.*, claim.state as claim_state, claim.response_status as claim_response_status,
+                     claim.response_headers as claim_response_headers, claim.response_body as claim_response_body
+                from request left join claim on true`
+          : sql<Begun & Claim>`select * from ${beginRequest}`;
+        return statement;
+      };
+      const claimOf = (begun: Begun & Claim) => begun.claim_state === undefined || begun.claim_state === null ? undefined : {
+        state: begun.claim_state, response_status: begun.claim_response_status!,
+        response_headers: begun.claim_response_headers!, response_body: begun.claim_response_body!,
+      };
+      const begin = async (tx: Tx, idempotency?: { key: string; fingerprint: string }) => {
+        const statement = beginStatement(idempotency);
+        const [begun] = (await statement.execute(tx)).rows;
+        if (!begun || begun.outcome !== 'ok') throw outcomeError(op, begun?.outcome);
+        const principal: Principal = {
+          clientId: claims.clientId, organizationId: begun.organization_id, roles: begun.svc_roles, doc: begun.principal,
+        };
+        const { params, query, body } = validateInput();
+        return { principal, params, query, body, claim: claimOf(begun) };
+      };
+      const headerChecks = () => {
+        let ifMatch: number[] = [];
+        if (op.ifMatch) {
+          const parsed = parseIfMatch(header(request, 'if-match'));
+          if (!parsed) throw new ApiError('PRECONDITION_REQUIRED', 'send If-Match with the ETag from your last read of this resource');
+          ifMatch = parsed;
+        }
+        let key: string | undefined;
+        if (op.idempotencyKey) {
+          key = header(request, 'idempotency-key');
+          if (key === undefined) throw new ApiError('IDEMPOTENCY_KEY_REQUIRED', 'send a unique Idempotency-Key header with this request');
+          if (!IDEMPOTENCY_KEY.test(key)) throw new ApiError('IDEMPOTENCY_KEY_INVALID', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
+        }
+        return { ifMatch, key };
+      };
+      const send = (result: Answer) => sendAnswer(h, result, rateHeaders);
+      if (op.stream) {
+        const read = <T>(fn: (tx: Tx) => Promise<T>) => app.database.db.transaction().execute(async (tx) => {
+          await begin(tx);
+          return fn(tx);
+        });
+        const { params, query } = await read(async () => ({
+          params: validate(op.params, request.params, 'params'), query: validate(op.query, request.query, 'query'),
+        }));
+        return await op.stream({ clientId: claims.clientId, params, query, app, request, h, headers: rateHeaders, read });
+      }
+      if (op.statement) {
+        // Its input was invalid: who is asking is answered before what was asked, as in every other operation.
+        await run(begin);
+        throw planError;
+      }
+      let preflight: unknown;
+      if (op.preflight) {
+        const read = <T>(fn: (tx: Tx) => Promise<T>) => app.database.db.transaction().execute(async (tx) => {
+          await begin(tx);
+          return fn(tx);
+        });
+        // Every check that needs no network comes first; a request whose key already has a
+        // stored response goes straight to the replay below, with nothing sent anywhere.
+        const checked = await app.database.db.transaction().execute(async (tx) => {
+          const c = await begin(tx);
+          const h = headerChecks();
+          const stored = h.key !== undefined && (await sql<{ stored: boolean }>`
+            select api.idempotency_stored(${op.method}, ${routeTemplate}, ${h.key}) as stored`.execute(tx)).rows[0]?.stored === true;
+          return { ...c, ifMatch: h.ifMatch, stored };
+        });
+        if (!checked.stored) preflight = await op.preflight({ ...checked, app, request, read });
+      }
+      // Whether an event of this transaction waits for a fan-out wake-up (emit_event sets it
+      // instead of a NOTIFY, whose lock would serialize the commits), and the wake names of runs
+      // whose logs it appended to (app_private.run_event), for the same reason: read with COMMIT.
+      // (An object, not the promise itself: awaiting the read before COMMIT would cost a round trip.)
+      const wakeAfter = async (tx: Tx) => (await pipelinedRead(sql<{ due: boolean; runs: string | null }>`
+        select current_setting('svc.fanout_wake', true) = 'due' as due,
+               nullif(current_setting('svc.run_wake', true), '') as runs`).execute(tx)).rows[0]!;
+      /** A stored response to replay, or the error for a key in flight or reused. */
+      const claimAnswer = (claim: NonNullable<ReturnType<typeof claimOf>>) => {
+        if (claim.state === 'in_flight') {
+          throw new ApiError('IDEMPOTENCY_KEY_IN_USE', 'the first request with this key is still being processed',
+            { headers: { 'Retry-After': '1' } });
+        }
+        if (claim.state === 'mismatch') {
+          throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different request');
+        }
+        if (claim.state === 'replay' && op.oneTimeSecret) {
+          const id = (JSON.parse(claim.response_body || '{}') as { id?: string }).id;
+          throw new ApiError('WEBHOOK_SECRET_NOT_AVAILABLE',
+            `the secret was shown once, in the first response to this request${id ? ` (${id})` : ''}; rotate the secret to get a new one`,
+            { members: id ? { resource_id: id } : {} });
+        }
+        return claim.state === 'replay'
+          ? { replay: true as const, status: claim.response_status, headers: claim.response_headers, body: claim.response_body }
+          : undefined;
+      };
+      /** The claim, the command with its response stored under the key, and the wake-up read, all
+       * sent behind BEGIN without waiting: they answer with COMMIT, in one round trip. The command
+       * runs only under a fresh claim (a one-time filter on the mark idempotency_claim sets), so a
+       * replay, a reuse, a key in flight or a refused caller runs nothing; PostgreSQL builds the
+       * response (body text, Location, ETag), stores it with the key and returns it. */
+      const sendTogether = async (tx: Tx, idempotency: { key: string; fingerprint: string }, command: Command) => {
+        const claimed = (await pipelinedRead(beginStatement(idempotency)).execute(tx)).rows[0]!.later;
+        const done = (await pipelinedRead(sql<{ body: string; headers: Record<string, string> }>`
+          with c as materialized (
+                 select c.doc, c.version from (${command.statement}) c where current_setting('svc.claimed', true) = 'yes'),
+               r as materialized (
+                 select app_private.wire_json(c.doc) as body,
+                        jsonb_strip_nulls(jsonb_build_object('Location', ${command.location ?? null}::text || (c.doc ->> 'id'),
+                          'ETag', '"' || c.version || '"')) as headers
+                   from c),
+               -- Under a fresh claim exactly one row is stored and sent: any other count fails the
+               -- transaction (a 500, our bug), so the key is not left claimed with no response.
+               not_one as materialized (
+                 select api.command_answered(count(*)) from r
+                 having count(*) <> 1 and current_setting('svc.claimed', true) = 'yes')
+          select r.body, r.headers,
+                 api.idempotency_complete(${op.method}, ${routeTemplate}, ${idempotency.key}, ${op.response.status}::integer, r.headers, r.body) as stored
+            from r
+           where not exists (select from not_one)`).execute(tx)).rows[0]!.later;
+        return { claimed, done, wake: (await wakeAfter(tx)).later };
+      };
+      const release = op.concurrency ? await op.concurrency(app).acquire() : undefined;
+      const result = await run(async (tx) => {
+        // The headers are read first (the key is claimed with begin_request), but their errors
+        // are answered after who is asking and what was asked, as before.
+        let checkedHeaders: ReturnType<typeof headerChecks> | undefined;
+        let headerError: unknown;
+        try { checkedHeaders = headerChecks(); } catch (e) { headerError = e; }
+        const idempotency = checkedHeaders?.key === undefined ? undefined : {
+          key: checkedHeaders.key,
+          fingerprint: createHash('sha256')
+            .update(request.path).update('\n').update(canonicalJson(request.payload ?? null)).digest('hex'),
+        };
+        // A command whose input is valid goes out with the claim, the whole transaction in one
+        // round trip; otherwise the errors are answered in their usual order (who is asking,
+        // then what was asked) below.
+        if (op.command && idempotency && !op.ifMatch && !op.preflight && !op.concurrency && !op.replayed && !op.oneTimeSecret && !op.storedBody) {
+          let command: Command | undefined;
+          try {
+            command = op.command({ ...validateInput(), request });
+          } catch {
+            command = undefined;
+          }
+          if (command) return { together: await sendTogether(tx, idempotency, command) };
+        }
+        const { principal, params, query, body, claim } = await begin(tx, idempotency);
+        if (headerError !== undefined || !checkedHeaders) throw headerError;
+        const { ifMatch, key } = checkedHeaders;
+
+        if (key !== undefined) {
+          if (!claim) throw new Error('the Idempotency-Key was not claimed');
+          const replay = claimAnswer(claim);
+          if (replay) {
+            const body = op.replayed ? await op.replayed({ tx, app, request }, replay.body) : replay.body;
+            return { ...replay, body };
+          }
+        }
+
+        const out = await handler!({
+          tx, principal, params, query, body, ifMatch, requestId, app, request, preflight,
+          route: `${op.method} ${routeTemplate}`,
+        });
+        const status = out.status ?? op.response.status;
+        const headers: Record<string, string> = { ...(out.headers ?? {}) };
+        if (out.version !== undefined) headers.ETag = etagOf(out.version);
+        const payload = out.body === undefined ? '' : JSON.stringify(wireOrder(out.body));
+        if (key !== undefined) {
+          const stored = op.oneTimeSecret && out.body && typeof out.body === 'object'
+            ? JSON.stringify(wireOrder({ ...(out.body as Record<string, unknown>), secret: undefined }))
+            : op.storedBody && out.body && typeof out.body === 'object'
+              ? JSON.stringify(wireOrder(op.storedBody(out.body as Record<string, unknown>)))
+              : payload;
+          // Sent with COMMIT in one round trip; a failure here fails the commit with this error.
+          await pipelined(sql`select api.idempotency_complete(${op.method}, ${routeTemplate}, ${key}, ${status}, ${headers as any}::jsonb, ${stored})`).execute(tx);
+        }
+        // Also with COMMIT: whether an event of this transaction waits for a fan-out wake-up
+        // (emit_event sets it instead of a NOTIFY, whose lock would serialize the commits).
+        // And the wake names of runs whose logs it appended to (app_private.run_event), for the same reason.
+        const wake = op.method === 'GET' ? undefined : (await wakeAfter(tx)).later;
+        return { replay: false as const, status, headers, body: payload, wake };
+      }).finally(() => release?.());
+      if ('together' in result && result.together) {
+        // Committed: every statement answered, and an error of any of them was thrown by COMMIT.
+        const { claimed, done, wake } = result.together;
+        const [begun] = await claimed;
+        if (!begun || begun.outcome !== 'ok') throw outcomeError(op, begun?.outcome);
+        const claim = claimOf(begun);
+        if (!claim) throw new Error('the Idempotency-Key was not claimed');
+        const replay = claimAnswer(claim);
+        if (replay) return send(replay);
+        const [row] = await done;
+        if (!row) throw new Error(`${op.operationId}: the command gave no row`);
+        const [woken] = await wake;
+        if (woken?.due) app.wakeFanout();
+        if (woken?.runs) app.runEvents.wakeAfterCommit(woken.runs.split(','));
+        return send({ replay: false, status: op.response.status, headers: row.headers, body: row.body });
+      }
+      // Committed (so the read above has answered): its events wait for this wake-up, not for a NOTIFY.
+      const woken = !result.replay && result.wake ? (await result.wake)[0] : undefined;
+      if (woken?.due) app.wakeFanout();
+      if (woken?.runs) app.runEvents.wakeAfterCommit(woken.runs.split(','));
+      return send(result);
+    } catch (e) {
+      const err = e instanceof ApiError ? e : fromDatabaseError(e);
+      if (!err) throw e;
+      if (err.code === 'SERVICE_UNAVAILABLE' && !(e instanceof ApiError)) app.reportUnavailable(e, `${op.method} ${routeTemplate}`);
+      const res = problemResponse(h, err, requestId, request.path);
+      for (const [k, v] of Object.entries(rateHeaders)) res.header(k, v);
+      return res;
+    }
+  }
 }

@@ -501,6 +501,18 @@ export async function startWorker(config: Config,
     watchdog().catch(() => undefined);
   }, config.worker.recoverIntervalMs);
   timer.unref();
+  // On a Citus coordinator, jobs queued on the workers wait in their organizations' outboxes
+  // (migration 20261205001100): moved into the queue here, about every second.
+  const [citus] = await sql<{ on: boolean }[]>`select exists (select from pg_extension where extname = 'citus') as on`.catch(() => []);
+  let draining = false;
+  const drainTimer = citus?.on ? setInterval(() => {
+    if (draining) return;
+    draining = true;
+    sql`select app_private.job_outbox_drain()`.then(() => undefined,
+      (err) => log.warn({ err: (err as Error).message }, 'moving the job outbox into the queue failed; trying again'))
+      .finally(() => { draining = false; });
+  }, 1000) : undefined;
+  drainTimer?.unref();
   return {
     metrics,
     recover,
@@ -509,6 +521,7 @@ export async function startWorker(config: Config,
     stop: () => (stopping ??= (async () => {
       stopRequested = true;
       clearInterval(timer);
+      if (drainTimer) clearInterval(drainTimer);
       await runner?.stop().catch(() => undefined);
       await fanoutLoop.stop();
       await sql.end({ timeout: 5 });

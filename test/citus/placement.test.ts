@@ -58,7 +58,7 @@ if (CITUS_WORKERS.length === 0) {
       const w = postgres(editDatabaseUrl(worker, { database: name }), oneConnection);
       try {
         const objects = `
-          select (select array_agg(p.oid::regprocedure::text order by p.oid::regprocedure::text) from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+          select (select array_agg(p.oid::regprocedure::text || ' ' || md5(p.prosrc) order by p.oid::regprocedure::text) from pg_proc p join pg_namespace n on n.oid = p.pronamespace
                    where n.nspname in ('app', 'app_private', 'api', 'control', 'skills', 'reporting')) as functions,
                  (select array_agg(format('%s.%s', schemaname, viewname) order by schemaname, viewname) from pg_views where schemaname in ('api', 'reporting')) as views,
                  (select array_agg(format('%s %s', regexp_replace(tablename, '_[0-9]+$', ''), policyname) order by regexp_replace(tablename, '_[0-9]+$', ''), policyname)
@@ -66,9 +66,30 @@ if (CITUS_WORKERS.length === 0) {
                             from pg_policies where schemaname in ('app', 'app_private')) x) as policies`;
         const mine = (await sql.unsafe(objects))[0]!;
         const theirs = (await w.unsafe(objects))[0]!;
-        t.same(theirs.functions, mine.functions, `${worker}: every function of ours is on the worker`);
+        t.same(theirs.functions, mine.functions, `${worker}: every function of ours is on the worker, with the same body`);
         t.same(theirs.views, mine.views, `${worker}: every api and reporting view is on the worker`);
         t.same(theirs.policies, mine.policies, `${worker}: every policy is on the worker's shards`);
+        // Citus creates functions and views on the workers without the grants and revokes made
+        // before they were distributed (migration 20261205000600 copies them): the same privileges
+        // on every node, or a worker's copy could be run by PUBLIC, or a view read by no one.
+        const privileges = `
+          select array_agg(x order by x) as acl from (
+            select format('%s %s %s %s', p.oid::regprocedure, pg_get_userbyid(p.proowner), coalesce(e.grantee::regrole::text, 'public'), e.privilege_type) as x
+              from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+              cross join lateral aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) e
+             where n.nspname in ('app', 'app_private', 'api', 'control', 'skills', 'reporting')
+               and not exists (select from pg_depend d where d.objid = p.oid and d.deptype = 'e')
+               and p.proname !~ '^test_' -- the test fixtures' (test/fixtures), not a migration's
+            union all
+            select format('%s %s %s %s', c.oid::regclass, pg_get_userbyid(c.relowner), coalesce(nullif(e.grantee, 0)::regrole::text, 'public'), e.privilege_type)
+              from pg_class c join pg_namespace n on n.oid = c.relnamespace
+              cross join lateral aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) e
+             where n.nspname in ('api', 'reporting') and c.relkind = 'v') y`;
+        const [mineAcl] = await sql.unsafe(privileges);
+        const [theirAcl] = await w.unsafe(privileges);
+        const missing = (mineAcl!.acl as string[]).filter((x) => !(theirAcl!.acl as string[]).includes(x));
+        const extra = (theirAcl!.acl as string[]).filter((x) => !(mineAcl!.acl as string[]).includes(x));
+        t.same({ missing, extra }, { missing: [], extra: [] }, `${worker}: every function and view grants on the worker what it grants on the coordinator`);
         const [keys] = await w`select count(*)::int as n, has_table_privilege('svc_api', 'app_private.context_keys', 'select') as api,
                                       has_table_privilege('svc_runtime', 'app_private.context_keys', 'select') as runtime
                                  from app_private.context_keys`;

@@ -106,3 +106,63 @@ t.test('every statement of a trigger, and of the functions it calls, names the o
     }
   }
 });
+
+t.test('the commands name their organization by a value Citus can route with', async (t) => {
+  const { adminUrl } = await createTestDatabase(t);
+  const sql = postgres(adminUrl, oneConnection);
+  t.teardown(() => sql.end());
+  // Migration 20261205000800: a PL/pgSQL command reads app.current_organization_id() once, into
+  // v__organization_id (or a variable of its own), and its statements compare with that. A call
+  // inside a statement is evaluated for every shard (Citus cannot prune with it): on a cluster,
+  // inside the delegated call, that statement fails.
+  const calls = await sql<{ name: string; line: string }[]>`
+    select p.oid::regprocedure::text as name, trim(m[1]) as line
+      from pg_proc p
+      join pg_namespace n on n.oid = p.pronamespace
+      join pg_language l on l.oid = p.prolang
+      cross join lateral regexp_matches(p.prosrc, ${String.raw`([^\n]*app\.current_organization_id\(\)[^\n]*)`}, 'g') m
+     where n.nspname in ('api', 'app_private', 'control') and l.lanname = 'plpgsql'
+       and p.prorettype <> 'trigger'::regtype
+       and p.proname not in ('begin_request', 'may_read_tickets', 'may_read_internal_notes', 'may_read_time_entries')
+       and m[1] !~ ${String.raw`:= app\.current_organization_id\(\);`}
+     order by 1`;
+  t.same(calls, [], 'no statement of a command calls app.current_organization_id() (read it into a variable first)');
+});
+
+t.test('every statement of a command names the organization of the tenant rows it reads', async (t) => {
+  // Migration 20261205000900: on Citus a command runs inside the call delegated to its
+  // organization's worker, where a lookup by id alone would ask every shard (refused there).
+  const { adminUrl } = await createTestDatabase(t);
+  const sql = postgres(adminUrl, oneConnection);
+  t.teardown(() => sql.end());
+  /** Not run inside a request's delegated call (docs/scaling.md, "What does not run on the cluster yet"). */
+  const NOT_IN_A_REQUEST: Record<string, string> = {
+    'api.service_outbox_status()': 'the service status: every organization\'s outbox, on the coordinator',
+    'api.file_upload_begin(text)': 'an upload link: its capability names no organization yet',
+    'api.file_download_begin(text)': 'a download link: its capability names no organization yet',
+    'api.report_download_begin(text)': 'a report download link: its capability names no organization yet',
+    'app_private.bi_context()': 'a BI login: app_private.bi_logins, on the coordinator',
+    'api.client_organization(text)': 'the client directory, on the coordinator',
+  };
+  // The worker's jobs (webhooks, accounting sync, file scans, ticket emails, reports, runs) look
+  // their rows up by id alone: their payloads do not carry the organization yet (issue 37, step 2).
+  const JOBS = /^app_private\.(webhook_|queue_|purge_webhook_history|accounting_sync_|file_scan_|ticket_reply_|report_run_|run_|chat_context|event_resource_visible)/;
+  const tenant = new Set((await sql<{ name: string }[]>`
+    select format('%s.%s', n.nspname, c.relname) as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+     where n.nspname in ('app', 'app_private') and c.relkind = 'r' and c.relname <> 'organizations'
+       and exists (select from pg_attribute a where a.attrelid = c.oid and a.attname = 'organization_id')`).map((r) => r.name)
+    .filter((name) => !GLOBAL_TABLES[name]));
+  const fns = await sql<{ fn: string; src: string }[]>`
+    select p.oid::regprocedure::text as fn, p.prosrc as src from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+     where p.prorettype <> 'trigger'::regtype and n.nspname in ('api', 'app_private')`;
+  t.ok(fns.length > 100, `${fns.length} commands and helpers`);
+  for (const { fn, src } of fns.filter((f) => !NOT_IN_A_REQUEST[f.fn] && !JOBS.test(f.fn))) {
+    for (const statement of src.split(';')) {
+      const tables = [...statement.matchAll(/\b(?:from|join|update|into)\s+(app(?:_private)?\.[a-z_]+)/gi)].map((m) => m[1]!.toLowerCase());
+      if (tables.some((x) => tenant.has(x)) && /\b(where|join)\b/i.test(statement)) {
+        t.match(statement, /organization_id\s*=|=\s*[a-z_.]*organization_id\b/i, `${fn}: ${statement.replace(/\s+/g, ' ').trim().slice(0, 120)}`);
+      }
+    }
+  }
+  for (const fn of Object.keys(NOT_IN_A_REQUEST)) t.ok(fns.some((f) => f.fn === fn), `${fn} exists (the list may only shrink)`);
+});

@@ -78,10 +78,15 @@ async function contractFor(server: Awaited<ReturnType<typeof createServer>>) {
 export async function startApp(t: Test, env: Record<string, string> = {}, extra: Operation[] = testOperations,
   opts: { logDestination?: DestinationStream; runtimeUrlFor?: (database: string) => string } = {}): Promise<TestApp> {
   const { adminUrl, runtimeUrl, name } = await createTestDatabase(t);
-  const config = loadConfig({ ...process.env, RATE_LIMIT_REQUESTS: '100000', LOG_LEVEL: 'silent', ...env, DATABASE_URL: adminUrl,
-    ...(opts.runtimeUrlFor ? { RUNTIME_DATABASE_URL: opts.runtimeUrlFor(name) } : {}) });
+  // SVC_TEST_ERROR_LOG=<file>: every error the servers of the tests log is appended there (a
+  // survey of the 500s of a run, such as the first runs of a file on a Citus cluster).
+  const errorLog = process.env.SVC_TEST_ERROR_LOG;
+  const config = loadConfig({ ...process.env, RATE_LIMIT_REQUESTS: '100000', LOG_LEVEL: errorLog ? 'error' : 'silent', ...env,
+    DATABASE_URL: adminUrl, ...(opts.runtimeUrlFor ? { RUNTIME_DATABASE_URL: opts.runtimeUrlFor(name) } : {}) });
   const database = connectRuntime(config, 5);
-  const app = await createAppContext(config, database, { logDestination: opts.logDestination });
+  const app = await createAppContext(config, database, {
+    logDestination: opts.logDestination ?? (errorLog ? { write: (line: string) => appendFileSync(errorLog, line) } : undefined),
+  });
   const server = await createServer(app, extra);
   await server.initialize();
   const adminSql = postgres(adminUrl, { max: 2, onnotice: () => {} });

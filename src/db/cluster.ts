@@ -1,0 +1,226 @@
+// On a Citus cluster (issue 37, docs/scaling.md), each statement of a request runs in the worker
+// that holds its organization's rows: the statement the API would send to one server goes inside
+// one call of api.in_organization(organization, statement, arguments), which Citus delegates by the
+// organization, every call of a transaction to the same worker backend. There begin_request signs
+// the context and the later statements read and write the organization's local shards under it.
+// The call runs as the runtime role: it grants nothing the runtime role does not have.
+//
+// What changes in a statement (nothing else does):
+// - its parameters become elements of one text array, `$n` read as `($1[n]::type)` with the type
+//   PostgreSQL gave the parameter, sent as the driver would have serialized them;
+// - a read of an api view `api.tasks` becomes `api.tasks()`, the function that returns the view's
+//   rows of the request's organization (a view's shard query would run as its reader, who may read
+//   no table; migration 20261205000700);
+// - its result columns are declared to the call with the types PostgreSQL described.
+// The descriptions come from the coordinator (every node has the same schema), once per statement text.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import postgres from 'postgres';
+
+/** The organization whose worker a statement goes to: a request runs in a scope whose
+ * organization is set once its token is verified (src/http/operation.ts). Before that (the token,
+ * the rate limit), and outside a request (the worker's jobs), nothing is rewritten. */
+export const requestOrganization = new AsyncLocalStorage<{ organizationId: string | undefined }>();
+
+/** Transaction control goes to the coordinator as it is: Citus makes it the workers' too. */
+const CONTROL = /^\s*(begin|commit|rollback|savepoint|release|start transaction)\b/i;
+/** The statement texts kept with their descriptions (a bounded set: statements are built from shapes). */
+const PLANS_KEPT = 5000;
+/** pg_type's `void`: what a function that returns nothing gives a statement's column. */
+const VOID = 2278;
+
+export interface Described {
+  types: number[];
+  columns: { name: string; type: number }[];
+}
+
+export interface ClusterRouting {
+  /** The statement to send in place of `query`, or undefined to send it as it is. */
+  route(query: string, parameters: unknown[]): Promise<Routed | undefined> | undefined;
+  /** Ends the connection the descriptions are read on. */
+  close?(): Promise<void>;
+}
+
+export interface Routed {
+  sql: string;
+  parameters: unknown[];
+  /** The statement returns no rows: the call answers its row count, and `command` is its own. */
+  count?: { command: string };
+}
+
+interface Plan {
+  sql: string;
+  inner: string;
+  types: number[];
+  count?: { command: string };
+}
+
+/** Splits SQL text into code and the parts that are not code (string literals, quoted
+ * identifiers, comments, dollar-quoted bodies), so that rewriting touches code only. */
+export function codeSegments(text: string): { code: boolean; ident?: boolean; text: string }[] {
+  const out: { code: boolean; ident?: boolean; text: string }[] = [];
+  let i = 0;
+  let start = 0;
+  const push = (code: boolean, end: number) => {
+    if (end > start) out.push(text[start] === '"' && !code ? { code, ident: true, text: text.slice(start, end) } : { code, text: text.slice(start, end) });
+    start = end;
+  };
+  while (i < text.length) {
+    const c = text[i]!;
+    let end = -1;
+    if (c === "'" || c === '"') {
+      end = i + 1;
+      for (;;) {
+        const j = text.indexOf(c, end);
+        if (j < 0) { end = text.length; break; }
+        if (text[j + 1] === c) { end = j + 2; continue; }
+        end = j + 1;
+        break;
+      }
+    } else if (c === '-' && text[i + 1] === '-') {
+      const j = text.indexOf('\n', i);
+      end = j < 0 ? text.length : j + 1;
+    } else if (c === '/' && text[i + 1] === '*') {
+      const j = text.indexOf('*/', i + 2);
+      end = j < 0 ? text.length : j + 2;
+    } else if (c === '$') {
+      const tag = /^\$[A-Za-z_][A-Za-z0-9_]*\$|^\$\$/.exec(text.slice(i));
+      if (tag && !/[\w]/.test(text[i - 1] ?? '')) {
+        const j = text.indexOf(tag[0], i + tag[0].length);
+        end = j < 0 ? text.length : j + tag[0].length;
+      }
+    }
+    if (end < 0) { i++; continue; }
+    push(true, i);
+    start = i;
+    push(false, end);
+    i = end;
+  }
+  push(true, text.length);
+  return out;
+}
+
+/** postgres.js's own guess of a parameter's type, which decides how PostgreSQL describes it. */
+function kindOf(x: unknown): string {
+  if (x instanceof Date) return 'd';
+  if (x instanceof Uint8Array) return 'b';
+  if (x === true || x === false) return 'o';
+  if (typeof x === 'bigint') return 'i';
+  if (Array.isArray(x)) return x.length ? `[${kindOf(x[0])}` : '[';
+  return '_';
+}
+
+export function clusterRouting(opts: {
+  describe(query: string, parameters: unknown[]): Promise<Described>;
+  typeNames(oids: number[]): Promise<Map<number, string>>;
+  serializers: Record<number, (x: unknown) => string>;
+  views: string[];
+}): ClusterRouting {
+  const plans = new Map<string, Promise<Plan>>();
+  const viewRef = new RegExp(`(^|[^\\w."])(?:"api"|api)\\.("?)(${opts.views.join('|')})\\2(?![\\w"(])`, 'g');
+  const build = async (query: string, parameters: unknown[]): Promise<Plan> => {
+    const described = await opts.describe(query, parameters);
+    const names = await opts.typeNames([...new Set([...described.types, ...described.columns.map((c) => c.type)])]);
+    const typeName = (oid: number) => {
+      const name = names.get(oid);
+      if (!name) throw new Error(`cluster routing: no name for type ${oid}`);
+      return name;
+    };
+    // Parameters are replaced in code only; view names also where they are quoted (Kysely quotes them).
+    let inner = '';
+    let run = '';
+    const views = (text: string) => text.replace(viewRef, (_m, before: string, _q: string, view: string) => `${before}api.${view}()`);
+    for (const segment of codeSegments(query)) {
+      if (segment.code) {
+        run += segment.text.replace(/\$(\d+)(?!\w)/g, (_m, n: string) => `($1[${n}]::${typeName(described.types[Number(n) - 1]!)})`);
+      } else if (segment.ident) {
+        run += segment.text;
+      } else {
+        inner += views(run) + segment.text;
+        run = '';
+      }
+    }
+    inner += views(run);
+    if (described.columns.length === 0) {
+      const command = (/^\s*(?:with\b[\s\S]*?\)\s*)?(\w+)/i.exec(query)?.[1] ?? 'SELECT').toUpperCase();
+      return { sql: 'select api.in_organization_count($1, $2, $3::text[]) as count', inner, types: described.types, count: { command } };
+    }
+    // Duplicate names (postgres.js keeps the last one's value): the earlier ones are renamed.
+    const last = new Map(described.columns.map((c, i) => [c.name, i]));
+    const columns = described.columns.map((c, i) =>
+      `${last.get(c.name) === i ? quoteIdent(c.name) : `"?dup${i}"`} ${c.type === VOID ? 'text' : typeName(c.type)}`);
+    // A column of a function returning void (a check, a completion) cannot be declared: the
+    // statement is read as a subquery whose columns are named by position, that one as text (null).
+    const wrapped = described.columns.some((c) => c.type === VOID)
+      ? `select ${described.columns.map((c, i) => `q.c${i}${c.type === VOID ? '::text' : ''}`).join(', ')} from (${inner}) as q(${described.columns.map((_c, i) => `c${i}`).join(', ')})`
+      : inner;
+    return { sql: `select * from api.in_organization($1, $2, $3::text[]) as r(${columns.join(', ')})`, inner: wrapped, types: described.types };
+  };
+  return {
+    route(query, parameters) {
+      const organization = requestOrganization.getStore()?.organizationId;
+      if (organization === undefined || CONTROL.test(query)) return undefined;
+      return (async () => {
+        const prefix = /^\/\* svc:[a-z-]+ \*\/ /.exec(query)?.[0] ?? '';
+        const body = query.slice(prefix.length);
+        const key = parameters.map(kindOf).join(',') + '\n' + body;
+        let plan = plans.get(key);
+        if (!plan) {
+          if (plans.size >= PLANS_KEPT) plans.delete(plans.keys().next().value!);
+          plan = build(body, parameters);
+          plans.set(key, plan);
+          plan.catch(() => plans.delete(key));
+        }
+        const p = await plan;
+        const args = parameters.map((x, i) => {
+          if (x === null || x === undefined) return null;
+          const serialize = opts.serializers[p.types[i]!];
+          return serialize ? serialize(x) : '' + x;
+        });
+        return { sql: prefix + p.sql, parameters: [organization, p.inner, args], count: p.count };
+      })();
+    },
+  };
+}
+
+function quoteIdent(name: string): string {
+  return '"' + name.replace(/"/g, '""') + '"';
+}
+
+/** The routing for a database that is a Citus coordinator, or undefined for one server. The
+ * descriptions are read on a connection of their own (as the runtime role, bounded by the
+ * statement timeout): a request that waits for one holds a pooled connection, and would wait
+ * forever for a free one if every connection of its pool were held the same way. */
+export async function clusterRoutingFor(url: string, opts: { statementTimeoutMs?: number; connectTimeoutMs?: number } = {}):
+  Promise<ClusterRouting | undefined> {
+  const sql = postgres(url, {
+    max: 1, onnotice: () => {}, idle_timeout: 60,
+    connect_timeout: Math.max(1, Math.ceil((opts.connectTimeoutMs ?? 5000) / 1000)),
+    connection: { application_name: 'svc-api-describe', statement_timeout: opts.statementTimeoutMs ?? 5000 },
+  });
+  const [citus] = await sql<{ on: boolean }[]>`select exists (select from pg_extension where extname = 'citus') as on`
+    .catch(async (e) => { await sql.end(); throw e; });
+  if (!citus?.on) {
+    await sql.end();
+    return undefined;
+  }
+  const views = (await sql<{ name: string }[]>`
+    select c.relname as name from pg_class c where c.relnamespace = 'api'::regnamespace and c.relkind = 'v'`).map((r) => r.name);
+  const known = new Map<number, string>();
+  const routing = clusterRouting({
+    views,
+    serializers: sql.options.serializers as Record<number, (x: unknown) => string>,
+    describe: async (query, parameters) => {
+      const d = await sql.unsafe(query, parameters as postgres.ParameterOrJSON<never>[]).describe();
+      return { types: d.types, columns: d.columns.map((c) => ({ name: c.name, type: c.type })) };
+    },
+    typeNames: async (oids) => {
+      const missing = oids.filter((o) => !known.has(o));
+      if (missing.length) {
+        for (const r of await sql<{ oid: number; name: string }[]>`
+          select oid::int as oid, format_type(oid, null) as name from pg_type where oid = any(${missing}::oid[])`) known.set(r.oid, r.name);
+      }
+      return known;
+    },
+  });
+  return { route: routing.route, close: () => sql.end({ timeout: 5 }) };
+}

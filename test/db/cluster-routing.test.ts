@@ -1,0 +1,59 @@
+// How a request's statement is rewritten for a Citus coordinator (src/db/cluster.ts): parameters
+// become elements of one text array typed as PostgreSQL described them, api views become their
+// functions, and nothing inside a string, a quoted name or a comment changes. The descriptions
+// come from this server, as they do from a coordinator; the rewritten statement then runs here,
+// through api.in_organization, and answers what the statement itself answers.
+import t from 'tap';
+import postgres from 'postgres';
+import { codeSegments, clusterRouting, requestOrganization } from '../../src/db/cluster.ts';
+import { createTestDatabase } from '../helpers/app.ts';
+import { oneConnection } from '../helpers/sql.ts';
+
+t.test('code segments: strings, quoted names, comments and dollar quotes are not code', async (t) => {
+  const text = `select $1, 'it''s $2' as "a ""$3""" -- $4\n, $5 /* $6 */ , $tag$ $7 $tag$, x$8`;
+  const code = codeSegments(text).filter((s) => s.code).map((s) => s.text).join('|');
+  t.notMatch(code, /\$[23467]/, 'the parameters inside the other parts are not seen');
+  t.match(code, /\$1/);
+  t.match(code, /\$5/);
+  t.equal(codeSegments(text).map((s) => s.text).join(''), text, 'the segments are the text');
+});
+
+t.test('a routed statement answers as the statement itself', async (t) => {
+  const { adminUrl, runtimeUrl } = await createTestDatabase(t);
+  const admin = postgres(adminUrl, oneConnection);
+  const rt = postgres(runtimeUrl, oneConnection);
+  t.teardown(async () => { await admin.end(); await rt.end(); });
+  const views = (await admin<{ name: string }[]>`select relname as name from pg_class where relnamespace = 'api'::regnamespace and relkind = 'v'`)
+    .map((r) => r.name);
+  const routing = clusterRouting({
+    views,
+    serializers: rt.options.serializers as Record<number, (x: unknown) => string>,
+    describe: async (q, p) => {
+      const d = await rt.unsafe(q, p as never[]).describe();
+      return { types: d.types, columns: d.columns.map((c) => ({ name: c.name, type: c.type })) };
+    },
+    typeNames: async (oids) => new Map((await admin<{ oid: number; name: string }[]>`
+      select oid::int as oid, format_type(oid, null) as name from pg_type where oid = any(${oids}::oid[])`).map((r) => [r.oid, r.name])),
+  });
+  t.equal(routing.route('select 1', []), undefined, 'outside a request nothing is rewritten');
+  const statement = `select $1::int + 1 as n, $2::jsonb ->> 'a' as a, $3 = any('{x,y}'::text[]) as found, $4::timestamptz as at,
+                            $5::text[] as list, 'api.tasks $9' as literal, (select count(*) from api.tasks) as tasks, (select count(*) from "api"."projects") as projects, $6::numeric as money`;
+  const params = [41, { a: 'b"c' }, 'y', new Date('2026-11-27T10:00:00Z'), ['a,b', 'c"d', null], '12345678901234567890.12'];
+  const routed = await requestOrganization.run({ organizationId: 'org_nowhere' }, () => routing.route(statement, params))!;
+  t.ok(routed, 'inside a request the statement is routed');
+  t.match(routed!.sql, /^select \* from api\.in_organization\(\$1, \$2, \$3::text\[\]\) as r\("n" integer, "a" text, "found" boolean, "at" timestamp with time zone, "list" text\[\], "literal" text, "tasks" bigint, "projects" bigint, "money" numeric\)$/);
+  t.match(routed!.parameters[1], /from api\.tasks\(\)/, 'a view read becomes its function');
+  t.match(routed!.parameters[1], /from api\.projects\(\)/, 'a quoted view name too');
+  t.match(routed!.parameters[1], /'api\.tasks \$9'/, 'a string is left as it is');
+  const [direct] = await rt.unsafe(statement, params as never[]);
+  const [viaCall] = await rt.unsafe(routed!.sql, routed!.parameters as never[]);
+  t.same(viaCall, direct, 'the same row, with the same types');
+
+  const check = await requestOrganization.run({ organizationId: 'org_nowhere' }, () => routing.route(`select pg_sleep(0) as slept, $1::int as n`, [7]))!;
+  t.same((await rt.unsafe(check!.sql, check!.parameters as never[]))[0], (await rt`select pg_sleep(0) as slept, 7 as n`)[0],
+    'a column of a function returning void reads as it does on one server');
+
+  const write = await requestOrganization.run({ organizationId: 'org_nowhere' }, () => routing.route('select from api.tasks where id = $1', ['tsk_x']))!;
+  t.match(write!.sql, /api\.in_organization_count/, 'a statement without columns answers its row count');
+  t.same(write!.count, { command: 'SELECT' });
+});
