@@ -13,8 +13,9 @@ import { runTap } from './tap.ts';
 
 /** HTTP test files every assertion of which passes on the cluster: the list only grows. */
 const ON_THE_CLUSTER = [
-  'approvals-batches', 'body-limits', 'custom-fields', 'integrations', 'invoice-send-edges', 'keys', 'members',
-  'projects-smoke', 'projects', 'smoke', 'spec-codes', 'time-entries', 'time-smoke', 'webhook-transport',
+  'approvals-batches', 'body-limits', 'custom-fields', 'integrations', 'invoice-accounting', 'invoice-send', 'invoice-send-edges',
+  'invoices', 'keys', 'members', 'projects-smoke', 'projects', 'smoke', 'spec-codes', 'time-entries', 'time-smoke',
+  'webhook-transport', 'webhook-wake', 'webhooks-crash',
 ].map((name) => `test/http/${name}.test.ts`);
 
 const missing = citusMissing();

@@ -23,7 +23,7 @@
 import postgres from 'postgres';
 import pg from 'pg';
 import { nodePostgresConfig } from '../db/url.ts';
-import { Logger, run, type Runner, type TaskList } from 'graphile-worker';
+import { Logger, run, type JobHelpers, type Runner, type Task, type TaskList } from 'graphile-worker';
 import type { Config } from '../config.ts';
 import { unseal } from '../auth/sealing.ts';
 import { accountingProvider, ProviderError, type AccountingCustomer, type AccountingInvoice } from '../accounting/providers.ts';
@@ -66,9 +66,10 @@ const leaseSecondsOf = (config: Config) => Math.ceil(config.webhooks.timeoutMs /
 
 /** One statement decides who receives the event and claims the first attempts
  * (app_private.webhook_fanout); they are sent at once, in this job. */
-export async function fanout(sql: postgres.Sql, config: Config, transport: Transport, eventId: string, metrics?: Metrics): Promise<string[]> {
+export async function fanout(sql: postgres.Sql, config: Config, transport: Transport, organizationId: string, eventId: string,
+  metrics?: Metrics): Promise<string[]> {
   const rows = await sql<(ClaimRow & { delivery_id: string })[]>`
-    select * from app_private.webhook_fanout(${eventId}, ${leaseSecondsOf(config)})`;
+    select * from app_private.webhook_fanout(${organizationId}, ${eventId}, ${leaseSecondsOf(config)})`;
   return Promise.all(rows.map((c) => send(sql, config, transport, c.delivery_id, c, metrics)));
 }
 
@@ -79,6 +80,9 @@ export interface FanoutOptions {
   log: Pino; metrics?: Metrics; pollInterval: number; batch: number; maxInFlight: number;
   /** Claims at once (default 2): a claim is CPU-bound in one PostgreSQL backend, `skip locked` keeps them apart. */
   parallelClaims?: number;
+  /** On Citus: events are claimed one organization at a time, each in its worker (a claim that
+   * locks rows of every shard is refused there). */
+  byOrganization?: () => boolean;
 }
 
 /** The fan-out loop: claims up to `batch` pending events per statement (app_private.webhook_fanout_batch,
@@ -104,17 +108,28 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
 
   const claim = async (limit: number): Promise<{ rows: FanoutRow[]; events: number }> => {
     try {
-      const rows = await sql<FanoutRow[]>`select * from app_private.webhook_fanout_batch(${limit}, ${lease})`;
+      if (!o.byOrganization?.()) {
+        const rows = await sql<FanoutRow[]>`select * from app_private.webhook_fanout_batch(null, ${limit}, ${lease})`;
+        return { rows, events: new Set(rows.map((r) => r.event_id)).size };
+      }
+      const rows: FanoutRow[] = [];
+      for (const { organization_id } of await sql<{ organization_id: string }[]>`
+        select organization_id from app_private.webhook_fanout_organizations(${limit}) as organization_id`) {
+        const left = limit - new Set(rows.map((r) => r.event_id)).size;
+        if (left <= 0) break;
+        rows.push(...await sql<FanoutRow[]>`select * from app_private.webhook_fanout_batch(${organization_id}, ${left}, ${lease})`);
+      }
       return { rows, events: new Set(rows.map((r) => r.event_id)).size };
     } catch (e) {
       if (isConnectionFailure(e)) throw e;
       // One event that cannot be fanned out must not hold up the others: one at a time, each logged.
       o.log.error({ err: e }, 'a batched fan-out failed; fanning out these events one at a time');
-      const ids = await sql<{ id: string }[]>`select id from app.events where fanout_pending order by created_at limit ${limit}`;
+      const ids = await sql<{ organization_id: string; id: string }[]>`
+        select organization_id, id from app.events where fanout_pending order by created_at limit ${limit}`;
       const rows: FanoutRow[] = [];
-      for (const { id } of ids) {
+      for (const { organization_id, id } of ids) {
         try {
-          rows.push(...await sql<FanoutRow[]>`select * from app_private.webhook_fanout(${id}, ${lease})`);
+          rows.push(...await sql<FanoutRow[]>`select * from app_private.webhook_fanout(${organization_id}, ${id}, ${lease})`);
         } catch (err) {
           o.log.error({ err, event_id: id }, 'an event could not be fanned out');
         }
@@ -192,8 +207,9 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
 }
 
 /** A retry or replay: claim (the client's access is re-checked in SQL), then send. */
-export async function deliver(sql: postgres.Sql, config: Config, transport: Transport, deliveryId: string, metrics?: Metrics): Promise<string> {
-  const [c] = await sql<ClaimRow[]>`select * from app_private.webhook_claim(${deliveryId}, ${leaseSecondsOf(config)})`;
+export async function deliver(sql: postgres.Sql, config: Config, transport: Transport, organizationId: string, deliveryId: string,
+  metrics?: Metrics): Promise<string> {
+  const [c] = await sql<ClaimRow[]>`select * from app_private.webhook_claim(${organizationId}, ${deliveryId}, ${leaseSecondsOf(config)})`;
   return c ? send(sql, config, transport, deliveryId, c, metrics) : 'skipped';
 }
 
@@ -210,7 +226,7 @@ async function send(sql: postgres.Sql, config: Config, transport: Transport, del
   const result = await transport.post(c.url, headers, body);
   const verdict = classify(result);
   const [r] = await sql<{ outcome: string }[]>`
-    select app_private.webhook_record_attempt(${deliveryId}, ${c.attempt}, ${started}, ${result.durationMs},
+    select app_private.webhook_record_attempt(${c.organization_id}, ${deliveryId}, ${c.attempt}, ${started}, ${result.durationMs},
       ${result.status ?? null}, ${verdict.ok ? null : verdict.error ?? 'failed'}, ${verdict.retryable},
       ${result.retryAfterSeconds ?? null}, ${config.webhooks.retryScale}, ${config.webhooks.disableAfterFailures},
       ${Math.round(config.webhooks.disableAfterSeconds)}) as outcome`;
@@ -224,9 +240,9 @@ interface SyncLoad {
 
 /** One sync: export or void at the provider, then record the outcome. Failures the adapter calls
  * retryable (and anything unexpected) are retried by graphile-worker until the last attempt. */
-export async function accountingSync(sql: postgres.Sql, invoiceId: string, action: 'export' | 'void',
+export async function accountingSync(sql: postgres.Sql, organizationId: string, invoiceId: string, action: 'export' | 'void',
   attempt: { attempts: number; maxAttempts: number }): Promise<string> {
-  const [row] = await sql<{ data: SyncLoad | null }[]>`select app_private.accounting_sync_load(${invoiceId}) as data`;
+  const [row] = await sql<{ data: SyncLoad | null }[]>`select app_private.accounting_sync_load(${organizationId}, ${invoiceId}) as data`;
   const data = row?.data;
   if (!data || data.sync_status !== 'pending') return 'skipped';
   let reference: string | null = data.external_reference;
@@ -245,24 +261,24 @@ export async function accountingSync(sql: postgres.Sql, invoiceId: string, actio
     // Definitive only when the adapter said so (the provider does not hold the invoice); retries
     // that ran out leave the outcome unknown, which blocks a void until the sync is repeated.
     const definitive = e instanceof ProviderError && !e.retryable;
-    await sql`select app_private.accounting_sync_record(${invoiceId}, false, null, ${reason}, ${definitive})`;
+    await sql`select app_private.accounting_sync_record(${organizationId}, ${invoiceId}, false, null, ${reason}, ${definitive})`;
     return 'failed';
   }
-  await sql`select app_private.accounting_sync_record(${invoiceId}, true, ${reference}, null)`;
+  await sql`select app_private.accounting_sync_record(${organizationId}, ${invoiceId}, true, ${reference}, null)`;
   return 'synced';
 }
 
 /** Scans a processing file's bytes with clamd (streamed from the database in chunks) and records
  * the outcome; without a scanner the file is ready unscanned, unless a scan is required. A scanner
  * that does not answer is retried by the job; after the last attempt the file is rejected. */
-export async function scanFile(sql: postgres.Sql, config: Config, fileId: string,
+export async function scanFile(sql: postgres.Sql, config: Config, organizationId: string, fileId: string,
   attempt: { attempts: number; maxAttempts: number }): Promise<string> {
   const [f] = await sql<{ status: string; organization_id: string; upload_id: string | null }[]>`
-    select * from app_private.file_scan_load(${fileId})`;
+    select * from app_private.file_scan_load(${organizationId}, ${fileId})`;
   if (!f || f.status !== 'processing') return 'skipped';
   const record = async (outcome: string, detail: string | null) => {
     const [r] = await sql<{ state: string }[]>`
-      select app_private.file_scan_record(${fileId}, ${outcome}, ${detail}, ${config.files.requireScan}) as state`;
+      select app_private.file_scan_record(${organizationId}, ${fileId}, ${outcome}, ${detail}, ${config.files.requireScan}) as state`;
     return r!.state;
   };
   if (!config.files.clamd) return record('not_scanned', null);
@@ -283,10 +299,11 @@ export async function scanFile(sql: postgres.Sql, config: Config, fileId: string
 
 /** Runs a report: running (its own statement, so clients see it), then the results in one
  * REPEATABLE READ transaction under the requesting client's context (app_private.report_run_execute). */
-export async function runReport(sql: postgres.Sql, config: Config, runId: string): Promise<string> {
-  await sql`select app_private.report_run_start(${runId})`;
+export async function runReport(sql: postgres.Sql, config: Config, organizationId: string, runId: string): Promise<string> {
+  await sql`select app_private.report_run_start(${organizationId}, ${runId})`;
   const [r] = await sql.begin('isolation level repeatable read', (tx) =>
-    tx<{ outcome: string }[]>`select app_private.report_run_execute(${runId}, make_interval(secs => ${config.reportRetentionSeconds})) as outcome`);
+    tx<{ outcome: string }[]>`select app_private.report_run_execute(${organizationId}, ${runId},
+      make_interval(secs => ${config.reportRetentionSeconds})) as outcome`);
   return r!.outcome;
 }
 
@@ -300,13 +317,13 @@ interface ReplyLoad {
 
 /** Emails a ticket reply to the requester: the reply's own body and attachments only, never an
  * internal note. A refusal (SMTP 5xx) is final; anything else is retried, and fails after the last attempt. */
-export async function sendTicketReply(sql: postgres.Sql, mailer: Mailer, messageId: string,
+export async function sendTicketReply(sql: postgres.Sql, mailer: Mailer, organizationId: string, messageId: string,
   attempt: { attempts: number; maxAttempts: number }): Promise<string> {
-  const [row] = await sql<{ m: ReplyLoad | null }[]>`select app_private.ticket_reply_load(${messageId}) as m`;
+  const [row] = await sql<{ m: ReplyLoad | null }[]>`select app_private.ticket_reply_load(${organizationId}, ${messageId}) as m`;
   const m = row?.m;
   if (!m || m.status !== 'queued') return 'skipped';
   const record = async (sent: boolean, detail: string | null) => {
-    await sql`select app_private.ticket_reply_record(${messageId}, ${sent}, ${detail})`;
+    await sql`select app_private.ticket_reply_record(${organizationId}, ${messageId}, ${sent}, ${detail})`;
     return sent ? 'sent' : 'failed';
   };
   const attachments: { filename: string; content: Buffer; contentType: string }[] = [];
@@ -331,6 +348,19 @@ export async function sendTicketReply(sql: postgres.Sql, mailer: Mailer, message
   return record(true, null);
 }
 
+/** A job of one organization (app_private.queue_job puts it in every payload): one whose
+ * organization is gone (its rows deleted before migration 20261205001300 named it) has nothing to do. */
+function byOrganization<P>(task: (organizationId: string, payload: P, helpers: JobHelpers) => Promise<void>): Task {
+  return async (payload, helpers) => {
+    const org = (payload as { organization_id?: unknown } | null)?.organization_id;
+    if (typeof org !== 'string') {
+      helpers.logger.warn(`a ${helpers.job.task_identifier} job names no organization; nothing to do`);
+      return;
+    }
+    await task(org, payload as P, helpers);
+  };
+}
+
 export interface Worker {
   metrics: Metrics; stop: () => Promise<void>; recover: () => Promise<number>;
   /** Claims pending events now (an API write in this process has committed some). */
@@ -344,29 +374,36 @@ export async function startWorker(config: Config,
   const sql = postgres(config.databaseUrl, { max: Math.min(config.worker.concurrency + 2, 20), backoff: reconnectBackoff, onnotice: () => {} });
   const transport = createTransport(config.webhooks);
   const mailer = createMailer(config.mail);
+  // A Citus coordinator (known once the database has answered: a worker may start during an outage).
+  let onCitus: boolean | undefined;
+  const detectCitus = async () => {
+    onCitus ??= (await sql<{ on: boolean }[]>`select exists (select from pg_extension where extname = 'citus') as on`)[0]!.on;
+    return onCitus;
+  };
+  await detectCitus().catch(() => undefined);
   const fanoutLoop = startFanout(sql, config, transport, {
-    log, metrics, pollInterval: opts.pollInterval ?? 2000,
+    log, metrics, pollInterval: opts.pollInterval ?? 2000, byOrganization: () => onCitus !== false,
     maxInFlight: config.worker.concurrency * 4, batch: Math.min(50, config.worker.concurrency * 4),
   });
   const taskList: TaskList = {
-    webhook_fanout: async (payload) => { await fanout(sql, config, transport, (payload as { event_id: string }).event_id, metrics); },
-    webhook_deliver: async (payload) => { await deliver(sql, config, transport, (payload as { delivery_id: string }).delivery_id, metrics); },
-    accounting_sync: async (payload, helpers) => {
-      const { invoice_id, action } = payload as { invoice_id: string; action: 'export' | 'void' };
-      await accountingSync(sql, invoice_id, action, { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
-    },
+    webhook_fanout: byOrganization<{ event_id: string }>(async (org, p) => { await fanout(sql, config, transport, org, p.event_id, metrics); }),
+    webhook_deliver: byOrganization<{ delivery_id: string }>(async (org, p) => {
+      await deliver(sql, config, transport, org, p.delivery_id, metrics);
+    }),
+    accounting_sync: byOrganization<{ invoice_id: string; action: 'export' | 'void' }>(async (org, p, helpers) => {
+      await accountingSync(sql, org, p.invoice_id, p.action, { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
+    }),
     webhook_purge: async () => {
       await sql`select app_private.purge_webhook_history()`;
       await sql`select control.purge_expired_idempotency_keys()`;
     },
     // Access token records live an hour; the expired ones go every hour.
     token_purge: async () => { await sql`select control.purge_expired_access_tokens()`; },
-    file_scan: async (payload, helpers) => {
-      await scanFile(sql, config, (payload as { file_id: string }).file_id,
-        { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
-    },
+    file_scan: byOrganization<{ file_id: string }>(async (org, p, helpers) => {
+      await scanFile(sql, config, org, p.file_id, { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
+    }),
     upload_purge: async () => { await sql`select control.purge_expired_uploads()`; },
-    report_run: async (payload) => { await runReport(sql, config, (payload as { run_id: string }).run_id); },
+    report_run: byOrganization<{ run_id: string }>(async (org, p) => { await runReport(sql, config, org, p.run_id); }),
     report_purge: async () => { await sql`select control.purge_expired_report_results()`; },
     agent_run: async (payload, helpers) => {
       await executeRun(sql, config, (payload as { run_id: string }).run_id,
@@ -374,10 +411,9 @@ export async function startWorker(config: Config,
     },
     conversation_expire: async () => { await sql`select control.expire_conversation_contexts(interval '30 days')`; },
     run_purge: async () => { await sql`select control.purge_expired_runs(make_interval(secs => ${config.agents.runRetentionSeconds}))`; },
-    ticket_reply_email: async (payload, helpers) => {
-      await sendTicketReply(sql, mailer, (payload as { message_id: string }).message_id,
-        { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
-    },
+    ticket_reply_email: byOrganization<{ message_id: string }>(async (org, p, helpers) => {
+      await sendTicketReply(sql, mailer, org, p.message_id, { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
+    }),
   };
   /** Each runner gets a pool of its own whose error listeners stay for the pool's whole life:
    * graphile-worker removes the listeners of a pool it made before that pool has ended, and an
@@ -503,16 +539,15 @@ export async function startWorker(config: Config,
   timer.unref();
   // On a Citus coordinator, jobs queued on the workers wait in their organizations' outboxes
   // (migration 20261205001100): moved into the queue here, about every second.
-  const [citus] = await sql<{ on: boolean }[]>`select exists (select from pg_extension where extname = 'citus') as on`.catch(() => []);
   let draining = false;
-  const drainTimer = citus?.on ? setInterval(() => {
-    if (draining) return;
+  const drainTimer = setInterval(() => {
+    if (draining || onCitus === false) return;
     draining = true;
-    sql`select app_private.job_outbox_drain()`.then(() => undefined,
+    detectCitus().then((on) => on ? sql`select app_private.job_outbox_drain()` : undefined).then(() => undefined,
       (err) => log.warn({ err: (err as Error).message }, 'moving the job outbox into the queue failed; trying again'))
       .finally(() => { draining = false; });
-  }, 1000) : undefined;
-  drainTimer?.unref();
+  }, 1000);
+  drainTimer.unref();
   return {
     metrics,
     recover,
@@ -521,7 +556,7 @@ export async function startWorker(config: Config,
     stop: () => (stopping ??= (async () => {
       stopRequested = true;
       clearInterval(timer);
-      if (drainTimer) clearInterval(drainTimer);
+      clearInterval(drainTimer);
       await runner?.stop().catch(() => undefined);
       await fanoutLoop.stop();
       await sql.end({ timeout: 5 });

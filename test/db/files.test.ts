@@ -25,7 +25,7 @@ async function world(t: Test) {
     return { id: f.id as string, upload: u.id as string, token: new URL(u.upload_url).pathname.split('/').pop()! };
   };
   const ready = await file('ready one\n');
-  await a.admin`select app_private.file_scan_record(${ready.id}, 'clean', null, false)`;
+  await a.admin`select app_private.file_scan_record(${p.orgId}, ${ready.id}, 'clean', null, false)`;
   const processing = await file('still checking\n');
   const rt = postgres(a.runtimeUrl, oneConnection);
   t.teardown(() => rt.end());
@@ -96,5 +96,5 @@ t.test('states, content and retention hold for the owner too', async (t) => {
   await a.admin`select control.file_policy_set(${u!.organization_id}, null, null, true)`;
   t.equal(await fail(a.admin`update app.files set status = 'ready', scan_status = 'not_scanned' where id = ${processing.id}`), 'SVC09 CONFLICT',
     'require_scan: not without a clean scan');
-  t.equal((await a.admin`select app_private.file_scan_record(${processing.id}, 'not_scanned', null, false) as s`)[0]!.s, 'rejected');
+  t.equal((await a.admin`select app_private.file_scan_record(${u!.organization_id}, ${processing.id}, 'not_scanned', null, false) as s`)[0]!.s, 'rejected');
 });

@@ -12,7 +12,7 @@ t.test('reports in SQL', async (t) => {
   await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: { 'idempotency-key': 'p' }, payload: { code: 'P', name: 'P' } });
   const r = (await a.request({ method: 'POST', url: '/v1/reports/rpt_project_progress/runs', token: p.token, headers: { 'idempotency-key': 'r' },
     payload: {} })).json;
-  t.equal(await runReport(a.admin, a.config, r.id), 'succeeded');
+  t.equal(await runReport(a.admin, a.config, p.orgId, r.id), 'succeeded');
   const rt = postgres(a.runtimeUrl, oneConnection);
   t.teardown(() => rt.end());
   for (const rel of ['api.reports', 'api.report_runs', 'api.report_results']) t.equal(await visibleRows(rt, rel), 0, `${rel}: nothing without a context`);

@@ -41,11 +41,11 @@ t.test('claims in batches: skip locked between workers, one row per event withou
   const held = new Promise<void>((r) => { release = r; });
   let first: any[] = [];
   const tx1 = one.begin(async (tx) => {
-    first = await tx`select * from app_private.webhook_fanout_batch(2, 15)`;
+    first = await tx`select * from app_private.webhook_fanout_batch(${w.org}, 2, 15)`;
     await held;
   });
   while (first.length === 0) await new Promise((r) => setTimeout(r, 10));
-  const second = await two`select * from app_private.webhook_fanout_batch(10, 15)`;
+  const second = await two`select * from app_private.webhook_fanout_batch(${w.org}, 10, 15)`;
   release();
   await tx1;
   t.equal(first.length, 2, 'the first claim took two events');
@@ -58,12 +58,13 @@ t.test('claims in batches: skip locked between workers, one row per event withou
   const [{ n: leased }] = await a.admin`select count(*)::int as n from app.webhook_deliveries
     where organization_id = ${w.org} and attempt_count = 1 and lease_until > now()` as any;
   t.equal(leased, 5, 'five deliveries, each leased to its sender');
-  t.same(await a.admin`select * from app_private.webhook_fanout_batch(10, 15)`, [], 'an empty queue claims nothing');
+  t.same(await a.admin`select * from app_private.webhook_fanout_batch(${w.org}, 10, 15)`, [], 'an empty queue claims nothing');
 
   // An event whose resource the client cannot read (it does not exist): claimed, no delivery.
   const [ev] = await a.admin`insert into app.events (organization_id, type, resource_type, resource_id, resource_version, fanout_pending)
     values (${w.org}, 'project.created', 'project', 'prj_gone', 1, true) returning id`;
-  const rows = await a.admin`select * from app_private.webhook_fanout_batch(10, 15)`;
+  // (Any organization's, as one server claims them.)
+  const rows = await a.admin`select * from app_private.webhook_fanout_batch(null, 10, 15)`;
   t.same(rows.map((r) => [r.event_id, r.delivery_id]), [[ev!.id, null]], 'one row naming the event, without a delivery');
   t.equal(await pending(a, w.org), 0, 'and it is no longer pending');
 });
@@ -127,7 +128,7 @@ t.test('a delivery check reuses the context it set in this transaction, for the 
   const [prj] = await a.admin`insert into app.projects (organization_id, code, name, currency)
     values (${w.org}, 'CTX', 'context', 'EUR') returning id`;
   const may = (tx: any, client: string) =>
-    tx`select app_private.client_may_read(${client}, 'project.created', 'project', ${prj!.id}) as ok,
+    tx`select app_private.client_may_read(${w.org}, ${client}, 'project.created', 'project', ${prj!.id}) as ok,
               current_setting('svc.delivery_client', true) as marked`.then((r: any[]) => r[0]);
   await a.admin.begin(async (tx) => {
     t.match(await may(tx, w.client.id), { ok: true, marked: w.client.id }, 'the client may read its project; the context is marked');
@@ -138,7 +139,7 @@ t.test('a delivery check reuses the context it set in this transaction, for the 
   // A signed context for the client that this function did not set (as begin_request sets one for a
   // request) is not reused: the client's standing is read again.
   await a.admin.begin(async (tx) => {
-    await tx`select app_private.begin_delivery_context(${w.client.id})`;
+    await tx`select app_private.begin_delivery_context(${w.org}, ${w.client.id})`;
     await tx`update app.api_clients set license_status = 'released' where id = ${w.client.id}`;
     t.match(await may(tx, w.client.id), { ok: false, marked: '' }, 'a context not marked by the check is checked anew');
     await tx`update app.api_clients set license_status = 'active' where id = ${w.client.id}`;

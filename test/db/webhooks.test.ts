@@ -103,15 +103,19 @@ t.test('runtime role: no context sees nothing; a client sees only its own; event
   for (const fn of [
     `app_private.emit_event('${orgA}', 'project.created', 'project', 'prj_x', 1, null)`,
     `app_private.begin_delivery_context('${c1.id}')`,
-    `app_private.client_may_read('${c1.id}', 'project.created', 'project', 'prj_x')`,
-    `app_private.webhook_fanout('evt_x', 10)`,
-    `app_private.webhook_fanout_batch(10, 10)`,
+    `app_private.begin_delivery_context('${orgA}', '${c1.id}')`,
+    `app_private.client_may_read('${orgA}', '${c1.id}', 'project.created', 'project', 'prj_x')`,
+    `app_private.webhook_fanout('${orgA}', 'evt_x', 10)`,
+    `app_private.webhook_fanout_batch(null, 10, 10)`,
+    `app_private.webhook_fanout_batch('${orgA}', 10, 10)`,
+    `app_private.webhook_fanout_organizations(10)`,
     `app_private.webhook_fanout_event(null::app.events, 10)`,
-    `app_private.webhook_claim('whd_x', 10)`,
-    `app_private.webhook_enqueue('whd_x', null)`,
+    `app_private.webhook_claim('${orgA}', 'whd_x', 10)`,
+    `app_private.webhook_record_attempt('${orgA}', 'whd_x', 1, now(), 1, 200, null, false, null, 1, 50, 86400)`,
+    `app_private.webhook_enqueue('${orgA}', 'whd_x', null)`,
     `app_private.webhook_recover(interval '1 second')`,
     `app_private.purge_webhook_history(interval '1 day')`,
-    `app_private.webhook_cancel('whd_x', 'x')`,
+    `app_private.webhook_cancel('${orgA}', 'whd_x', 'x')`,
     `graphile_worker.add_job('webhook_deliver', '{}'::json)`,
   ]) {
     t.match(await failure(as(c1, (tx) => tx.unsafe(`select ${fn}`))), /^(42501|3F000)/, `${fn.split('(')[0]} is not for the runtime role`);
@@ -180,7 +184,7 @@ t.test('the last retry is at the end of the 72 hours, then the delivery fails', 
   // Attempt 8 fails 10 minutes before retry_until: the schedule says 20 h, the window says 10 minutes.
   const [d] = await a.admin`insert into app.webhook_deliveries (organization_id, client_id, endpoint_id, event_id, attempt_count, retry_until)
     values (${org}, ${c.id}, ${ep!.id}, ${ev!.id}, 8, now() + interval '10 minutes') returning id, retry_until`;
-  const record = (attempt: number) => a.admin`select app_private.webhook_record_attempt(${d!.id}, ${attempt}, now(), 5, 503, 'http_503',
+  const record = (attempt: number) => a.admin`select app_private.webhook_record_attempt(${org}, ${d!.id}, ${attempt}, now(), 5, 503, 'http_503',
     true, null, 1, 50, 86400) as outcome`;
   t.equal((await record(8))[0]!.outcome, 'retrying');
   const [after] = await a.admin`select next_attempt_at = retry_until as at_end from app.webhook_deliveries where id = ${d!.id}`;
@@ -201,7 +205,7 @@ t.test('recovery: an exhausted or missing job does not strand a delivery; enabli
     values (${org}, 'project.created', 'project', 'prj_x', 1) returning id`;
   const [d] = await a.admin`insert into app.webhook_deliveries (organization_id, client_id, endpoint_id, event_id, next_attempt_at)
     values (${org}, ${c.id}, ${ep!.id}, ${ev!.id}, now() - interval '1 hour') returning id`;
-  await a.admin`select app_private.webhook_enqueue(${d!.id})`;
+  await a.admin`select app_private.webhook_enqueue(${org}, ${d!.id})`;
   const recover = async () => (await a.admin`select app_private.webhook_recover(interval '1 second') as n`)[0]!.n;
   t.equal(await recover(), 0, 'a queued job is alive: left alone');
   await a.admin`update graphile_worker._private_jobs set attempts = max_attempts where key = ${'deliver:' + d!.id}`;

@@ -55,8 +55,8 @@ t.test('clamd: EICAR is rejected, a clean file is ready; a scanner that never an
   const file = (await gone.request({ method: 'POST', url: `/v1/files/uploads/${u.json.id}/complete`, token: q.token, headers: { 'idempotency-key': 'c' } })).json;
   const sql = postgres(gone.adminUrl, { max: 1, onnotice: () => {} });
   t.teardown(() => sql.end());
-  await t.rejects(scanFile(sql, gone.config, file.id, { attempts: 1, maxAttempts: 10 }), /clamd/, 'an early attempt fails and is retried');
-  t.equal(await scanFile(sql, gone.config, file.id, { attempts: 10, maxAttempts: 10 }), 'rejected');
+  await t.rejects(scanFile(sql, gone.config, q.orgId, file.id, { attempts: 1, maxAttempts: 10 }), /clamd/, 'an early attempt fails and is retried');
+  t.equal(await scanFile(sql, gone.config, q.orgId, file.id, { attempts: 10, maxAttempts: 10 }), 'rejected');
   t.match((await gone.request({ url: `/v1/files/${file.id}`, token: q.token })).json,
     { status: 'rejected', scan: { status: 'failed' }, rejection: { code: 'FILE_SCAN_FAILED', detail: 'the file could not be scanned' } });
 });

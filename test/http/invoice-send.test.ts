@@ -45,7 +45,7 @@ t.test('a successful send: numbered, dated, a stored PDF that parses, the email 
   for (const s of ['INV-000001', 'Acme GmbH', 'billing@acme.example', 'Consulting, November', '150.08', '28.52', '247.15 EUR', 'Thank you'])
     t.match(text, s, `the PDF shows ${s}`);
 
-  const [file] = await a.admin`select f.*, c.content from app.files f join app.file_contents c on c.file_id = f.id where f.id = ${res.json.pdf_file_id}`;
+  const [file] = await a.admin`select f.*, c.content from app.files f join app.file_contents c on c.organization_id = f.organization_id and c.file_id = f.id where f.id = ${res.json.pdf_file_id}`;
   t.match(file, { linked_resource_type: 'invoice', linked_resource_id: inv.id, content_type: 'application/pdf', status: 'ready',
     retention: 'financial_record', name: 'INV-000001.pdf' });
   t.ok(Buffer.compare(file!.content, att.content) === 0, 'the stored file is the PDF that was emailed');

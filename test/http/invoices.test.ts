@@ -144,7 +144,7 @@ t.test('events: invoice.* and payment.*, one per command, visible to the Roles t
   const member = await a.createClient(p.orgId, { roles: 'member,hr' });
   const finance = await a.createClient(p.orgId, { roles: 'finance' });
   const mayRead = async (client: string, type: string, rt: string, id: string) =>
-    (await a.admin`select app_private.client_may_read(${client}, ${type}, ${rt}, ${id}) as ok`)[0]!.ok;
+    (await a.admin`select app_private.client_may_read(${p.orgId}, ${client}, ${type}, ${rt}, ${id}) as ok`)[0]!.ok;
   t.equal(await mayRead(finance.id, 'invoice.sent', 'invoice', inv.id), true, 'finance receives invoice events');
   t.equal(await mayRead(finance.id, 'payment.created', 'payment', first.json.id), true, 'and payment events');
   t.equal(await mayRead(member.id, 'invoice.sent', 'invoice', inv.id), false, 'member/hr receive no invoice events');

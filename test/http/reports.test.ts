@@ -98,7 +98,7 @@ t.test('Reports error codes', async (t) => {
 
   // A client that lost the Role before the run executes gets a failed run, not data: REPORT_FAILED.
   await a.cli('client', 'set-roles', '--client', p.id, '--roles', 'member');
-  t.equal(await runReport(a.admin, a.config, queued.id), 'failed');
+  t.equal(await runReport(a.admin, a.config, p.orgId, queued.id), 'failed');
   await a.cli('client', 'set-roles', '--client', p.id, '--roles', 'member,manager,finance');
   const failed = (await a.request({ url: `/v1/reports/rpt_time_by_project/runs/${queued.id}`, token: p.token })).json;
   t.match(failed, { status: 'failed', error: { code: 'REPORT_FAILED', detail: /no longer holds/ }, row_count: null });
@@ -107,7 +107,7 @@ t.test('Reports error codes', async (t) => {
 
   // Expired results (retention 1 s here): REPORT_RUN_EXPIRED, and the purge takes them.
   const ok = (await run(a, p.token, 'rpt_time_by_project', { parameters: { from: '2026-11-01', to: '2026-11-30' } })).json;
-  t.equal(await runReport(a.admin, a.config, ok.id), 'succeeded');
+  t.equal(await runReport(a.admin, a.config, p.orgId, ok.id), 'succeeded');
   await new Promise((r) => setTimeout(r, 1100));
   assertProblem(t, await results(ok.id), 410, 'REPORT_RUN_EXPIRED');
   t.equal((await a.admin`select control.purge_expired_report_results() as n`)[0]!.n, 1);
