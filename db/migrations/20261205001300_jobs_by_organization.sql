@@ -585,6 +585,7 @@ set search_path = pg_catalog
 as $$
 declare
   f app.files;
+  v_reason text;
 begin
   select * into f from app.files x where x.organization_id = p_organization_id and x.id = p_file_id for update;
   if not found or f.status <> 'processing' then
@@ -595,13 +596,14 @@ begin
      where x.organization_id = p_organization_id and x.id = f.id;
     return 'ready';
   end if;
+  -- The reason as a value: Citus takes no function but an immutable one inside CASE in a write.
+  v_reason := case p_outcome
+    when 'infected' then format('the virus scanner found %s', left(p_detail, 200))
+    when 'failed' then 'the file could not be scanned'
+    else 'a virus scan is required and no scanner is available' end;
   update app.files x
      set status = 'rejected', scan_status = case when p_outcome = 'not_scanned' then 'not_scanned' else p_outcome end,
-         scan_detail = left(p_detail, 200), rejection_code = 'FILE_SCAN_FAILED',
-         rejection_detail = case p_outcome
-           when 'infected' then format('the virus scanner found %s', left(p_detail, 200))
-           when 'failed' then 'the file could not be scanned'
-           else 'a virus scan is required and no scanner is available' end
+         scan_detail = left(p_detail, 200), rejection_code = 'FILE_SCAN_FAILED', rejection_detail = v_reason
    where x.organization_id = p_organization_id and x.id = f.id;
   -- Infected or unscannable content is not kept.
   delete from app.file_chunks c where c.organization_id = p_organization_id and c.upload_id = f.upload_id;

@@ -21,6 +21,32 @@ import postgres from 'postgres';
  * the rate limit), and outside a request (the worker's jobs), nothing is rewritten. */
 export const requestOrganization = new AsyncLocalStorage<{ organizationId: string | undefined }>();
 
+/** A capability link (an upload or download URL) has no access token to name its organization:
+ * its token does, after the resource's id (`upl_….org_….<mac>`, migration 20261205001500; the
+ * signature covers it, and the database checks that). On a cluster, `fn` runs in that
+ * organization's scope, so its statements go to the organization's worker; a token of another
+ * shape runs unrouted, and the database answers that no link is there. */
+export function inLinkOrganization<T>(routed: boolean, token: string, fn: () => T): T {
+  const organizationId = routed ? token.split('.', 3)[1] : undefined;
+  return organizationId?.startsWith('org_') ? requestOrganization.run({ organizationId }, fn) : fn();
+}
+
+/** An async iterable whose every step runs in the organization's scope it was made in: a stream
+ * pulls it later, from outside that scope. */
+export function keepingScope<T>(iterable: AsyncIterable<T>): AsyncIterable<T> {
+  const store = requestOrganization.getStore();
+  if (!store) return iterable;
+  return {
+    [Symbol.asyncIterator]() {
+      const it = iterable[Symbol.asyncIterator]();
+      return {
+        next: () => requestOrganization.run(store, () => it.next()),
+        return: (value?: unknown) => requestOrganization.run(store, () => it.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined })),
+      };
+    },
+  };
+}
+
 /** Transaction control goes to the coordinator as it is: Citus makes it the workers' too. */
 const CONTROL = /^\s*(begin|commit|rollback|savepoint|release|start transaction)\b/i;
 /** The statement texts kept with their descriptions (a bounded set: statements are built from shapes). */

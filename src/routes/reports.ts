@@ -12,6 +12,7 @@ import { ApiError, fromDatabaseError, problemResponse } from '../http/errors.ts'
 import { schemas } from './schemas.ts';
 import { freeJson, getStatement, listStatement } from './common.ts';
 import { listQuery } from '../http/pagination.ts';
+import { inLinkOrganization, keepingScope } from '../db/cluster.ts';
 
 const reportId = Joi.string().pattern(/^rpt_[a-z_]{1,64}$/);
 const runParams = Joi.object({ report_id: reportId.required(), run_id: Joi.string().pattern(/^rrun_[A-Za-z0-9]{1,64}$/).required() });
@@ -121,7 +122,7 @@ export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
     method: 'GET', path: REPORT_DOWNLOAD_PATH,
     options: {
       response: { ranges: false },
-      handler: async (request, h) => {
+      handler: (request, h) => inLinkOrganization(app.database.routed, request.params.token as string, async () => {
         const token = request.params.token as string;
         type Begun = { outcome: string; run_id: string; report_id: string; format: 'json' | 'csv'; row_count: number; columns: string[];
           numeric_columns: string[] };
@@ -152,15 +153,15 @@ export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
           // RFC 4180: CRLF line ends, a header row, quoting where needed (csv-stringify); no cell a
           // spreadsheet would evaluate (csvText).
           const decimal = new Set(numeric);
-          body = Readable.from(rows()).pipe(stringify({ header: true, columns, record_delimiter: 'windows',
+          body = Readable.from(keepingScope(rows())).pipe(stringify({ header: true, columns, record_delimiter: 'windows',
             cast: { boolean: (v) => String(v), string: (v, context) => csvText(v, !context.header && decimal.has(String(context.column))) } }));
         } else {
-          body = Readable.from((async function* () {
+          body = Readable.from(keepingScope((async function* () {
             let first = true;
             yield '[';
             for await (const r of rows()) { yield (first ? '' : ',') + JSON.stringify(r); first = false; }
             yield ']';
-          })(), { objectMode: false });
+          })()), { objectMode: false });
         }
         const res = h.response(body).code(200)
           .type(format === 'csv' ? 'text/csv' : 'application/json')
@@ -170,7 +171,7 @@ export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
           .header('Referrer-Policy', 'no-referrer');
         if (format === 'csv') res.header('Content-Type', 'text/csv; charset=utf-8; header=present');
         return res;
-      },
+      }),
     },
   }];
 }

@@ -139,9 +139,8 @@ t.test('every statement of a command names the organization of the tenant rows i
   /** Not run inside a request's delegated call (docs/scaling.md, "What does not run on the cluster yet"). */
   const NOT_IN_A_REQUEST: Record<string, string> = {
     'api.service_outbox_status()': 'the service status: every organization\'s outbox, on the coordinator',
-    'api.file_upload_begin(text)': 'an upload link: its capability names no organization yet',
-    'api.file_download_begin(text)': 'a download link: its capability names no organization yet',
-    'api.report_download_begin(text)': 'a report download link: its capability names no organization yet',
+    'api.file_upload_begin(text)': 'an upload link of the old shape, without its organization (one server)',
+    'app_private.download_link(text,text,text)': 'a download link of the old shape, without its organization (one server)',
     'app_private.bi_context()': 'a BI login: app_private.bi_logins, on the coordinator',
     'api.client_organization(text)': 'the client directory, on the coordinator',
     'app_private.begin_delivery_context(text)': 'a client\'s context by its id alone, for agent runs and capability links',
