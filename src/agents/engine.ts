@@ -62,13 +62,13 @@ export type AgentImpl = (ctx: RunContext) => Promise<AgentStep>;
 function contextFor(sql: postgres.Sql, config: Config, run: RunRecord): RunContext {
   const call = async (skill: string, args: unknown, rejection: { code: string; message: string } | null): Promise<ToolOutcome> => {
     const [r] = await sql<{ outcome: any }[]>`
-      select app_private.run_tool(${run.id}, ${skill}, ${sql.json(args as any)}, ${rejection ? sql.json(rejection) : null}) as outcome`;
+      select app_private.run_tool(${run.organization_id}, ${run.id}, ${skill}, ${sql.json(args as any)}, ${rejection ? sql.json(rejection) : null}) as outcome`;
     const outcome = r!.outcome;
     if (outcome.stopped) throw new RunStopped(outcome.stopped);
     return outcome as ToolOutcome;
   };
   const note = async (type: string, data: Record<string, unknown>) => {
-    const [r] = await sql<{ ok: boolean }[]>`select app_private.run_note(${run.id}, ${type}, ${sql.json(data as any)}) as ok`;
+    const [r] = await sql<{ ok: boolean }[]>`select app_private.run_note(${run.organization_id}, ${run.id}, ${type}, ${sql.json(data as any)}) as ok`;
     if (!r!.ok) throw new RunStopped('not running');
   };
   const ctx: RunContext = {
@@ -93,11 +93,11 @@ function contextFor(sql: postgres.Sql, config: Config, run: RunRecord): RunConte
       return r.result;
     },
     async availableTools() {
-      const [r] = await sql<{ tools: ToolSpec[] }[]>`select app_private.run_available_skills(${run.id}) as tools`;
+      const [r] = await sql<{ tools: ToolSpec[] }[]>`select app_private.run_available_skills(${run.organization_id}, ${run.id}) as tools`;
       return r!.tools;
     },
     async conversation() {
-      const [r] = await sql<{ c: Awaited<ReturnType<RunContext['conversation']>> }[]>`select app_private.chat_context(${run.id}) as c`;
+      const [r] = await sql<{ c: Awaited<ReturnType<RunContext['conversation']>> }[]>`select app_private.chat_context(${run.organization_id}, ${run.id}) as c`;
       return r!.c;
     },
     progress: (message, data = {}) => note('run.progress', { message, ...data }),
@@ -106,17 +106,17 @@ function contextFor(sql: postgres.Sql, config: Config, run: RunRecord): RunConte
   return ctx;
 }
 
-const settle = async (sql: postgres.Sql, runId: string, outcome: string, payload: unknown, state: unknown = null) => {
+const settle = async (sql: postgres.Sql, organizationId: string, runId: string, outcome: string, payload: unknown, state: unknown = null) => {
   const [r] = await sql<{ status: string }[]>`
-    select app_private.run_settle(${runId}, ${outcome}, ${sql.json(payload as any)}, ${state === null ? null : sql.json(state as any)}) as status`;
+    select app_private.run_settle(${organizationId}, ${runId}, ${outcome}, ${sql.json(payload as any)}, ${state === null ? null : sql.json(state as any)}) as status`;
   return r!.status;
 };
 
 /** One execution of a run (a graphile-worker job). Unexpected errors are retried by the job;
  * after the last attempt the run fails with a generic, run-safe error. */
-export async function executeRun(sql: postgres.Sql, config: Config, runId: string,
+export async function executeRun(sql: postgres.Sql, config: Config, organizationId: string, runId: string,
   attempt: { attempts: number; maxAttempts: number } = { attempts: 1, maxAttempts: 1 }): Promise<string> {
-  const [row] = await sql<{ run: RunRecord | null }[]>`select app_private.run_start(${runId}) as run`;
+  const [row] = await sql<{ run: RunRecord | null }[]>`select app_private.run_start(${organizationId}, ${runId}) as run`;
   const run = row?.run;
   if (!run) return 'skipped';
   let step: AgentStep;
@@ -128,11 +128,11 @@ export async function executeRun(sql: postgres.Sql, config: Config, runId: strin
     if (e instanceof RunStopped) return e.status;
     if (!(e instanceof RunFailure) && attempt.attempts < attempt.maxAttempts) throw e;
     const error = e instanceof RunFailure ? { code: e.code, detail: e.detail } : { code: 'RUN_FAILED', detail: 'the run could not be completed' };
-    return settle(sql, runId, 'failed', error);
+    return settle(sql, organizationId, runId, 'failed', error);
   }
-  if ('action' in step) return settle(sql, runId, 'requires_action', step.action, step.state);
+  if ('action' in step) return settle(sql, organizationId, runId, 'requires_action', step.action, step.state);
   if (schemaErrors(`output:${run.agent_id ?? 'chat'}`, run.output_schema, step.done, '', 'AGENT_OUTPUT_INVALID').length) {
-    return settle(sql, runId, 'failed', { code: 'AGENT_OUTPUT_INVALID', detail: 'the agent\'s output did not match its output_schema' });
+    return settle(sql, organizationId, runId, 'failed', { code: 'AGENT_OUTPUT_INVALID', detail: 'the agent\'s output did not match its output_schema' });
   }
-  return settle(sql, runId, 'succeeded', step.done);
+  return settle(sql, organizationId, runId, 'succeeded', step.done);
 }

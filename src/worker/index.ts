@@ -405,10 +405,9 @@ export async function startWorker(config: Config,
     upload_purge: async () => { await sql`select control.purge_expired_uploads()`; },
     report_run: byOrganization<{ run_id: string }>(async (org, p) => { await runReport(sql, config, org, p.run_id); }),
     report_purge: async () => { await sql`select control.purge_expired_report_results()`; },
-    agent_run: async (payload, helpers) => {
-      await executeRun(sql, config, (payload as { run_id: string }).run_id,
-        { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
-    },
+    agent_run: byOrganization<{ run_id: string }>(async (org, p, helpers) => {
+      await executeRun(sql, config, org, p.run_id, { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
+    }),
     conversation_expire: async () => { await sql`select control.expire_conversation_contexts(interval '30 days')`; },
     run_purge: async () => { await sql`select control.purge_expired_runs(make_interval(secs => ${config.agents.runRetentionSeconds}))`; },
     ticket_reply_email: byOrganization<{ message_id: string }>(async (org, p, helpers) => {

@@ -143,15 +143,11 @@ t.test('every statement of a command names the organization of the tenant rows i
     'app_private.download_link(text,text,text)': 'a download link of the old shape, without its organization (one server)',
     'app_private.bi_context()': 'a BI login: app_private.bi_logins, on the coordinator',
     'api.client_organization(text)': 'the client directory, on the coordinator',
-    'app_private.begin_delivery_context(text)': 'a client\'s context by its id alone, for agent runs and capability links',
     'app_private.webhook_fanout_organizations(integer)': 'the organizations with events to fan out: every shard, read without locks',
     'app_private.webhook_recover(interval)': 'stranded deliveries of every organization, beside graphile-worker\'s queue on the coordinator',
     'app_private.purge_webhook_history(interval)': 'the retention of every organization\'s events',
     'app_private.webhook_fanout_batch(text,integer,integer)': 'without an organization, one server\'s claim of any organization\'s events',
   };
-  // The agent runs' jobs look their rows up by id alone: their functions do not take the
-  // organization yet (issue 37). Every other job names it (migration 20261205001300).
-  const JOBS = /^app_private\.(run_|chat_context)/;
   const tenant = new Set((await sql<{ name: string }[]>`
     select format('%s.%s', n.nspname, c.relname) as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
      where n.nspname in ('app', 'app_private') and c.relkind = 'r' and c.relname <> 'organizations'
@@ -159,9 +155,9 @@ t.test('every statement of a command names the organization of the tenant rows i
     .filter((name) => !GLOBAL_TABLES[name]));
   const fns = await sql<{ fn: string; src: string }[]>`
     select p.oid::regprocedure::text as fn, p.prosrc as src from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-     where p.prorettype <> 'trigger'::regtype and n.nspname in ('api', 'app_private')`;
+     where p.prorettype <> 'trigger'::regtype and n.nspname in ('api', 'app_private', 'skills')`;
   t.ok(fns.length > 100, `${fns.length} commands and helpers`);
-  for (const { fn, src } of fns.filter((f) => !NOT_IN_A_REQUEST[f.fn] && !JOBS.test(f.fn))) {
+  for (const { fn, src } of fns.filter((f) => !NOT_IN_A_REQUEST[f.fn])) {
     // (An upsert's arbiter predicate, `on conflict (…) where …`, is not a lookup.)
     for (const statement of src.split(';').map((x) => x.replace(/\bon\s+conflict\b[\s\S]*?\bdo\b/i, ''))) {
       const tables = [...statement.matchAll(/\b(?:from|join|update|into)\s+(app(?:_private)?\.[a-z_]+)/gi)].map((m) => m[1]!.toLowerCase());

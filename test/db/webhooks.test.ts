@@ -102,7 +102,6 @@ t.test('runtime role: no context sees nothing; a client sees only its own; event
   t.match(await failure(as(c1, (tx) => tx`insert into app.webhook_delivery_attempts values (${orgA}, 'whd_x', 1, now(), 1, 200, null)`)), /^42501/);
   for (const fn of [
     `app_private.emit_event('${orgA}', 'project.created', 'project', 'prj_x', 1, null)`,
-    `app_private.begin_delivery_context('${c1.id}')`,
     `app_private.begin_delivery_context('${orgA}', '${c1.id}')`,
     `app_private.client_may_read('${orgA}', '${c1.id}', 'project.created', 'project', 'prj_x')`,
     `app_private.webhook_fanout('${orgA}', 'evt_x', 10)`,

@@ -15,7 +15,7 @@ t.test('task triage for a Manager-only client: a skill needs one of its Roles (t
   t.match(ready.json, { ready: true, blockers: [] });
   t.ok(ready.json.skills.every((s: any) => s.available), 'every skill is available');
   const run = (await startRun(a, manager, 'agt_task_triage', { input: { project_id: tasks.project } })).json;
-  t.equal(await executeRun(a.admin, a.config, run.id), 'requires_action');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, run.id), 'requires_action');
   t.equal((await getRun(a, manager, run.id)).required_action.proposals.length, 3, 'the three tasks needing attention');
   // A client with neither Role still gets ROLE_REQUIRED (finance only).
   const finance = await a.token(await a.createClient(p.orgId, { roles: 'finance', license: 'manager' }));
@@ -26,14 +26,14 @@ t.test('a writing tool call happens once per run: a job retried after its worker
   const { a, p } = await world(t);
   const tasks = await triageProject(a, p.token);
   const run = (await startRun(a, p.token, 'agt_task_triage', { input: { project_id: tasks.project } })).json;
-  t.equal(await executeRun(a.admin, a.config, run.id), 'requires_action');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, run.id), 'requires_action');
   t.equal((await a.request({ method: 'POST', url: `/v1/runs/${run.id}/actions`, token: p.token, headers: key(),
     payload: { action_id: 'confirm_triage', response: { choice: 'apply', proposal_ids: ['p3'] } } })).statusCode, 202);
   // As a worker would, twice: the same transition, as a retried job replays its steps.
-  await a.admin`select app_private.run_start(${run.id})`;
+  await a.admin`select app_private.run_start(${p.orgId}, ${run.id})`;
   const args = JSON.stringify({ task_id: tasks.stuck, transition: 'unblock' });
-  const first = (await a.admin`select app_private.run_tool(${run.id}, 'tasks.transition', ${args}::text::jsonb) as r`)[0]!.r;
-  const again = (await a.admin`select app_private.run_tool(${run.id}, 'tasks.transition', ${args}::text::jsonb) as r`)[0]!.r;
+  const first = (await a.admin`select app_private.run_tool(${p.orgId}, ${run.id}, 'tasks.transition', ${args}::text::jsonb) as r`)[0]!.r;
+  const again = (await a.admin`select app_private.run_tool(${p.orgId}, ${run.id}, 'tasks.transition', ${args}::text::jsonb) as r`)[0]!.r;
   t.match(first, { ok: true, result: { resources: [{ type: 'task', id: tasks.stuck }] } });
   t.notOk(first.replayed);
   t.same(again, { ...first, replayed: true }, 'the second call answers the first result');
@@ -43,7 +43,7 @@ t.test('a writing tool call happens once per run: a job retried after its worker
   t.equal(moves[0]!.n, 2, 'block (setup) and one unblock');
   // Reads are not remembered: each find_attention call reads again.
   const find = JSON.stringify({ project_id: tasks.project });
-  const read = (await a.admin`select app_private.run_tool(${run.id}, 'tasks.find_attention', ${find}::text::jsonb) as r`)[0]!.r;
+  const read = (await a.admin`select app_private.run_tool(${p.orgId}, ${run.id}, 'tasks.find_attention', ${find}::text::jsonb) as r`)[0]!.r;
   t.notOk(read.replayed);
 });
 
@@ -51,7 +51,7 @@ t.test('task triage: an assignment proposed from what was read is refused if the
   const { a, p } = await world(t);
   const tasks = await triageProject(a, p.token);
   const run = (await startRun(a, p.token, 'agt_task_triage', { input: { project_id: tasks.project } })).json;
-  t.equal(await executeRun(a.admin, a.config, run.id), 'requires_action');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, run.id), 'requires_action');
   const proposal = (await getRun(a, p.token, run.id)).required_action.proposals.find((x: any) => x.kind === 'assign');
   t.match(proposal, { id: 'p1', task_id: tasks.overdue, assignee_member_ids: ['mia@x.example'], expected_version: Number });
   // Someone assigns the task meanwhile.
@@ -61,7 +61,7 @@ t.test('task triage: an assignment proposed from what was read is refused if the
   t.equal(patched.statusCode, 200);
   t.equal((await a.request({ method: 'POST', url: `/v1/runs/${run.id}/actions`, token: p.token, headers: key(),
     payload: { action_id: 'confirm_triage', response: { choice: 'apply', proposal_ids: ['p1'] } } })).statusCode, 202);
-  t.equal(await executeRun(a.admin, a.config, run.id), 'succeeded');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, run.id), 'succeeded');
   const out = (await getRun(a, p.token, run.id)).output;
   t.same(out.applied, []);
   t.same(out.failed.map((f: any) => [f.id, f.error.code]), [['p1', 'STALE_RESOURCE']]);
@@ -74,7 +74,7 @@ t.test('task triage: proposals, requires_action, choices, tool-call checks as th
   const run = (await startRun(a, p.token, 'agt_task_triage', { input: { project_id: tasks.project } })).json;
   assertProblem(t, await a.request({ method: 'POST', url: `/v1/runs/${run.id}/actions`, token: p.token, headers: key(),
     payload: { action_id: 'confirm_triage', response: { choice: 'apply' } } }), 409, 'RUN_NOT_ACTIONABLE');
-  t.equal(await executeRun(a.admin, a.config, run.id), 'requires_action');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, run.id), 'requires_action');
   const waiting = await getRun(a, p.token, run.id);
   t.match(waiting, { status: 'requires_action', required_action: { id: 'confirm_triage', type: 'confirmation',
     schema: { properties: { choice: { enum: ['apply', 'dismiss'] } } } } });
@@ -98,7 +98,7 @@ t.test('task triage: proposals, requires_action, choices, tool-call checks as th
   const accepted = await act({ action_id: 'confirm_triage', response: { choice: 'apply', proposal_ids: ['p2', 'p3'] } });
   t.equal(accepted.statusCode, 202);
   t.match(accepted.json, { status: 'queued', required_action: null });
-  t.equal(await executeRun(a.admin, a.config, run.id), 'succeeded');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, run.id), 'succeeded');
   const refused = (await a.admin`select output from app.runs where id = ${run.id}`)[0]!.output;
   t.same(refused.applied, []);
   t.same(refused.failed.map((f: any) => f.error.code), ['ROLE_REQUIRED', 'ROLE_REQUIRED']);
@@ -111,10 +111,10 @@ t.test('task triage: proposals, requires_action, choices, tool-call checks as th
   await a.cli('client', 'set-roles', '--client', p.id, '--roles', 'member,manager,finance');
   const token = await a.token(p);
   const second = (await startRun(a, token, 'agt_task_triage', { input: { project_id: tasks.project } })).json;
-  await executeRun(a.admin, a.config, second.id);
+  await executeRun(a.admin, a.config, p.orgId, second.id);
   t.equal((await a.request({ method: 'POST', url: `/v1/runs/${second.id}/actions`, token, headers: key(),
     payload: { action_id: 'confirm_triage', response: { choice: 'apply' } } })).statusCode, 202);
-  t.equal(await executeRun(a.admin, a.config, second.id), 'succeeded');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, second.id), 'succeeded');
   const out = (await getRun(a, token, second.id));
   t.equal(out.output.applied.length, 3);
   t.same(out.output.failed, []);
@@ -130,7 +130,7 @@ t.test('task triage: proposals, requires_action, choices, tool-call checks as th
   // Cancel while requires_action: cancelled, listing the completed tool operation; its effect stays.
   const fresh = await triageProject(a, token);
   const third = (await startRun(a, token, 'agt_task_triage', { input: { project_id: fresh.project } })).json;
-  await executeRun(a.admin, a.config, third.id);
+  await executeRun(a.admin, a.config, p.orgId, third.id);
   const c = await a.request({ method: 'POST', url: `/v1/runs/${third.id}/cancel`, token, headers: key() });
   t.match(c.json, { status: 'cancelled', tool_operations: [{ skill: 'tasks.find_attention', status: 'completed' }] });
 
@@ -151,7 +151,7 @@ t.test('task triage: proposals, requires_action, choices, tool-call checks as th
   // An agent unpublished while a run waits: its tool calls are refused (AGENT_NOT_PUBLISHED), and the run fails.
   const fifth = (await startRun(a, token, 'agt_missing_time', { input: { from: '2026-11-02', to: '2026-11-06' } })).json;
   await a.cli('agent', 'unpublish', '--org', p.orgId, '--agent', 'agt_missing_time');
-  t.equal(await executeRun(a.admin, a.config, fifth.id), 'failed');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, fifth.id), 'failed');
   t.match((await a.admin`select error from app.runs where id = ${fifth.id}`)[0]!.error, { code: 'AGENT_NOT_PUBLISHED' });
 });
 
@@ -176,7 +176,7 @@ t.test('invoice draft: lines from approved billable time, confirmed, created as 
   }
   const run = (await startRun(a, p.token, 'agt_invoice_draft', { input: { customer_id: customer, project_id: project,
     from: '2026-11-01', to: '2026-11-30', hourly_rate: '120.00' } })).json;
-  t.equal(await executeRun(a.admin, a.config, run.id), 'requires_action');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, run.id), 'requires_action');
   const waiting = await getRun(a, p.token, run.id);
   t.same(waiting.required_action.lines, [
     { description: 'mia@x.example: approved billable time 2026-11-01 to 2026-11-30', quantity: '1.50', unit_price: '120.00' },
@@ -184,7 +184,7 @@ t.test('invoice draft: lines from approved billable time, confirmed, created as 
   ]);
   await a.request({ method: 'POST', url: `/v1/runs/${run.id}/actions`, token: p.token, headers: key(),
     payload: { action_id: 'confirm_invoice', response: { choice: 'create' } } });
-  t.equal(await executeRun(a.admin, a.config, run.id), 'succeeded');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, run.id), 'succeeded');
   const done = await getRun(a, p.token, run.id);
   t.match(done.output, { invoice_id: /^inv_/, total: '279.60', currency: 'EUR' });
   const invoice = (await a.request({ url: `/v1/invoices/${done.output.invoice_id}`, token: p.token })).json;

@@ -95,7 +95,7 @@ t.test('createAgentRun: every Agents error code', async (t) => {
   t.equal(again.headers['idempotent-replayed'], 'true');
 
   // Executed as the client, for the subject only: ned recorded nothing that week.
-  t.equal(await executeRun(a.admin, a.config, ok.json.id), 'succeeded');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, ok.json.id), 'succeeded');
   const done = await getRun(a, p.token, ok.json.id);
   t.match(done, { status: 'succeeded', output: { from: '2026-11-02', to: '2026-11-06',
     members: [{ member_id: 'ned@x.example', missing_dates: ['2026-11-02', '2026-11-03', '2026-11-04', '2026-11-05', '2026-11-06'] }] },
@@ -122,9 +122,9 @@ t.test('runs: only the creating client sees them; filters; cancel; retention', a
   t.equal(cancelled.statusCode, 200);
   t.match(cancelled.json, { status: 'cancelled', completed_at: /Z$/, tool_operations: [] });
   assertProblem(t, await a.request({ method: 'POST', url: `/v1/runs/${queued.id}/cancel`, token: p.token, headers: key() }), 409, 'RUN_ALREADY_TERMINAL');
-  t.equal(await executeRun(a.admin, a.config, queued.id), 'skipped', 'a cancelled run never starts');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, queued.id), 'skipped', 'a cancelled run never starts');
 
-  t.equal(await executeRun(a.admin, a.config, echo.id), 'succeeded');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, echo.id), 'succeeded');
   t.match(await getRun(a, p.token, echo.id), { status: 'succeeded', output: { echo: { message: 'one' } } });
   assertProblem(t, await a.request({ method: 'POST', url: `/v1/runs/${echo.id}/cancel`, token: p.token, headers: key() }), 409, 'RUN_ALREADY_TERMINAL');
   assertProblem(t, await a.request({ method: 'POST', url: `/v1/runs/${echo.id}/actions`, token: p.token, headers: key(),
@@ -157,7 +157,7 @@ t.test('the state machine and terminal immutability hold in SQL for every writer
   t.equal(await sqlstate(a.admin`update app.runs set input = '{"x":1}' where id = ${run.id}`), 'CONFLICT', 'the request never changes');
   t.equal(await sqlstate(a.admin`insert into app.runs (organization_id, kind, agent_id, client_id, input, status) values (${p.orgId}, 'agent', 'agt_echo', ${p.id}, '{}', 'running')`),
     'CONFLICT', 'a run starts queued');
-  await executeRun(a.admin, a.config, run.id);
+  await executeRun(a.admin, a.config, p.orgId, run.id);
   t.equal(await sqlstate(a.admin`update app.runs set status = 'cancelled', output = null where id = ${run.id}`), 'RUN_ALREADY_TERMINAL');
   t.equal(await sqlstate(a.admin`update app.runs set output = '{"echo":{"forged":true}}' where id = ${run.id}`), 'RUN_ALREADY_TERMINAL');
   t.equal(await sqlstate(a.admin`update app.runs set status = 'failed', error = '{}', output = null where id = ${run.id}`), 'RUN_ALREADY_TERMINAL');
@@ -173,7 +173,7 @@ t.test('the state machine and terminal immutability hold in SQL for every writer
   for (const table of ['app.runs', 'app.run_events', 'app.run_tool_calls', 'app.agent_publications']) {
     t.not(await sqlstate(rt.unsafe(`select count(*) from ${table}`)), 'ok', `${table}: not readable by svc_runtime`);
   }
-  t.not(await sqlstate(rt`select app_private.run_tool(${run.id}, 'tasks.transition', '{}')`), 'ok', 'the worker\'s tool path is not callable');
+  t.not(await sqlstate(rt`select app_private.run_tool(${p.orgId}, ${run.id}, 'tasks.transition', '{}')`), 'ok', 'the worker\'s tool path is not callable');
   // Another client of the same organization, with a real request context: still none of these runs.
   const other = await a.createClient(p.orgId, { roles: 'member,manager,finance' });
   const seen = await rt.begin(async (tx) => {
@@ -229,7 +229,7 @@ t.test('a model-backed agent: tools are the client\'s skills, a forbidden tool c
   const scripted = await scriptedProvider(t, replies);
   a.config.agents.modelUrl = scripted.url;
   const run = (await startRun(a, token, 'agt_assistant', { input: { prompt: 'Triage the project and unblock what you can.' } })).json;
-  t.equal(await executeRun(a.admin, a.config, run.id), 'succeeded');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, run.id), 'succeeded');
   const done = await getRun(a, token, run.id);
   t.same(done.output, { text: 'Three tasks need attention; I may not change them.' });
   t.same(done.tool_operations.map((o: any) => [o.skill, o.status, o.error_code]), [
@@ -244,14 +244,14 @@ t.test('a model-backed agent: tools are the client\'s skills, a forbidden tool c
   t.match(JSON.parse(third.body.messages.at(-2).content), { error: { code: 'ROLE_REQUIRED' } });
   // Nothing of the prompt machinery or the key is stored with the run or its events.
   const stored = JSON.stringify(await a.admin`select r.*, (select json_agg(e) from app.run_events e where e.run_id = r.id) as events,
-    (select json_agg(c) from app.run_tool_calls c where c.run_id = r.id) as calls from app.runs r where r.id = ${run.id}`);
+    (select json_agg(c) from app.run_tool_calls c where c.organization_id = r.organization_id and c.run_id = r.id) as calls from app.runs r where r.id = ${run.id}`);
   t.notOk(stored.includes('sk-test-secret-123'));
   t.notOk(stored.includes('You are the work-management assistant'));
   t.match(stored, /run\.output\.delta/);
 
   // A provider that fails: the run fails with a run-safe error, no provider body.
   const broken = (await startRun(a, token, 'agt_assistant', { input: { prompt: 'again' } })).json;
-  t.equal(await executeRun(a.admin, a.config, broken.id), 'failed');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, broken.id), 'failed');
   t.match((await getRun(a, token, broken.id)).error, { code: 'MODEL_PROVIDER_UNAVAILABLE', detail: 'the model provider answered HTTP 500' });
 });
 

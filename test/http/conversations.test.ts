@@ -123,7 +123,7 @@ t.test('chat: a run as the client, the reply appended, a forbidden tool call fai
     run: { object: 'run', kind: 'agent', agent_id: null, conversation_id: cnv.id, status: 'queued', subject: { member_id: 'ann@x.example' },
       input: { message_id: sent.json.message.id } } });
   const runId = sent.json.run.id;
-  t.equal(await executeRun(a.admin, a.config, runId), 'succeeded');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, runId), 'succeeded');
   const history = await messages(a, token, cnv.id);
   t.same(history.map((m: any) => [m.role, m.content]), [
     ['user', [{ type: 'text', text: 'Start task T please.' }, { type: 'data', label: 'ctx', data: { urgent: true } }]],
@@ -142,7 +142,7 @@ t.test('chat: a run as the client, the reply appended, a forbidden tool call fai
 
   // The provider fails: the run fails and leaves an error block.
   const again = await send(a, token, cnv.id, [{ type: 'text', text: 'And now?' }]);
-  t.equal(await executeRun(a.admin, a.config, again.json.run.id), 'failed');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, again.json.run.id), 'failed');
   t.same((await messages(a, token, cnv.id)).at(-1).content,
     [{ type: 'error', code: 'MODEL_PROVIDER_UNAVAILABLE', message: 'the model provider answered HTTP 503' }]);
 });
@@ -152,7 +152,7 @@ t.test('without a model provider the chat run fails with AGENT_UNAVAILABLE, and 
   const cnv = (await create(a, p.token, {})).json;
   const sent = await send(a, p.token, cnv.id, [{ type: 'text', text: 'hello' }]);
   t.equal(sent.statusCode, 202);
-  t.equal(await executeRun(a.admin, a.config, sent.json.run.id), 'failed');
+  t.equal(await executeRun(a.admin, a.config, p.orgId, sent.json.run.id), 'failed');
   t.same((await messages(a, p.token, cnv.id)).at(-1).content,
     [{ type: 'error', code: 'AGENT_UNAVAILABLE', message: 'no model provider is configured for this service' }]);
   t.same((await a.request({ method: 'POST', url: '/v1/agents/agt_assistant/readiness', token: p.token, payload: { input: { prompt: 'x' } } }))
@@ -167,7 +167,7 @@ t.test('the working context: bounded, compacted, cleared, expired; the history s
   for (let i = 1; i <= 3; i++) {
     scripted.replies.push(say(`answer ${i}`));
     const s = await send(a, p.token, cnv.id, big(i));
-    t.equal(await executeRun(a.admin, a.config, s.json.run.id), 'succeeded');
+    t.equal(await executeRun(a.admin, a.config, p.orgId, s.json.run.id), 'succeeded');
   }
   const conv = (await a.request({ url: `/v1/conversations/${cnv.id}`, token: p.token })).json;
   t.equal(conv.message_count, 6);
@@ -182,7 +182,7 @@ t.test('the working context: bounded, compacted, cleared, expired; the history s
   t.match(cleared.json, { status: 'active', working_context: { from_message: 7, messages: 0, compacted: false, cleared_at: /Z$/ } });
   scripted.replies.push(say('fresh'));
   const s = await send(a, p.token, cnv.id, [{ type: 'text', text: 'new topic' }]);
-  await executeRun(a.admin, a.config, s.json.run.id);
+  await executeRun(a.admin, a.config, p.orgId, s.json.run.id);
   t.same(scripted.requests.at(-1).messages.slice(1), [{ role: 'user', content: 'new topic' }], 'earlier messages are no longer used');
   t.equal((await messages(a, p.token, cnv.id)).length, 8);
 

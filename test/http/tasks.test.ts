@@ -52,9 +52,9 @@ async function snapshot(a: TestApp, id: string) {
   const [row] = await a.admin`
     select to_jsonb(t) as task,
            (select coalesce(jsonb_agg(d.predecessor_task_id order by d.predecessor_task_id), '[]'::jsonb)
-              from app.task_dependencies d where d.task_id = t.id) as deps,
-           (select count(*) from app.task_activity x where x.task_id = t.id)::int as activity,
-           (select count(*) from app.task_notes n where n.task_id = t.id)::int as notes
+              from app.task_dependencies d where d.organization_id = t.organization_id and d.task_id = t.id) as deps,
+           (select count(*) from app.task_activity x where x.organization_id = t.organization_id and x.task_id = t.id)::int as activity,
+           (select count(*) from app.task_notes n where n.organization_id = t.organization_id and n.task_id = t.id)::int as notes
       from app.tasks t where t.id = ${id}`;
   return row ?? null;
 }
