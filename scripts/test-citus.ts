@@ -13,7 +13,7 @@ import { runTap } from './tap.ts';
 
 /** HTTP test files every assertion of which passes on the cluster: the list only grows. */
 const ON_THE_CLUSTER = [
-  'approvals-batches', 'body-limits', 'custom-fields', 'files', 'integrations', 'invoice-accounting', 'invoice-send',
+  'approvals-batches', 'body-limits', 'custom-fields', 'files', 'files-scan', 'integrations', 'invoice-accounting', 'invoice-send',
   'invoice-send-edges', 'invoices', 'keys', 'members', 'projects-smoke', 'projects', 'reports', 'smoke', 'spec-codes', 'tasks',
   'tickets', 'time-entries', 'time-smoke', 'webhook-transport', 'webhook-wake', 'webhooks-crash',
 ].map((name) => `test/http/${name}.test.ts`);
