@@ -10,7 +10,7 @@
 import autocannon, { type Result } from 'autocannon';
 import postgres from 'postgres';
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomUUID, createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cli, logger, ms, type BenchOptions, type BenchResult, type LoadOptions } from './common.ts';
@@ -260,7 +260,7 @@ async function captureListTransaction(o: TaskBenchOptions, database: string, pat
     source: 'reconstructed',
     note: note + 'statement reconstructed from src/http/operation.ts and src/routes/common.ts',
     statements: [
-      `with request as materialized (select * from api.begin_request('${seeded.organizationId}', '${o.token}', NULL::text[])),
+      `with request as materialized (select * from api.begin_request('${seeded.organizationId}', '${createHash('sha256').update(o.token).digest('hex')}', NULL::text[])),
      request_checks as materialized (select true as ready from request where request.outcome = 'ok')
 select request.outcome as request_outcome, r.*
   from request left join lateral (select true as found, q.* from (

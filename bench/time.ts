@@ -9,7 +9,7 @@
 // Returns a markdown section that run.ts appends to its output and to bench/results/latest.md.
 import autocannon, { type Result } from 'autocannon';
 import postgres from 'postgres';
-import { randomUUID } from 'node:crypto';
+import { randomUUID, createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cli, logger, ms, type BenchOptions, type BenchResult, type LoadOptions, type RequestSpec } from './common.ts';
@@ -149,7 +149,7 @@ async function explainList(o: TimeBenchOptions, seeded: Seeded, after?: [string,
   const sql = postgres(runtimeUrl, { max: 1, onnotice: () => {} });
   try {
     return await sql.begin(async (tx) => {
-      const [r] = await tx<{ outcome: string }[]>`select outcome from api.begin_request(${seeded.organizationId}, ${o.token}, null::text[])`;
+      const [r] = await tx<{ outcome: string }[]>`select outcome from api.begin_request(${seeded.organizationId}, ${createHash('sha256').update(o.token).digest('hex')}, null::text[])`;
       if (r?.outcome !== 'ok') throw new Error(`api.begin_request: ${r?.outcome}`);
       // The statement of src/routes/time-entries.ts (listTimeEntries), values inlined.
       const keyset = after ? `\n   and (work_date, id) > (('${after[0]}'::text)::date, '${after[1]}'::text)` : '';

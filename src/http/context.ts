@@ -1,4 +1,5 @@
 // What every route needs from the process: configuration, the database, the token service.
+import { createHash } from 'node:crypto';
 import type { Request } from '@hapi/hapi';
 import type { Config } from '../config.ts';
 import type { AcquireTimeout, Database } from '../db/database.ts';
@@ -45,7 +46,9 @@ export interface AppContext {
   /** A request answered 503 because of the database: its cause, logged (at most once a second). */
   reportUnavailable: (cause: unknown, route: string) => void;
   /** The verified claims and the token itself (the database looks its record up by its hash). */
-  authenticate(request: Request): Promise<TokenClaims & { token: string }>;
+  /** The token's claims, and its SHA-256 (hex): the database compares that, and only that reaches it
+   * (a statement's text is what pg_stat_activity shows; on Citus a delegated call's arguments are in it). */
+  authenticate(request: Request): Promise<TokenClaims & { tokenSha256: string }>;
   rateLimit(key: string): Promise<RateLimitDecision>;
   close(): void;
 }
@@ -161,7 +164,7 @@ export async function createAppContext(config: Config, database: Database,
       if (!m) throw invalidToken('the Authorization header is not a Bearer token');
       const claims = await tokens.verify(m[1]!);
       if (!claims) throw invalidToken('the access token is invalid or expired');
-      return { ...claims, token: m[1]! };
+      return { ...claims, tokenSha256: createHash('sha256').update(m[1]!).digest('hex') };
     },
     async rateLimit(key) {
       const r = await limiter.take(key);

@@ -319,7 +319,7 @@ async function runCommand(op: Operation, ctx: OperationContext): Promise<Operati
 }
 
 type Answer = { replay: boolean; status: number; headers: Record<string, string>; body: string };
-type Caller = TokenClaims & { token: string };
+type Caller = TokenClaims & { tokenSha256: string };
 
 const rolesOf = (op: Operation) => (op.roles ? `{${op.roles.join(',')}}` : null);
 
@@ -341,7 +341,7 @@ const PRINCIPAL_SQL = 'select outcome, app_private.wire_json(principal) as body 
 async function answerPrincipal(op: Operation, app: AppContext, request: Request, h: ResponseToolkit, caller: Caller,
   rateHeaders: Record<string, string>): Promise<ResponseObject> {
   const [row] = await app.database.query<{ outcome: string; body: string | null }>(
-    { sql: PRINCIPAL_SQL, parameters: [caller.organizationId, caller.token, rolesOf(op)] }, { point: true });
+    { sql: PRINCIPAL_SQL, parameters: [caller.organizationId, caller.tokenSha256, rolesOf(op)] }, { point: true });
   if (row?.outcome !== 'ok') throw outcomeError(op, row?.outcome);
   validate(op.params, request.params, 'params');
   validate(op.query, request.query, 'query');
@@ -359,7 +359,7 @@ async function answerStatement(op: Operation, plan: ReadStatement, app: AppConte
     : sql`true as ready`;
   const [row] = await app.database.query(sql<Record<string, any>>`
     with request as materialized (
-           select * from api.begin_request(${caller.organizationId}, ${caller.token}, ${rolesOf(op)}::text[])),
+           select * from api.begin_request(${caller.organizationId}, ${caller.tokenSha256}, ${rolesOf(op)}::text[])),
          request_checks as materialized (select ${checks} from request where request.outcome = 'ok')
     select request.outcome as request_outcome, r.*
       from request left join lateral (select true as found, q.* from (${plan.query}) q where ${READY}) r on true`
@@ -443,7 +443,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
         body: validate(op.body, op.bodyOptional && request.payload === null ? {} : request.payload, 'body', op.fieldCodes),
       });
       const beginStatement = (idempotency?: { key: string; fingerprint: string }) => {
-        const beginRequest = sql`api.begin_request(${claims.organizationId}, ${claims.token}, ${rolesOf(op)}::text[], true)`;
+        const beginRequest = sql`api.begin_request(${claims.organizationId}, ${claims.tokenSha256}, ${rolesOf(op)}::text[], true)`;
         // With an Idempotency-Key, the key is claimed in the same statement (one round trip less
         // per create): the claim runs only after begin_request succeeded, gated by an InitPlan
         // as the one-statement reads are. A request that then fails validation rolls it back.

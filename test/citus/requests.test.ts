@@ -6,7 +6,7 @@
 import t from 'tap';
 import postgres from 'postgres';
 import { startApp, CITUS_WORKERS } from '../helpers/app.ts';
-import { oneConnection } from '../helpers/sql.ts';
+import { oneConnection, tokenSha256 } from '../helpers/sql.ts';
 
 /** Functions the runtime role may call that run as a role able to log in (security definer, owned by
  * the migrations' superuser) and are not delegated, each with where it reads: on the coordinator
@@ -51,7 +51,7 @@ if (CITUS_WORKERS.length === 0) {
       .map((r: any) => r['QUERY PLAN']).join('\n');
     t.match(plan, /Custom Scan \(Citus Adaptive\)[\s\S]*Task Count: 1/, 'begin_request is delegated to one worker');
     const [where] = await rt.begin(async (tx) => {
-      const [b] = await tx`select outcome from api.begin_request(${p.orgId}, ${p.token})`;
+      const [b] = await tx`select outcome from api.begin_request(${p.orgId}, ${tokenSha256(p.token)})`;
       const [c] = await tx`select app.current_organization_id() as org`;
       return [{ outcome: b!.outcome, coordinator: c!.org }];
     });
@@ -69,7 +69,7 @@ if (CITUS_WORKERS.length === 0) {
     const inject = `set local citus.propagate_set_commands = 'local'; set local statement_timeout = '30s';
       do $$ begin if not citus_is_coordinator() then raise exception 'replayed on a worker as %', current_user; end if; end $$`;
     const calls: [string, (tx: postgres.TransactionSql) => Promise<unknown>][] = [
-      ['begin_request', (tx) => tx`select outcome from api.begin_request(${p.orgId}, ${p.token})`],
+      ['begin_request', (tx) => tx`select outcome from api.begin_request(${p.orgId}, ${tokenSha256(p.token)})`],
       ['authenticate_client', (tx) => tx`select outcome from api.authenticate_client(${p.orgId}, ${p.id}, ${p.secret})`],
       ['access_token_record', (tx) => tx`select api.access_token_record(${p.orgId}, ${p.id}, ${p.secret}, sha256('probe'::bytea), now() + interval '1 hour')`],
       ['client_organization', (tx) => tx`select api.client_organization(${p.id})`],

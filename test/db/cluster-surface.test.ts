@@ -7,7 +7,7 @@
 import t from 'tap';
 import postgres from 'postgres';
 import { startApp } from '../helpers/app.ts';
-import { oneConnection } from '../helpers/sql.ts';
+import { oneConnection, tokenSha256 } from '../helpers/sql.ts';
 
 t.test('the view functions, the statement call and the outbox, as the runtime role', async (t) => {
   const a = await startApp(t);
@@ -27,7 +27,7 @@ t.test('the view functions, the statement call and the outbox, as the runtime ro
 
   // Under my context: my rows only, even by another organization's id.
   const seen = await rt.begin(async (tx) => {
-    const [b] = await tx`select outcome from api.begin_request(${mine.orgId}, ${mine.token})`;
+    const [b] = await tx`select outcome from api.begin_request(${mine.orgId}, ${tokenSha256(mine.token)})`;
     const [byId] = await tx`select count(*)::int as n from api.projects(${theirProject})`;
     const [all] = await tx`select count(*)::int as n from api.projects() where id = ${theirProject}`;
     const [org] = await tx`select array_agg(id) as ids from api.organization()`;

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import postgres from 'postgres';
 import { randomBytes } from 'node:crypto';
 import { startApp, type TestApp } from '../helpers/app.ts';
-import { beginRequest, oneConnection } from '../helpers/sql.ts';
+import { beginRequest, oneConnection, tokenSha256 } from '../helpers/sql.ts';
 
 /** Everything the runtime role can see, per relation: api views (rows) and base tables (42501). */
 async function everything(a: TestApp, tx: postgres.Sql | postgres.TransactionSql) {
@@ -81,7 +81,7 @@ t.test('ids are not credentials; revoked secrets and disabled clients end the co
   const { a, p, rt } = await world(t);
   for (const token of [p.id, p.secretId, `${p.id}:${p.secretId}`, randomBytes(24).toString('base64url')]) {
     const r = await rt.begin(async (tx) => {
-      const [b] = await tx`select * from api.begin_request(${p.orgId}, ${token}, null)`;
+      const [b] = await tx`select * from api.begin_request(${p.orgId}, ${tokenSha256(token)}, null)`;
       return { b, seen: await everything(a, tx) };
     });
     t.equal(r.b!.outcome, 'invalid_token', `begin_request with ${token.slice(0, 8)}…: invalid_token`);
@@ -91,15 +91,22 @@ t.test('ids are not credentials; revoked secrets and disabled clients end the co
   const rotated = await a.cli('client', 'rotate-secret', '--client', p.id);
   const token = randomBytes(24).toString('base64url');
   await a.admin`select api.access_token_record(${p.orgId}, ${p.id}, ${p.secret}, sha256(convert_to(${token}, 'UTF8')), now() + interval '1 hour')`;
-  const outcome = async () => (await rt.begin(async (tx) => tx`select outcome from api.begin_request(${p.orgId}, ${token}, null)`))[0]!.outcome;
+  const outcome = async () => (await rt.begin(async (tx) => tx`select outcome from api.begin_request(${p.orgId}, ${tokenSha256(token)}, null)`))[0]!.outcome;
   t.equal(await outcome(), 'ok', 'the recorded token works');
+  // The database is named the token by its SHA-256 only: the token itself, as a statement's text
+  // would show it, is no credential there (nor is its hash in another case, or a prefix of it).
+  for (const [name, given] of [['the token itself', token], ['its hash in capitals', tokenSha256(token).toUpperCase()],
+    ['a prefix of its hash', tokenSha256(token).slice(0, 63)]]) {
+    const [r] = await rt.begin(async (tx) => tx`select outcome from api.begin_request(${p.orgId}, ${given}, null)`);
+    t.equal(r!.outcome, 'invalid_token', `${name}: refused`);
+  }
   await a.cli('client', 'revoke-secret', '--client', p.id, '--secret-id', p.secretId);
   t.equal(await outcome(), 'invalid_token', 'its secret revoked: refused at once');
   const other = { ...p, secret: rotated.client_secret, secretId: rotated.secret_id };
   const token2 = randomBytes(24).toString('base64url');
   await a.admin`select api.access_token_record(${other.orgId}, ${other.id}, ${other.secret}, sha256(convert_to(${token2}, 'UTF8')), now() + interval '1 hour')`;
   await a.cli('client', 'disable', '--client', p.id);
-  const [d] = await rt.begin(async (tx) => tx`select outcome from api.begin_request(${p.orgId}, ${token2}, null)`);
+  const [d] = await rt.begin(async (tx) => tx`select outcome from api.begin_request(${p.orgId}, ${tokenSha256(token2)}, null)`);
   t.equal(d!.outcome, 'client_disabled', 'its client disabled: refused at once');
   // A revoked secret cannot record new tokens either.
   const [late] = await rt`select api.access_token_record(${p.orgId}, ${p.id}, ${p.secret}, sha256('x'::bytea), now() + interval '1 hour') as ok`;
@@ -111,7 +118,7 @@ t.test('expired token records are refused and purged', async (t) => {
   const token = randomBytes(24).toString('base64url');
   await a.admin`insert into app_private.access_tokens (organization_id, token_sha256, client_id, secret_id, expires_at)
     values (${p.orgId}, sha256(convert_to(${token}, 'UTF8')), ${p.id}, ${p.secretId}, now() - interval '1 hour')`;
-  const [b] = await rt.begin(async (tx) => tx`select outcome from api.begin_request(${p.orgId}, ${token}, null)`);
+  const [b] = await rt.begin(async (tx) => tx`select outcome from api.begin_request(${p.orgId}, ${tokenSha256(token)}, null)`);
   t.equal(b!.outcome, 'invalid_token', 'an expired record is refused');
   const [{ n }] = await a.admin`select control.purge_expired_access_tokens() as n` as any;
   t.ok(n >= 1, `${n} expired record(s) purged`);

@@ -5,7 +5,7 @@ import t from 'tap';
 import type { Test } from 'tap';
 import postgres from 'postgres';
 import { startApp, type TestApp } from '../helpers/app.ts';
-import { beginRequest } from '../helpers/sql.ts';
+import { beginRequest, tokenSha256 } from '../helpers/sql.ts';
 
 const opts = { max: 1, onnotice: () => {} } as const;
 
@@ -115,7 +115,7 @@ t.test('request context from api.begin_request', async (t) => {
 
   // A failing check sets no context.
   const denied = await rt.begin(async (tx) => {
-    const [b] = await tx`select * from api.begin_request(${clientA.orgId}, ${'a-token-never-issued'}, null)`;
+    const [b] = await tx`select * from api.begin_request(${clientA.orgId}, ${tokenSha256('a-token-never-issued')}, null)`;
     const n = await tx`select count(*)::int as n from api.members`;
     return { outcome: b!.outcome, n: n[0]!.n };
   });

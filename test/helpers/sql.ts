@@ -1,5 +1,5 @@
 // Shared by the in-database tests.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, createHash } from 'node:crypto';
 
 /** Runs a query and returns `${SQLSTATE} ${message}` (the message is the problem code), or 'ok'. */
 export async function failure(p: Promise<unknown>): Promise<string> {
@@ -13,6 +13,9 @@ export async function failure(p: Promise<unknown>): Promise<string> {
 
 export const oneConnection = { max: 1, onnotice: () => {} } as const;
 
+/** How a request names its access token to the database (api.begin_request): its SHA-256, in hex. */
+export const tokenSha256 = (token: string): string => createHash('sha256').update(token).digest('hex');
+
 /** What a request does first, in SQL: record an access token with the client's secret (as the
  * token endpoint does after signing one), then api.begin_request with it. Returns its row. */
 export async function beginRequest(tx: (strings: TemplateStringsArray, ...values: any[]) => Promise<any[]>,
@@ -21,7 +24,7 @@ export async function beginRequest(tx: (strings: TemplateStringsArray, ...values
   const [recorded] = await tx`select api.access_token_record(${client.orgId}, ${client.id}, ${client.secret},
     sha256(convert_to(${token}, 'UTF8')), now() + interval '1 hour') as ok`;
   if (!recorded.ok) throw new Error(`access_token_record refused the client ${client.id}`);
-  const [row] = await tx`select * from api.begin_request(${client.orgId}, ${token}, ${roles}::text[])`;
+  const [row] = await tx`select * from api.begin_request(${client.orgId}, ${tokenSha256(token)}, ${roles}::text[])`;
   return row as { outcome: string; organization_id: string; svc_roles: string[]; principal: unknown };
 }
 

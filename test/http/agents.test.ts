@@ -243,7 +243,7 @@ t.test('a model-backed agent: tools are the client\'s skills, a forbidden tool c
   t.match(second.body.messages.at(-1), { role: 'tool', tool_call_id: 'c1' });
   t.match(JSON.parse(third.body.messages.at(-2).content), { error: { code: 'ROLE_REQUIRED' } });
   // Nothing of the prompt machinery or the key is stored with the run or its events.
-  const stored = JSON.stringify(await a.admin`select r.*, (select json_agg(e) from app.run_events e where e.run_id = r.id) as events,
+  const stored = JSON.stringify(await a.admin`select r.*, (select json_agg(e) from app.run_events e where e.organization_id = r.organization_id and e.run_id = r.id) as events,
     (select json_agg(c) from app.run_tool_calls c where c.organization_id = r.organization_id and c.run_id = r.id) as calls from app.runs r where r.id = ${run.id}`);
   t.notOk(stored.includes('sk-test-secret-123'));
   t.notOk(stored.includes('You are the work-management assistant'));
