@@ -24,11 +24,12 @@ export const requestOrganization = new AsyncLocalStorage<{ organizationId: strin
 /** A capability link (an upload or download URL) has no access token to name its organization:
  * its token does, after the resource's id (`upl_….org_….<mac>`, migration 20261205001500; the
  * signature covers it, and the database checks that). On a cluster, `fn` runs in that
- * organization's scope, so its statements go to the organization's worker; a token of another
- * shape runs unrouted, and the database answers that no link is there. */
-export function inLinkOrganization<T>(routed: boolean, token: string, fn: () => T): T {
-  const organizationId = routed ? token.split('.', 3)[1] : undefined;
-  return organizationId?.startsWith('org_') ? requestOrganization.run({ organizationId }, fn) : fn();
+ * organization's scope, so its statements go to the organization's worker; a token that names
+ * none is no link there (`none`, without asking the database). */
+export function inLinkOrganization<T>(routed: boolean, token: string, fn: () => T, none: () => T): T {
+  if (!routed) return fn();
+  const organizationId = token.split('.', 3)[1];
+  return organizationId?.startsWith('org_') ? requestOrganization.run({ organizationId }, fn) : none();
 }
 
 /** An async iterable whose every step runs in the organization's scope it was made in: a stream

@@ -197,7 +197,7 @@ export function fileTransferRoutes(app: AppContext): ServerRoute[] {
           } finally {
             release();
           }
-        }),
+        }, async () => problem(request, h, OUTCOMES.not_found!).header('Connection', 'close')),
       },
     },
     {
@@ -255,7 +255,7 @@ export function fileTransferRoutes(app: AppContext): ServerRoute[] {
           res.charset(undefined);
           if (partial) res.header('Content-Range', `bytes ${start}-${end}/${size}`);
           return res;
-        }),
+        }, async () => problem(request, h, OUTCOMES.not_found!)),
       },
     },
   ];

@@ -171,7 +171,7 @@ export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
           .header('Referrer-Policy', 'no-referrer');
         if (format === 'csv') res.header('Content-Type', 'text/csv; charset=utf-8; header=present');
         return res;
-      }),
+      }, async () => problem(request, h, new ApiError('RESOURCE_NOT_FOUND', 'no report download at this URL'))),
     },
   }];
 }

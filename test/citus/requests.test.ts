@@ -21,13 +21,11 @@ const COORDINATOR_ONLY: Record<string, string> = {
   'app_private.bi_context()': 'app_private.bi_logins (coordinator)',
   'api.run_wake_key()': 'app_private.run_wake_key (a reference table, with a copy on the coordinator)',
 };
-/** Not yet delegated (issue 37's next steps, docs/scaling.md): on a cluster, these still read
- * distributed tables from the coordinator. The list may only shrink. */
+/** Not yet delegated nor refused on the coordinator (issue 37's next steps, docs/scaling.md): on a
+ * cluster, these still read distributed tables from the coordinator when called there directly. The
+ * policy helpers run per row, where a check would cost every read. The list may only shrink. */
 const NOT_YET_DELEGATED = [
-  'api.approval_exists(text)', 'api.file_download_begin(text)', 'api.file_upload_begin(text)',
-  'api.integration_connection_hidden_reason(text)', 'api.integration_readiness(text)', 'api.invoice_attach_pdf(text,text,bytea)',
-  'api.invoice_send(text,boolean)', 'api.invoice_void(text)', 'api.report_download_begin(text)', 'api.service_outbox_status()',
-  'api.ticket_search_ids(text)', 'api.webhook_delivery_replay(text,text)', 'api.webhook_endpoint_test(text)',
+  'api.service_outbox_status()',
   'app_private.may_read_internal_notes()', 'app_private.may_read_tickets()', 'app_private.may_read_time_entries()',
   'app_private.member_hr_profile(text,text)',
 ];
@@ -93,9 +91,19 @@ if (CITUS_WORKERS.length === 0) {
        where n.nspname in ('app', 'app_private', 'api', 'control', 'skills', 'reporting')
          and has_function_privilege('svc_runtime', p.oid, 'execute') and p.prosecdef and r.rolcanlogin
          and not coalesce(o.distribution_argument_index is not null and o.force_delegation, false)
+         -- Refused on the coordinator (migration 20261205002100): they run only inside a delegated call.
+         and position('perform app_private.refuse_on_coordinator(' in p.prosrc) = 0
        order by 1`;
     const open = asOthers.map((r) => r.fn).filter((fn) => !COORDINATOR_ONLY[fn]);
     t.same(open, NOT_YET_DELEGATED, 'every other function that runs as a login role is delegated (the list of those not yet is in docs/scaling.md)');
+    // Called directly on the coordinator, a command that runs as a login role refuses to run there.
+    for (const call of [`api.invoice_void('inv_x')`, `api.file_upload_begin('upl_x.org_x.${'0'.repeat(64)}')`, `api.ticket_search_ids('x')`]) {
+      const e = await rt.begin(async (tx) => {
+        await tx`select outcome from api.begin_request(${p.orgId}, ${tokenSha256(p.token)})`;
+        return tx.unsafe(`select * from ${call}`);
+      }).then(() => 'ok', (e) => e.code);
+      t.equal(e, '42501', `${call.split('(')[0]}: refused on the coordinator`);
+    }
     // Citus's functions that run SQL on other nodes are not the runtime role's.
     for (const fn of ['run_command_on_workers($$select 1$$)', 'run_command_on_shards($$app.tasks$$, $$select 1$$)',
       'assign_distributed_transaction_id(0, 1, now())']) {

@@ -96,7 +96,7 @@ t.test('ids are not credentials; revoked secrets and disabled clients end the co
   // The database is named the token by its SHA-256 only: the token itself, as a statement's text
   // would show it, is no credential there (nor is its hash in another case, or a prefix of it).
   for (const [name, given] of [['the token itself', token], ['its hash in capitals', tokenSha256(token).toUpperCase()],
-    ['a prefix of its hash', tokenSha256(token).slice(0, 63)]]) {
+    ['a prefix of its hash', tokenSha256(token).slice(0, 63)]] as const) {
     const [r] = await rt.begin(async (tx) => tx`select outcome from api.begin_request(${p.orgId}, ${given}, null)`);
     t.equal(r!.outcome, 'invalid_token', `${name}: refused`);
   }

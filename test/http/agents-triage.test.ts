@@ -139,7 +139,7 @@ t.test('task triage: proposals, requires_action, choices, tool-call checks as th
   let release!: () => void;
   const held = new Promise<void>((r) => { release = r; });
   const locking = a.admin.begin(async (tx) => {
-    await tx`select 1 from app.runs where id = ${fourth.id} for update`;
+    await tx`select 1 from app.runs where organization_id = ${p.orgId} and id = ${fourth.id} for update`;
     await held;
   });
   await new Promise((r) => setTimeout(r, 100));
