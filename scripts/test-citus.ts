@@ -3,8 +3,8 @@
 // migrations distribute the schema there); each test file clones it on every node. Without Citus
 // here, one line says why and nothing runs.
 //
-// Which files: test/citus/ (where the schema is placed, one shard per organization) and the HTTP
-// files that pass whole on a cluster (ON_THE_CLUSTER). The rest of the suite does not run on a
+// Which files: test/citus/ (where the schema is placed, one shard per organization), test/hostile/
+// and the HTTP files that pass whole on a cluster (ON_THE_CLUSTER). The rest of the suite does not run on a
 // cluster yet: docs/scaling.md ("Citus: where it stands") says why. Name files to run others.
 import postgres from 'postgres';
 import { citusMissing, startCluster, createClusterDatabase, dropClusterDatabase } from './citus.ts';
@@ -13,9 +13,10 @@ import { runTap } from './tap.ts';
 
 /** HTTP test files every assertion of which passes on the cluster: the list only grows. */
 const ON_THE_CLUSTER = [
-  'agents-triage', 'approvals-batches', 'body-limits', 'custom-fields', 'files', 'files-scan', 'integrations', 'invoice-accounting', 'invoice-send',
-  'invoice-send-edges', 'invoices', 'keys', 'members', 'projects-smoke', 'projects', 'reports', 'smoke', 'spec-codes', 'tasks',
-  'tickets', 'time-entries', 'time-smoke', 'webhook-transport', 'webhook-wake', 'webhooks-crash',
+  'agents', 'agents-stream', 'agents-triage', 'approvals-batches', 'body-limits', 'conversations', 'custom-fields',
+  'files', 'files-scan', 'integrations', 'invoice-accounting', 'invoice-send', 'invoice-send-edges', 'invoices',
+  'keys', 'members', 'projects-smoke', 'projects', 'reports', 'smoke', 'spec-codes', 'tasks', 'tickets',
+  'time-entries', 'time-smoke', 'webhook-transport', 'webhook-wake', 'webhooks-crash',
 ].map((name) => `test/http/${name}.test.ts`);
 
 const missing = citusMissing();
@@ -49,7 +50,7 @@ try {
   }
   // A file gets 300 s here, not 120: three servers on one machine, and a request is several
   // delegated calls (measured: files.test.ts 84 s alone in make test-citus, 121 s beside 40 other files).
-  const files = process.argv.slice(2).length ? process.argv.slice(2) : ['test/citus/', ...ON_THE_CLUSTER];
+  const files = process.argv.slice(2).length ? process.argv.slice(2) : ['test/citus/', 'test/hostile/', ...ON_THE_CLUSTER];
   code = await runTap(['--timeout=300', ...files], {
     SVC_TEST_SERVER_URL: cluster.coordinator, SVC_TEST_TEMPLATE: template, SVC_TEST_RUN: String(process.pid),
     SVC_TEST_CITUS_WORKERS: JSON.stringify(cluster.workers),

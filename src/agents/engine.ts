@@ -59,16 +59,37 @@ export type Block = { type: string; [k: string]: unknown };
 
 export type AgentImpl = (ctx: RunContext) => Promise<AgentStep>;
 
+/** Whether `sql` reaches a Citus coordinator (asked once per pool). */
+const citusOf = new WeakMap<postgres.Sql, Promise<boolean>>();
+function onCitus(sql: postgres.Sql): Promise<boolean> {
+  let known = citusOf.get(sql);
+  if (!known) {
+    known = sql<{ on: boolean }[]>`select exists (select from pg_extension where extname = 'citus') as on`.then((r) => r[0]!.on);
+    known.catch(() => citusOf.delete(sql));
+    citusOf.set(sql, known);
+  }
+  return known;
+}
+
+/** A step of a run appends to its log in the run's organization's worker, and on Citus notifies
+ * there, where no stream listens (the API listens on the coordinator): the wake-up is sent again
+ * here, on the coordinator. On one server the step's own NOTIFY is the wake-up. */
+async function relayWake(sql: postgres.Sql, runId: string): Promise<void> {
+  if (await onCitus(sql)) await sql`select pg_notify('svc_run_events', app_private.run_wake_name(${runId}))`;
+}
+
 function contextFor(sql: postgres.Sql, config: Config, run: RunRecord): RunContext {
   const call = async (skill: string, args: unknown, rejection: { code: string; message: string } | null): Promise<ToolOutcome> => {
     const [r] = await sql<{ outcome: any }[]>`
       select app_private.run_tool(${run.organization_id}, ${run.id}, ${skill}, ${sql.json(args as any)}, ${rejection ? sql.json(rejection) : null}) as outcome`;
+    await relayWake(sql, run.id);
     const outcome = r!.outcome;
     if (outcome.stopped) throw new RunStopped(outcome.stopped);
     return outcome as ToolOutcome;
   };
   const note = async (type: string, data: Record<string, unknown>) => {
     const [r] = await sql<{ ok: boolean }[]>`select app_private.run_note(${run.organization_id}, ${run.id}, ${type}, ${sql.json(data as any)}) as ok`;
+    await relayWake(sql, run.id);
     if (!r!.ok) throw new RunStopped('not running');
   };
   const ctx: RunContext = {
@@ -109,6 +130,7 @@ function contextFor(sql: postgres.Sql, config: Config, run: RunRecord): RunConte
 const settle = async (sql: postgres.Sql, organizationId: string, runId: string, outcome: string, payload: unknown, state: unknown = null) => {
   const [r] = await sql<{ status: string }[]>`
     select app_private.run_settle(${organizationId}, ${runId}, ${outcome}, ${sql.json(payload as any)}, ${state === null ? null : sql.json(state as any)}) as status`;
+  await relayWake(sql, runId);
   return r!.status;
 };
 
@@ -119,6 +141,7 @@ export async function executeRun(sql: postgres.Sql, config: Config, organization
   const [row] = await sql<{ run: RunRecord | null }[]>`select app_private.run_start(${organizationId}, ${runId}) as run`;
   const run = row?.run;
   if (!run) return 'skipped';
+  await relayWake(sql, runId);
   let step: AgentStep;
   try {
     const impl: AgentImpl | undefined = run.engine === 'chat' ? chatAgent : run.engine === 'model' ? modelAgent : BUILTIN_AGENTS[run.agent_id ?? ''];

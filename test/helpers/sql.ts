@@ -1,5 +1,6 @@
 // Shared by the in-database tests.
 import { randomBytes, createHash } from 'node:crypto';
+import { clusterRoutingFor, requestOrganization } from '../../src/db/cluster.ts';
 
 /** Runs a query and returns `${SQLSTATE} ${message}` (the message is the problem code), or 'ok'. */
 export async function failure(p: Promise<unknown>): Promise<string> {
@@ -47,4 +48,25 @@ export async function touchedRows(p: PromiseLike<readonly unknown[]>): Promise<n
     if (e?.code === '42501') return 0;
     throw e;
   }
+}
+
+type Tagged = (strings: TemplateStringsArray, ...values: any[]) => Promise<any[]>;
+
+/** A request's statements after api.begin_request, as the API sends them. On one server, each runs
+ * as it is. On Citus, begin_request signed its context in the organization's worker (a delegated
+ * call), so each later statement goes there too, inside api.in_organization, with the same rewrite
+ * the API makes (src/db/cluster.ts): an inside check reads what a request would, where it would. */
+export async function inRequest(t: { teardown: (fn: () => unknown) => void }, url: string, tx: Tagged,
+  organizationId: string): Promise<Tagged> {
+  const routing = await clusterRoutingFor(url);
+  if (!routing) return tx;
+  t.teardown(() => routing.close?.());
+  const unsafe = (tx as unknown as { unsafe: (q: string, p: unknown[]) => Promise<any[]> }).unsafe;
+  return async (strings, ...values) => {
+    const text = strings.reduce((all, s, i) => all + (i ? `$${i}` : '') + s, '');
+    const routed = await requestOrganization.run({ organizationId }, () => routing.route(text, values));
+    if (!routed) return unsafe(text, values);
+    const rows = await unsafe(routed.sql, routed.parameters);
+    return routed.count ? Object.assign([], { count: Number(rows[0]?.count ?? 0) }) : rows;
+  };
 }

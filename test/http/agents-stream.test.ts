@@ -6,7 +6,7 @@ import { startWorker } from '../../src/worker/index.ts';
 import { key, world, liveServer, startRun, triageProject } from '../helpers/agents.ts';
 import { runWakeName } from '../../src/agents/hub.ts';
 import postgres from 'postgres';
-import { tokenSha256 } from '../helpers/sql.ts';
+import { inRequest, tokenSha256 } from '../helpers/sql.ts';
 
 /** A promise that rejects after `ms` instead of hanging the file until tap's timeout. */
 const within = <T>(ms: number, what: string, p: Promise<T>) => Promise.race([p,
@@ -170,8 +170,9 @@ t.test('a run cancelled through the API is announced after the commit, not from 
   const collected = await rt.begin(async (tx) => {
     const [b] = await tx`select outcome from api.begin_request(${p.orgId}, ${tokenSha256(p.token)}, null)`;
     t.equal(b!.outcome, 'ok');
-    await tx`select api.run_cancel(${quiet.id})`;
-    return (await tx<{ names: string }[]>`select current_setting('svc.run_wake', true) as names`)[0]!.names;
+    const q = await inRequest(t, a.runtimeUrl, tx, p.orgId);
+    await q`select api.run_cancel(${quiet.id})`;
+    return (await q`select current_setting('svc.run_wake', true) as names`)[0]!.names;
   });
   t.equal(collected, await nameOf(quiet.id), 'the transaction collected the run\'s wake name');
   await new Promise((r) => setTimeout(r, 300));

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import postgres from 'postgres';
 import { startApp, assertProblem, type TestApp } from '../helpers/app.ts';
 import { executeRun } from '../../src/agents/engine.ts';
-import { beginRequest } from '../helpers/sql.ts';
+import { beginRequest, inRequest, visibleRows } from '../helpers/sql.ts';
 import { provider, say } from '../helpers/model.ts';
 
 let n = 0;
@@ -94,13 +94,14 @@ t.test('conversations: subjects, ownership, filters, archive and every Conversat
   t.equal(await failure(a.admin`update app.conversations set subject_member_id = 'sam@x.example' where id = ${id}`), 'CONFLICT');
   const rt = postgres(a.runtimeUrl, { max: 1, onnotice: () => {} });
   t.teardown(() => rt.end());
-  t.equal((await rt`select count(*)::int as n from api.conversations`)[0]!.n, 0);
-  t.equal((await rt`select count(*)::int as n from api.conversation_messages`)[0]!.n, 0);
+  // (On Citus a view read outside a delegated call is refused on the shards: it sees nothing either.)
+  t.equal(await visibleRows(rt, 'api.conversations'), 0);
+  t.equal(await visibleRows(rt, 'api.conversation_messages'), 0);
   t.not(await failure(rt`select count(*) from app.conversations`), 'ok');
   const otherClient = await a.createClient(p.orgId, { roles: 'member,manager' });
   t.equal(await rt.begin(async (tx) => {
     await beginRequest(tx, otherClient);
-    return (await tx`select count(*)::int as n from api.conversations`)[0]!.n;
+    return (await (await inRequest(t, a.runtimeUrl, tx, p.orgId))`select count(*)::int as n from api.conversations`)[0]!.n;
   }), 0, 'another client of the organization sees none');
 });
 
