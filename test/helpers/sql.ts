@@ -57,16 +57,23 @@ type Tagged = (strings: TemplateStringsArray, ...values: any[]) => Promise<any[]
  * call), so each later statement goes there too, inside api.in_organization, with the same rewrite
  * the API makes (src/db/cluster.ts): an inside check reads what a request would, where it would. */
 export async function inRequest(t: { teardown: (fn: () => unknown) => void }, url: string, tx: Tagged,
-  organizationId: string): Promise<Tagged> {
+  organizationId: string, opts: { role?: 'svc_api' } = {}): Promise<Tagged> {
+  const unsafe = (tx as unknown as { unsafe: (q: string, p?: unknown[]) => Promise<any[]> }).unsafe;
   const routing = await clusterRoutingFor(url);
-  if (!routing) return tx;
+  if (!routing) {
+    // As the role that owns the api surface, as its commands write (the runtime role reaches no table).
+    if (opts.role) await unsafe(`set local role ${opts.role}`);
+    return tx;
+  }
   t.teardown(() => routing.close?.());
-  const unsafe = (tx as unknown as { unsafe: (q: string, p: unknown[]) => Promise<any[]> }).unsafe;
-  return async (strings, ...values) => {
+  const q: Tagged = async (strings, ...values) => {
     const text = strings.reduce((all, s, i) => all + (i ? `$${i}` : '') + s, '');
     const routed = await requestOrganization.run({ organizationId }, () => routing.route(text, values));
     if (!routed) return unsafe(text, values);
     const rows = await unsafe(routed.sql, routed.parameters);
     return routed.count ? Object.assign([], { count: Number(rows[0]?.count ?? 0) }) : rows;
   };
+  // In the worker's backend, for the rest of the transaction (test/fixtures/002_inside_checks.sql).
+  if (opts.role) await q`select set_config('role', ${opts.role}, true)`;
+  return q;
 }

@@ -3,7 +3,7 @@
 import t from 'tap';
 import postgres from 'postgres';
 import { startApp, assertProblem } from '../helpers/app.ts';
-import { beginRequest } from '../helpers/sql.ts';
+import { beginRequest, inRequest } from '../helpers/sql.ts';
 
 t.test('filters and sorts on unreadable fields are refused', async (t) => {
   const a = await startApp(t);
@@ -66,8 +66,8 @@ t.test('tasks of an archived project, and archived tasks, do not change', async 
   // The same rules hold in SQL for any writer (as svc_api, the role every command runs as).
   await t.rejects(a.admin.begin(async (tx) => {
     await beginRequest(tx, p);
-    await tx`set local role svc_api`;
-    await tx`update app.tasks set name = 'Y' where id = ${task.id}`;
+    const q = await inRequest(t, a.adminUrl, tx, p.orgId, { role: 'svc_api' });
+    await q`update app.tasks set name = 'Y' where organization_id = ${p.orgId} and id = ${task.id}`;
   }), { code: 'SVC16' } as any, 'direct update of an archived task fails');
 });
 
@@ -82,8 +82,8 @@ t.test('a direct archive with open dependents fails in SQL', async (t) => {
   t.equal(dep.statusCode, 200, dep.body);
   await t.rejects(a.admin.begin(async (tx) => {
     await beginRequest(tx, p);
-    await tx`set local role svc_api`;
-    await tx`update app.tasks set archived_at = now() where id = ${t1.id}`;
+    const q = await inRequest(t, a.adminUrl, tx, p.orgId, { role: 'svc_api' });
+    await q`update app.tasks set archived_at = now() where organization_id = ${p.orgId} and id = ${t1.id}`;
   }), { code: 'SVC16' } as any);
 });
 
@@ -115,10 +115,13 @@ t.test('second review: inputs that must not become 500s, and direct writes that 
   // Writes straight to the tables, as the role that owns the surface (svc_runtime reaches no table):
   // the triggers and policies hold for every writer.
   const as = (c: { id: string; secret: string; orgId: string }, fn: (tx: postgres.TransactionSql) => Promise<unknown>, mode = '') =>
-    a.admin.begin(mode, async (tx) => { await beginRequest(tx, c); await tx`set local role svc_api`; return fn(tx); });
-  await t.rejects(as(p, (tx) => tx`update app.tasks set completed_at = now() where id = ${t1.id}`), { code: 'SVV23' } as any,
+    a.admin.begin(mode, async (tx) => {
+      await beginRequest(tx, c);
+      return fn(await inRequest(t, a.adminUrl, tx, c.orgId, { role: 'svc_api' }) as unknown as postgres.TransactionSql);
+    });
+  await t.rejects(as(p, (tx) => tx`update app.tasks set completed_at = now() where organization_id = ${p.orgId} and id = ${t1.id}`), { code: 'SVV23' } as any,
     'completed_at only with a transition into done');
-  await as(p, (tx) => tx`update app.tasks set archived_at = '9999-12-31' where id = ${t1.id}`);
+  await as(p, (tx) => tx`update app.tasks set archived_at = '9999-12-31' where organization_id = ${p.orgId} and id = ${t1.id}`);
   const [row] = await a.admin`select archived_at < now() + interval '1 minute' as now_ish from app.tasks where id = ${t1.id}`;
   t.ok(row!.now_ish, 'archived_at is the time of archiving, whatever the writer sent');
   await t.rejects(as(fin, (tx) => tx`insert into app.task_activity (organization_id, task_id, kind, actor_client_id)
@@ -140,8 +143,8 @@ t.test('requesting approval is submitting', async (t) => {
   // The helper as the commands reach it (svc_runtime cannot call it: the api surface only).
   await a.admin.begin(async (tx) => {
     await beginRequest(tx, p);
-    await tx`set local role svc_api`;
-    await tx`select app_private.request_time_entry_approval(${e.id})`;
+    const q = await inRequest(t, a.adminUrl, tx, p.orgId, { role: 'svc_api' });
+    await q`select app_private.request_time_entry_approval(${e.id})`;
   });
   const [row] = await a.admin`select status from app.time_entries where id = ${e.id}`;
   t.equal(row!.status, 'submitted', 'a pending approval always has a submitted entry');
