@@ -13,7 +13,7 @@ import { runTap } from './tap.ts';
 
 /** HTTP test files every assertion of which passes on the cluster: the list only grows. */
 const ON_THE_CLUSTER = [
-  'agents', 'agents-stream', 'agents-triage', 'approvals-batches', 'body-limits', 'conversations', 'custom-fields',
+  'agents', 'agents-stream', 'agents-triage', 'approvals-batches', 'auth', 'body-limits', 'conversations', 'custom-fields',
   'files', 'files-scan', 'integrations', 'invoice-accounting', 'invoice-send', 'invoice-send-edges', 'invoices',
   'keys', 'members', 'projects-smoke', 'projects', 'reports', 'smoke', 'spec-codes', 'tasks', 'tickets',
   'time-entries', 'time-smoke', 'webhook-transport', 'webhook-wake', 'webhooks-crash',

@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { editDatabaseUrl } from '../db/url.ts';
 import postgres from 'postgres';
 import { newSigningKey } from '../auth/tokens.ts';
+import { constraintNamed } from '../http/errors.ts';
 import { masterKey } from '../config.ts';
 
 type Flags = Record<string, string>;
@@ -666,11 +667,11 @@ function describeError(e: unknown): Record<string, unknown> {
   const pg = e as PgError;
   if (pg && typeof pg.code === 'string') {
     if (pg.code.startsWith('SV')) return { error: pg.message, detail: pg.detail || undefined };
-    if (pg.code === '23505') return { error: 'ALREADY_EXISTS', detail: pg.detail, constraint: pg.constraint_name };
+    if (pg.code === '23505') return { error: 'ALREADY_EXISTS', detail: pg.detail, constraint: constraintNamed(pg) };
     if (pg.code === '23514' || pg.code === '23502' || pg.code === '22P02' || pg.code === '22007' || pg.code === '22008') {
-      return { error: 'INVALID_VALUE', detail: pg.message, constraint: pg.constraint_name };
+      return { error: 'INVALID_VALUE', detail: pg.message, constraint: constraintNamed(pg) };
     }
-    if (pg.code === '23503') return { error: 'REFERENCE_NOT_FOUND', detail: pg.detail, constraint: pg.constraint_name };
+    if (pg.code === '23503') return { error: 'REFERENCE_NOT_FOUND', detail: pg.detail, constraint: constraintNamed(pg) };
     return { error: 'DATABASE_ERROR', sqlstate: pg.code, detail: pg.message };
   }
   return { error: 'FAILED', detail: e instanceof Error ? e.message : String(e) };

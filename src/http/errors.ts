@@ -239,6 +239,13 @@ function constraintOfShard(message: string | undefined): string {
   return name in CONSTRAINTS ? name : name.replace(/_\d+$/, '');
 }
 
+/** The constraint a database error names: its own field, or on Citus the one its message names
+ * (integrity violations only: another error's message may echo input). */
+export function constraintNamed(pg: { code?: string; message?: string; constraint_name?: string }): string | undefined {
+  if (pg.constraint_name) return pg.constraint_name;
+  return pg.code?.startsWith('23') ? constraintOfShard(pg.message) || undefined : undefined;
+}
+
 /** Maps a database error to an ApiError, or returns undefined (an unexpected error: 500). */
 export function fromDatabaseError(e: unknown): ApiError | undefined {
   const pg = e as PgError;
