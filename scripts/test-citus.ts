@@ -15,7 +15,7 @@ import { runTap } from './tap.ts';
 const ON_THE_CLUSTER = [
   'agents', 'agents-stream', 'agents-triage', 'approvals-batches', 'auth', 'body-limits', 'conversations', 'custom-fields',
   'files', 'files-scan', 'integrations', 'invoice-accounting', 'invoice-send', 'invoice-send-edges', 'invoices',
-  'keys', 'members', 'projects-smoke', 'projects', 'reports', 'smoke', 'spec-codes', 'tasks', 'tickets',
+  'keys', 'members', 'pipeline', 'projects-smoke', 'projects', 'reports', 'smoke', 'spec-codes', 'tasks', 'tickets',
   'time-entries', 'time-smoke', 'webhook-transport', 'webhook-wake', 'webhooks-crash',
 ].map((name) => `test/http/${name}.test.ts`);
 

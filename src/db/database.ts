@@ -231,7 +231,17 @@ function pooledQuery(current: () => Generation, pool: 'reads' | 'points', prepar
     // Routed (a Citus coordinator) before the breaker admits it: a routing that fails leaves no
     // probe taken and never released.
     const routing_ = routing.current?.route(compiled.sql, compiled.parameters as unknown[]);
-    const routed = routing_ ? await routing_ : undefined;
+    let routed: Routed | undefined;
+    if (routing_) {
+      // Counted in flight from the moment the pool was chosen (the choice reads the count), the
+      // routing's wait included: otherwise every statement chosen meanwhile joins the same pool.
+      counts.inFlight++;
+      try {
+        routed = await routing_;
+      } finally {
+        counts.inFlight--;
+      }
+    }
     const admitted = breaker.admit();
     if (admitted === 'reject') throw unavailable();
     const ms = admitted === 'probe' ? deadlines.connectMs : deadlines.acquireMs;
