@@ -16,7 +16,7 @@ const ON_THE_CLUSTER = [
   'agents', 'agents-stream', 'agents-triage', 'approvals-batches', 'auth', 'body-limits', 'conversations', 'custom-fields',
   'files', 'files-scan', 'integrations', 'invoice-accounting', 'invoice-send', 'invoice-send-edges', 'invoices',
   'keys', 'members', 'pipeline', 'projects-smoke', 'projects', 'reports', 'smoke', 'spec-codes', 'tasks', 'tickets',
-  'time-entries', 'time-smoke', 'webhook-transport', 'webhook-wake', 'webhooks-crash',
+  'time-entries', 'time-smoke', 'webhook-transport', 'webhook-wake', 'webhooks', 'webhooks-crash',
 ].map((name) => `test/http/${name}.test.ts`);
 
 const missing = citusMissing();

@@ -483,12 +483,15 @@ begin
   -- silent worker is replaced (a backlog of queued jobs is left alone).
   for r in
     select c.organization_id, c.id
-      from jsonb_to_recordset((select coalesce(jsonb_agg(jsonb_build_object('organization_id', d.organization_id, 'id', d.id)), '[]')
+      from jsonb_to_recordset((select coalesce(jsonb_agg(jsonb_build_object('organization_id', d.organization_id, 'id', d.id,
+                                                                             'leased', d.lease_until is not null)), '[]')
                                  from app.webhook_deliveries d
                                 where d.status = 'pending'
                                   and (d.lease_until < now() or (d.lease_until is null and d.next_attempt_at < now() - p_stale))))
-             as c (organization_id text, id text)
-     where not exists (select from graphile_worker._private_jobs j
+             as c (organization_id text, id text, leased boolean)
+     -- A lease that ran out is queued again whatever its job; a delivery without one only when its job is gone.
+     where c.leased
+        or not exists (select from graphile_worker._private_jobs j
                         where j.key = 'deliver:' || c.id and (j.is_available or j.locked_at > now() - p_stale))
   loop
     -- A delivery being claimed or recorded right now is left to that worker.
@@ -870,6 +873,28 @@ begin
            on t.created_at >= w.week and t.created_at < w.week + interval '1 week'
    group by w.week
    order by w.week;
+end
+$$;
+
+/** On Citus, a job waiting in the outbox since before this migration names its organization by its
+ * row: the drain puts it in the payload too. */
+create or replace function app_private.job_outbox_drain() returns integer
+language plpgsql
+set search_path = pg_catalog
+as $$
+declare
+  j record;
+  v_count integer := 0;
+begin
+  if not exists (select from pg_extension where extname = 'citus') then
+    return 0;
+  end if;
+  for j in delete from app_private.job_outbox returning * loop
+    perform graphile_worker.add_job(j.task, (j.payload::jsonb || jsonb_build_object('organization_id', j.organization_id))::json,
+                                    run_at => j.run_at, job_key => j.job_key, max_attempts => j.max_attempts);
+    v_count := v_count + 1;
+  end loop;
+  return v_count;
 end
 $$;
 

@@ -5,7 +5,11 @@
  * A capability URL is its own credential: no access token says whose it is. Its token now names
  * the organization after the resource's id (`upl_….org_….<mac>`, `fil_….org_….apic_….<expiry>.<mac>`,
  * `rrun_….org_….apic_….<expiry>.<mac>`), covered by the signature like the rest: the API routes
- * the link's statements to that organization's worker on Citus, and every lookup names it. Links
+ * the link's statements to that organization's worker on Citus, and every lookup names it.
+ *
+ * The begin functions take the link's token with its signature replaced by the signature's SHA-256
+ * (hex), never the signature: a statement's text, arguments included, is what pg_stat_activity shows
+ * and what a delegated call carries to its worker, and a link is a bearer credential for its hour. Links
  * made before this migration (the old shape, without the organization) keep working on one server
  * until they expire (minutes to an hour); a cluster starts with these migrations and never made one. */
 
@@ -37,7 +41,7 @@ declare
 begin
   outcome := 'not_found';
   if p_token ~ '^upl_[A-Za-z0-9]{1,64}\.org_[A-Za-z0-9]{1,64}\.[0-9a-f]{64}$' then
-    if sha256(convert_to(v_parts[3], 'UTF8')) <> sha256(convert_to(app_private.capability_mac('upload', v_id || '.' || v_parts[2]), 'UTF8')) then
+    if v_parts[3] <> encode(sha256(convert_to(app_private.capability_mac('upload', v_id || '.' || v_parts[2]), 'UTF8')), 'hex') then
       return next;
       return;
     end if;
@@ -45,7 +49,7 @@ begin
   elsif p_token ~ '^upl_[A-Za-z0-9]{1,64}\.[0-9a-f]{64}$'
         and not exists (select from pg_extension where extname = 'citus') then
     -- A link made before links named their organization (one server).
-    if sha256(convert_to(v_parts[2], 'UTF8')) <> sha256(convert_to(app_private.capability_mac('upload', v_id), 'UTF8')) then
+    if v_parts[2] <> encode(sha256(convert_to(app_private.capability_mac('upload', v_id), 'UTF8')), 'hex') then
       return next;
       return;
     end if;
@@ -111,7 +115,7 @@ declare
   v_parts text[] := string_to_array(p_token, '.');
 begin
   if p_token ~ ('^' || p_prefix || '_[A-Za-z0-9]{1,64}\.org_[A-Za-z0-9]{1,64}\.apic_[A-Za-z0-9]{1,64}\.[0-9]{1,12}\.[0-9a-f]{64}$') then
-    if sha256(convert_to(v_parts[5], 'UTF8')) = sha256(convert_to(app_private.capability_mac(p_purpose, array_to_string(v_parts[1:4], '.')), 'UTF8')) then
+    if v_parts[5] = encode(sha256(convert_to(app_private.capability_mac(p_purpose, array_to_string(v_parts[1:4], '.')), 'UTF8')), 'hex') then
       id := v_parts[1];
       organization_id := v_parts[2];
       client_id := v_parts[3];
@@ -119,7 +123,7 @@ begin
     end if;
   elsif p_token ~ ('^' || p_prefix || '_[A-Za-z0-9]{1,64}\.apic_[A-Za-z0-9]{1,64}\.[0-9]{1,12}\.[0-9a-f]{64}$')
         and not exists (select from pg_extension where extname = 'citus') then
-    if sha256(convert_to(v_parts[4], 'UTF8')) = sha256(convert_to(app_private.capability_mac(p_purpose, array_to_string(v_parts[1:3], '.')), 'UTF8')) then
+    if v_parts[4] = encode(sha256(convert_to(app_private.capability_mac(p_purpose, array_to_string(v_parts[1:3], '.')), 'UTF8')), 'hex') then
       id := v_parts[1];
       client_id := v_parts[2];
       expires := v_parts[3]::bigint;

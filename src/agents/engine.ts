@@ -75,7 +75,13 @@ function onCitus(sql: postgres.Sql): Promise<boolean> {
  * there, where no stream listens (the API listens on the coordinator): the wake-up is sent again
  * here, on the coordinator. On one server the step's own NOTIFY is the wake-up. */
 async function relayWake(sql: postgres.Sql, runId: string): Promise<void> {
-  if (await onCitus(sql)) await sql`select pg_notify('svc_run_events', app_private.run_wake_name(${runId}))`;
+  // Best effort, after the step committed: a lost wake-up costs a stream its next heartbeat's look,
+  // and must not fail a step that succeeded.
+  try {
+    if (await onCitus(sql)) await sql`select pg_notify('svc_run_events', app_private.run_wake_name(${runId}))`;
+  } catch {
+    // (The database is likely unreachable: the run's next statement says so.)
+  }
 }
 
 function contextFor(sql: postgres.Sql, config: Config, run: RunRecord): RunContext {

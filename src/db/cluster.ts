@@ -14,6 +14,7 @@
 // - its result columns are declared to the call with the types PostgreSQL described.
 // The descriptions come from the coordinator (every node has the same schema), once per statement text.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
 import postgres from 'postgres';
 
 /** The organization whose worker a statement goes to: a request runs in a scope whose
@@ -30,6 +31,14 @@ export function inLinkOrganization<T>(routed: boolean, token: string, fn: () => 
   if (!routed) return fn();
   const organizationId = token.split('.', 3)[1];
   return organizationId?.startsWith('org_') ? requestOrganization.run({ organizationId }, fn) : none();
+}
+
+/** A link's token as the database takes it (api.file_upload_begin and the download beginnings): its
+ * signature, the last part, replaced by the signature's SHA-256, so that no statement's text holds a
+ * link that works (migration 20261205001500). */
+export function linkForDatabase(token: string): string {
+  const dot = token.lastIndexOf('.');
+  return `${token.slice(0, dot + 1)}${createHash('sha256').update(token.slice(dot + 1)).digest('hex')}`;
 }
 
 /** An async iterable whose every step runs in the organization's scope it was made in: a stream

@@ -12,7 +12,7 @@ import { ApiError, fromDatabaseError, problemResponse } from '../http/errors.ts'
 import { schemas } from './schemas.ts';
 import { freeJson, getStatement, listStatement } from './common.ts';
 import { listQuery } from '../http/pagination.ts';
-import { inLinkOrganization, keepingScope } from '../db/cluster.ts';
+import { inLinkOrganization, keepingScope, linkForDatabase } from '../db/cluster.ts';
 
 const reportId = Joi.string().pattern(/^rpt_[a-z_]{1,64}$/);
 const runParams = Joi.object({ report_id: reportId.required(), run_id: Joi.string().pattern(/^rrun_[A-Za-z0-9]{1,64}$/).required() });
@@ -128,7 +128,7 @@ export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
           numeric_columns: string[] };
         let b: Begun | undefined;
         try {
-          ({ rows: [b] } = await sql<Begun>`select * from api.report_download_begin(${token})`.execute(app.database.db));
+          ({ rows: [b] } = await sql<Begun>`select * from api.report_download_begin(${linkForDatabase(token)})`.execute(app.database.db));
         } catch (e) {
           const err = fromDatabaseError(e);
           if (err) return problem(request, h, err);
@@ -141,7 +141,7 @@ export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
         async function* rows() {
           for (let from = 1; from <= total; from += DOWNLOAD_BATCH) {
             const { rows: batch } = await sql<{ n: number; data: Record<string, unknown> }>`
-              select x.n, x.data from api.report_download_begin(${token}) b, lateral api.report_rows(b.run_id, ${from}::integer, ${from + DOWNLOAD_BATCH - 1}::integer) x
+              select x.n, x.data from api.report_download_begin(${linkForDatabase(token)}) b, lateral api.report_rows(b.run_id, ${from}::integer, ${from + DOWNLOAD_BATCH - 1}::integer) x
                where b.outcome = 'ok' and b.run_id = ${runId} order by x.n`.execute(app.database.db);
             if (batch.length !== Math.min(DOWNLOAD_BATCH, total - from + 1)) throw new Error('the results are no longer available');
             for (const r of batch) yield r.data;

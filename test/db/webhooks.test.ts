@@ -211,6 +211,13 @@ t.test('recovery: an exhausted or missing job does not strand a delivery; enabli
   t.equal(await recover(), 1, 'a job out of attempts is dead: queued again');
   const [job] = await a.admin`select attempts from graphile_worker._private_jobs where key = ${'deliver:' + d!.id}`;
   t.equal(job!.attempts, 0, 'with fresh attempts');
+  // A lease that ran out (its worker died mid-attempt) is queued again even while its job waits for
+  // a later retry (graphile-worker's backoff after a failed run): the delivery need not wait for it.
+  await a.admin`update graphile_worker._private_jobs set run_at = now() + interval '1 hour' where key = ${'deliver:' + d!.id}`;
+  await a.admin`update app.webhook_deliveries set lease_until = now() - interval '1 second' where id = ${d!.id}`;
+  t.equal(await recover(), 1, 'a lease that ran out: queued again, its job alive or not');
+  const [after] = await a.admin`select lease_until, next_attempt_at <= now() as due from app.webhook_deliveries where id = ${d!.id}`;
+  t.same({ ...after }, { lease_until: null, due: true }, 'the lease is cleared and the delivery is due');
   await a.admin`delete from graphile_worker._private_jobs`;
   await a.admin`update app.webhook_deliveries set next_attempt_at = now() - interval '1 hour' where id = ${d!.id}`;
   t.equal(await recover(), 1, 'a missing job: queued again');

@@ -394,7 +394,7 @@ t.test('the address filter applies at connect time for every delivery (no DNS re
   const until = Date.now() + 5000;
   do {
     await sleep(100);
-    [d] = await a.admin`select d.id, a.error from app.webhook_deliveries d join app.webhook_delivery_attempts a on a.delivery_id = d.id
+    [d] = await a.admin`select d.id, a.error from app.webhook_deliveries d join app.webhook_delivery_attempts a on a.organization_id = d.organization_id and a.delivery_id = d.id
                          where d.endpoint_id = ${ep.id}`;
   } while (!d && Date.now() < until);
   t.equal(d?.error, 'destination_not_allowed');
