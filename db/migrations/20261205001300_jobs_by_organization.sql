@@ -922,15 +922,44 @@ begin
 end
 $$;
 
+/** On Citus: the functions given read each api view's function where they read the view (as
+ * migration 20261205000900 did for the commands then): `api.tasks(v_id)` where they read one row by
+ * an id they hold (a parameter or variable, `p_…`, `v_…`, `l.…`, not an expression such as
+ * `p_args ->> …`), `api.tasks()` otherwise. A view's query planned by Citus would ask every shard,
+ * as its reader. Nothing on one server. */
+create function app_private.citus_read_view_functions(p_functions regprocedure[]) returns void
+language plpgsql
+set search_path = pg_catalog
+as $$
+declare
+  v_views text;
+  v_old text;
+  v_def text;
+  f regprocedure;
+begin
+  if not exists (select from pg_extension where extname = 'citus') then
+    return;
+  end if;
+  select string_agg(c.relname, '|') into v_views from pg_class c where c.relnamespace = 'api'::regnamespace and c.relkind = 'v';
+  foreach f in array coalesce(p_functions, '{}') loop
+    v_old := pg_get_functiondef(f);
+    v_def := regexp_replace(v_old, '(from|join)(\s+)api\.(' || v_views || ')(\s+)([a-z_]+)(\s+where\s+)\5\.id(\s*=\s*)([lpv]_?[a-z_.]+)(?![\w(])(?!\s*-)',
+                            '\1\2api.\3(\8)\4\5\6\5.id\7\8', 'g');
+    v_def := regexp_replace(v_def, '(from|join)(\s+)api\.(' || v_views || ')\M(?!\()', '\1\2api.\3()', 'g');
+    if v_def <> v_old then
+      execute v_def;
+    end if;
+  end loop;
+end
+$$;
+revoke execute on function app_private.citus_read_view_functions(regprocedure[]) from public;
+
 /** On Citus: each job function is delegated by its organization (first argument), in autocommit
  * and inside a transaction block alike; the helpers they call run there too. Commands read the
  * views' functions there (as migration 20261205000900 did for the others). */
 do $$
 declare
   f text;
-  v_views text;
-  v_def text;
-  p record;
 begin
   if not exists (select from pg_extension where extname = 'citus') then
     return;
@@ -953,15 +982,8 @@ begin
     'app_private.webhook_fanout_organizations(integer)'] loop
     perform create_distributed_function(f::regprocedure);
   end loop;
-  select string_agg(c.relname, '|') into v_views from pg_class c where c.relnamespace = 'api'::regnamespace and c.relkind = 'v';
-  for p in
-    select pg_get_functiondef(x.oid) as def from pg_proc x
-     where x.oid in ('app_private.event_resource_visible(text, text, text)'::regprocedure, 'app_private.accounting_sync_load(text, text)'::regprocedure)
-  loop
-    v_def := regexp_replace(p.def, '(from|join)(\s+)api\.(' || v_views || ')(\s+)([a-z_]+)(\s+where\s+)\5\.id(\s*=\s*)([pv]_[a-z_]+)(?![\w.(])',
-                            '\1\2api.\3(\8)\4\5\6\5.id\7\8', 'g');
-    execute v_def;
-  end loop;
+  perform app_private.citus_read_view_functions(array['app_private.event_resource_visible(text, text, text)',
+    'app_private.accounting_sync_load(text, text)']::regprocedure[]);
 end
 $$;
 

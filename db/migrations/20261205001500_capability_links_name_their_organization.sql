@@ -262,28 +262,15 @@ end
 $$;
 
 /** On Citus: the helper exists on every worker, and the begin functions read the views' functions
- * (as migration 20261205000900 did for the others). */
+ * (app_private.citus_read_view_functions, migration 20261205001300). */
 do $$
-declare
-  v_views text;
-  v_def text;
-  p record;
 begin
-  if not exists (select from pg_extension where extname = 'citus') then
-    return;
+  if exists (select from pg_extension where extname = 'citus') then
+    perform create_distributed_function('app_private.download_link(text, text, text)'::regprocedure);
   end if;
-  perform create_distributed_function('app_private.download_link(text, text, text)'::regprocedure);
-  select string_agg(c.relname, '|') into v_views from pg_class c where c.relnamespace = 'api'::regnamespace and c.relkind = 'v';
-  for p in
-    select pg_get_functiondef(x.oid) as def from pg_proc x
-     where x.oid in ('api.file_download_begin(text)'::regprocedure, 'api.report_download_begin(text)'::regprocedure,
-                     'api.file_chunks(text, integer, integer)'::regprocedure)
-  loop
-    v_def := regexp_replace(p.def, '(from|join)(\s+)api\.(' || v_views || ')(\s+)([a-z_]+)(\s+where\s+)\5\.id(\s*=\s*)([lpv]_?[a-z_.]+)(?![\w(])',
-                            '\1\2api.\3(\8)\4\5\6\5.id\7\8', 'g');
-    execute v_def;
-  end loop;
 end
 $$;
+select app_private.citus_read_view_functions(array['api.file_download_begin(text)', 'api.report_download_begin(text)',
+  'api.file_chunks(text, integer, integer)']::regprocedure[]);
 
 -- migrate:down

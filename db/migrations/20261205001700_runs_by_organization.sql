@@ -310,9 +310,6 @@ revoke execute on function app_private.run_tool(text, text, text, jsonb, jsonb) 
 do $$
 declare
   f text;
-  v_views text;
-  v_def text;
-  p record;
 begin
   if not exists (select from pg_extension where extname = 'citus') then
     return;
@@ -323,19 +320,9 @@ begin
     'app_private.run_tool(text, text, text, jsonb, jsonb)'] loop
     perform create_distributed_function(f::regprocedure, '$1', colocate_with => 'app.organizations', force_delegation => true);
   end loop;
-  -- The skills a run's tools call read the views' functions, as commands do (migration
-  -- 20261205000900): `api.tasks(v_id)` where they read one row by an id they hold.
-  select string_agg(c.relname, '|') into v_views from pg_class c where c.relnamespace = 'api'::regnamespace and c.relkind = 'v';
-  for p in
-    select pg_get_functiondef(x.oid) as def from pg_proc x
-     where x.pronamespace = 'skills'::regnamespace and x.prosrc ~ ('(from|join)\s+api\.(' || v_views || ')\M(?!\()')
-  loop
-    -- (An id that is a value: `p.id = v_project`, not `p.id = p_args ->> …`.)
-    v_def := regexp_replace(p.def, '(from|join)(\s+)api\.(' || v_views || ')(\s+)([a-z_]+)(\s+where\s+)\5\.id(\s*=\s*)([pv]_[a-z_]+)(?![\w.(])(?!\s*-)',
-                            '\1\2api.\3(\8)\4\5\6\5.id\7\8', 'g');
-    v_def := regexp_replace(v_def, '(from|join)(\s+)api\.(' || v_views || ')\M(?!\()', '\1\2api.\3()', 'g');
-    execute v_def;
-  end loop;
+  -- The skills a run's tools call read the views' functions, as commands do (migration 20261205000900).
+  perform app_private.citus_read_view_functions(
+    (select array_agg(x.oid::regprocedure) from pg_proc x where x.pronamespace = 'skills'::regnamespace));
 end
 $$;
 

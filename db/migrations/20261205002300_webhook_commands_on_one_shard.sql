@@ -62,24 +62,8 @@ begin
 end
 $$;
 
-/** On Citus, the delivery's read goes through the view's function for its id (migration 20261205000900's rewrite). */
-do $$
-declare
-  v_views text;
-  v_def text;
-begin
-  if not exists (select from pg_extension where extname = 'citus') then
-    return;
-  end if;
-  select string_agg(c.relname, '|') into v_views from pg_class c where c.relnamespace = 'api'::regnamespace and c.relkind = 'v';
-  for v_def in select pg_get_functiondef(x.oid) from pg_proc x
-                where x.oid in ('api.webhook_delivery_get(text, text)'::regprocedure, 'api.webhook_endpoint_rotate(text, text, integer)'::regprocedure) loop
-    v_def := regexp_replace(v_def, '(from|join)(\s+)api\.(' || v_views || ')(\s+)([a-z_]+)(\s+where\s+)\5\.id(\s*=\s*)([pv]_[a-z_]+)(?![\w.(])(?!\s*-)',
-                            '\1\2api.\3(\8)\4\5\6\5.id\7\8', 'g');
-    v_def := regexp_replace(v_def, '(from|join)(\s+)api\.(' || v_views || ')\M(?!\()', '\1\2api.\3()', 'g');
-    execute v_def;
-  end loop;
-end
-$$;
+-- On Citus, the delivery's read goes through the view's function for its id.
+select app_private.citus_read_view_functions(array['api.webhook_delivery_get(text, text)',
+  'api.webhook_endpoint_rotate(text, text, integer)']::regprocedure[]);
 
 -- migrate:down
