@@ -5,8 +5,8 @@
  *
  * In a request they always do (src/db/cluster.ts sends every statement in api.in_organization). The
  * runtime role could still call them on a Citus coordinator directly, where they would read the
- * distributed tables through Citus as that role: each now refuses to run there (42501, as any call
- * the runtime role may not make). On one server and on a worker the check is one catalog lookup. */
+ * distributed tables through Citus as that role: each now refuses to run there (SV500
+ * NOT_IN_ITS_WORKER: no request reaches it, so a direct call is the only way to see it). On one server and on a worker the check is one catalog lookup. */
 
 create function app_private.refuse_on_coordinator(p_function text) returns void
 language plpgsql stable
@@ -18,8 +18,8 @@ begin
   end if;
   -- A statement of its own: citus_is_coordinator exists only where Citus is installed.
   if citus_is_coordinator() then
-    raise exception '% runs only in its organization''s worker, in a call delegated to it', p_function
-      using errcode = '42501';
+    perform app_private.raise('SV500', 'NOT_IN_ITS_WORKER',
+      format('%s runs only in its organization''s worker, in a call delegated to it', p_function));
   end if;
 end
 $$;
@@ -37,7 +37,7 @@ begin
     'api.webhook_delivery_replay(text,text)', 'api.webhook_endpoint_test(text)']::regprocedure[] loop
     v_def := pg_get_functiondef(f);
     if v_def !~ '\nbegin\n' then
-      raise exception 'no body to guard in %', f;
+      perform app_private.raise('SV500', 'FUNCTION_NOT_REWRITTEN', format('no body to guard in %s', f));
     end if;
     execute regexp_replace(v_def, '\nbegin\n', format(E'\nbegin\n  perform app_private.refuse_on_coordinator(%L);\n', f::text));
   end loop;
