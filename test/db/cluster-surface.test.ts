@@ -50,4 +50,19 @@ t.test('the view functions, the statement call and the outbox, as the runtime ro
            has_function_privilege('svc_runtime', 'app_private.citus_shard_privileges()', 'execute') as shards`;
   t.same(p, { outbox: false, queue: false, drain: false, view_on_shards: false, copy: false, shards: false },
     'the runtime role may not touch the outbox, queue or drain jobs, or run the privilege procedures');
+
+  // Nor the worker's job functions, which run as their owner with the organization they are given
+  // (migrations 20261205001300 to 2100): called by the runtime role, each is refused outright.
+  const jobs = await rt<{ fn: string }[]>`
+    select p.oid::regprocedure::text as fn from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+     where n.nspname = 'app_private' and has_function_privilege('svc_runtime', p.oid, 'execute')
+       and p.proname in ('webhook_fanout', 'webhook_fanout_batch', 'webhook_fanout_organizations', 'webhook_claim',
+                         'webhook_record_attempt', 'webhook_cancel', 'webhook_enqueue', 'webhook_recover', 'client_may_read',
+                         'begin_delivery_context', 'accounting_sync_load', 'accounting_sync_record', 'file_scan_load',
+                         'file_scan_record', 'ticket_reply_load', 'ticket_reply_record', 'report_run_start', 'report_run_execute',
+                         'run_start', 'run_tool', 'run_note', 'run_settle', 'run_available_skills', 'chat_context',
+                         'download_link', 'refuse_on_coordinator', 'citus_read_view_functions', 'purge_webhook_history')`;
+  t.same(jobs.map((r) => r.fn), [], 'no job function is the runtime role\'s');
+  t.match(await rt`select app_private.accounting_sync_load(${mine.orgId}, 'inv_x')`.then(() => 'ok', (e: { code?: string }) => e.code),
+    '42501', 'a job function called by the runtime role: permission denied');
 });
