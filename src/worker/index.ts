@@ -109,7 +109,7 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
   const claim = async (limit: number): Promise<{ rows: FanoutRow[]; events: number }> => {
     try {
       if (!o.byOrganization?.()) {
-        const rows = await sql<FanoutRow[]>`select * from app_private.webhook_fanout_batch(null, ${limit}, ${lease})`;
+        const rows = await sql<FanoutRow[]>`select * from app_private.webhook_fanout_any(${limit}, ${lease})`;
         return { rows, events: new Set(rows.map((r) => r.event_id)).size };
       }
       const rows: FanoutRow[] = [];

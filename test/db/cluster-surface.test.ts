@@ -56,7 +56,7 @@ t.test('the view functions, the statement call and the outbox, as the runtime ro
   const jobs = await rt<{ fn: string }[]>`
     select p.oid::regprocedure::text as fn from pg_proc p join pg_namespace n on n.oid = p.pronamespace
      where n.nspname = 'app_private' and has_function_privilege('svc_runtime', p.oid, 'execute')
-       and p.proname in ('webhook_fanout', 'webhook_fanout_batch', 'webhook_fanout_organizations', 'webhook_claim',
+       and p.proname in ('webhook_fanout', 'webhook_fanout_batch', 'webhook_fanout_any', 'webhook_fanout_organizations', 'webhook_claim',
                          'webhook_record_attempt', 'webhook_cancel', 'webhook_enqueue', 'webhook_recover', 'client_may_read',
                          'begin_delivery_context', 'accounting_sync_load', 'accounting_sync_record', 'file_scan_load',
                          'file_scan_record', 'ticket_reply_load', 'ticket_reply_record', 'report_run_start', 'report_run_execute',

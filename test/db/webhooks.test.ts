@@ -105,7 +105,7 @@ t.test('runtime role: no context sees nothing; a client sees only its own; event
     `app_private.begin_delivery_context('${orgA}', '${c1.id}')`,
     `app_private.client_may_read('${orgA}', '${c1.id}', 'project.created', 'project', 'prj_x')`,
     `app_private.webhook_fanout('${orgA}', 'evt_x', 10)`,
-    `app_private.webhook_fanout_batch(null, 10, 10)`,
+    `app_private.webhook_fanout_any(10, 10)`,
     `app_private.webhook_fanout_batch('${orgA}', 10, 10)`,
     `app_private.webhook_fanout_organizations(10)`,
     `app_private.webhook_fanout_event(null::app.events, 10)`,
