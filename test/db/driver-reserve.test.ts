@@ -25,7 +25,7 @@ t.test('a reserved session ends while another reservation waits for its connecti
   const waiting = pool.reserve();
   // The first session's close is seen while the second connection is still starting: the pool
   // reconnects it for the waiting reservation, which took it out of the queue it is served from.
-  await admin`select pg_terminate_backend(${pid})`;
+  await admin`select pg_terminate_backend(${pid}::int)`;
   const second = await within(waiting, 5000);
   t.same(await second`select 1 as one`, [{ one: 1 }], 'the waiting reservation is served');
   second.release();
