@@ -2,8 +2,19 @@
 // one plain summary line (CI keeps only the tail of the output). Shared by `make test` and
 // `make test-citus`.
 import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The test files a directory holds, at any depth: tap expands a directory by the extensions of its
+ * loaders, and TypeScript is loaded by tsx (package.json `node-arg`), not by a tap plugin. */
+export function testFiles(path: string): string[] {
+  if (!statSync(path).isDirectory()) return [path];
+  return (readdirSync(path, { recursive: true }) as string[]).filter((f) => f.endsWith('.test.ts')).sort()
+    .map((f) => join(path, f));
+}
 
 export async function runTap(args: string[], env: Record<string, string>): Promise<number> {
+  args = args.flatMap((a) => (a.startsWith('-') ? [a] : testFiles(a)));
   let summary = '';
   let out = '';
   const code = await new Promise<number>((done) => {

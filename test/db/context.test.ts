@@ -6,16 +6,25 @@ import t, { type Test } from 'tap';
 import postgres from 'postgres';
 import { randomBytes } from 'node:crypto';
 import { startApp, type TestApp } from '../helpers/app.ts';
-import { beginRequest, oneConnection, tokenSha256 } from '../helpers/sql.ts';
+import { beginRequest, inRequest, oneConnection, tokenSha256 } from '../helpers/sql.ts';
+
+type Tagged = (strings: TemplateStringsArray, ...values: any[]) => Promise<any[]>;
 
 /** Everything the runtime role can see, per relation: api views (rows) and base tables (42501). */
-async function everything(a: TestApp, tx: postgres.Sql | postgres.TransactionSql) {
+async function everything(a: TestApp, q: Tagged) {
   const views = await a.admin<{ rel: string }[]>`select format('%I.%I', schemaname, viewname) as rel from pg_views
     where schemaname = 'api' order by 1`;
   const seen: Record<string, number> = {};
-  for (const { rel } of views) seen[rel] = (await tx.unsafe(`select count(*)::int as n from ${rel}`))[0]!.n;
+  for (const { rel } of views) {
+    const text = `select count(*)::int as n from ${rel}`;
+    seen[rel] = (await q(Object.assign([text], { raw: [text] })))[0]!.n;
+  }
   return seen;
 }
+
+/** The transaction's statements where a request's would run: on a cluster, in the organization's
+ * worker, where begin_request signs its context and a forged one would have to be (inRequest). */
+const where = (t: Test, a: TestApp, tx: postgres.TransactionSql, org: string) => inRequest(t, a.runtimeUrl, tx as never, org);
 
 async function world(t: Test) {
   const a = await startApp(t);
@@ -35,27 +44,30 @@ t.test('a legitimate context works, and its settings copied elsewhere show nothi
   const { a, p, rt, rt2 } = await world(t);
   const legit = await rt.begin(async (tx) => {
     const b = await beginRequest(tx, p);
-    const copied = await tx`select name, current_setting(name, true) as value from unnest(${settings}::text[]) name`;
-    return { b, copied, seen: await everything(a, tx) };
+    const q = await where(t, a, tx, p.orgId);
+    const copied = await q`select name, current_setting(name, true) as value from unnest(${settings}::text[]) name`;
+    return { b, copied, seen: await everything(a, q) };
   });
   t.equal(legit.b.outcome, 'ok');
   t.ok(legit.seen['api.projects']! >= 1 && legit.seen['api.tasks']! >= 1, 'with its token, the client sees its projects and tasks');
-  const forge = (tx: postgres.TransactionSql) => tx`select set_config(name, value, true) from jsonb_to_recordset(${tx.json(legit.copied as never)})
+  const forge = (q: Tagged) => q`select set_config(name, value, true) from jsonb_to_recordset(${JSON.stringify(legit.copied)}::text::jsonb)
     as s(name text, value text)`;
   for (const [label, sql] of [['the same session, a later transaction', rt], ['another session', rt2]] as const) {
-    const seen = await sql.begin(async (tx) => { await forge(tx); return everything(a, tx); });
+    const seen = await sql.begin(async (tx) => { const q = await where(t, a, tx, p.orgId); await forge(q); return everything(a, q); });
     t.same(Object.entries(seen).filter(([, n]) => n > 0), [], `copied settings in ${label}: every api view is empty`);
   }
   // The settings alone, without the signature, as the issue's reproduction had them.
   const bare = await rt.begin(async (tx) => {
-    await tx`select set_config('svc.organization_id', ${p.orgId}, true), set_config('svc.client_id', ${p.id}, true),
+    const q = await where(t, a, tx, p.orgId);
+    await q`select set_config('svc.organization_id', ${p.orgId}, true), set_config('svc.client_id', ${p.id}, true),
       set_config('svc.roles', 'member,manager,finance,hr', true)`;
-    return everything(a, tx);
+    return everything(a, q);
   });
   t.same(Object.entries(bare).filter(([, n]) => n > 0), [], 'forged settings: every api view is empty');
   const [acc] = await rt.begin(async (tx) => {
-    await forge(tx);
-    return tx`select app.current_organization_id() as org, app.current_client_id() as client, app.current_roles() as roles`;
+    const q = await where(t, a, tx, p.orgId);
+    await forge(q);
+    return q`select app.current_organization_id() as org, app.current_client_id() as client, app.current_roles() as roles`;
   });
   t.same(acc, { org: null, client: null, roles: [] }, 'the accessors the policies read return nothing');
 });
@@ -66,11 +78,12 @@ t.test('the read flags are signed with the context: widened, the context is gone
   const m = await a.createClient(await a.createOrg(), { roles: 'member' });
   const r = await rt.begin(async (tx) => {
     await beginRequest(tx, m);
-    const [before] = await tx`select current_setting('svc.read_flags') as flags, app_private.may_read_time_entries() as time,
+    const q = await where(t, a, tx, m.orgId);
+    const [before] = await q`select current_setting('svc.read_flags') as flags, app_private.may_read_time_entries() as time,
       app.current_organization_id() is not null as context`;
-    await tx`select set_config('svc.read_flags', 'tickets,internal_notes,time_entries', true)`;
-    const [after] = await tx`select app_private.may_read_time_entries() as time, app.current_organization_id() is not null as context`;
-    return { before, after, seen: await everything(a, tx) };
+    await q`select set_config('svc.read_flags', 'tickets,internal_notes,time_entries', true)`;
+    const [after] = await q`select app_private.may_read_time_entries() as time, app.current_organization_id() is not null as context`;
+    return { before, after, seen: await everything(a, q) };
   });
   t.same(r.before, { flags: 'tickets,internal_notes', time: false, context: true }, 'the member\'s flags: tickets and notes');
   t.same(r.after, { time: false, context: false }, 'time entries flag added by hand: the signature fails, no context at all');
@@ -82,7 +95,7 @@ t.test('ids are not credentials; revoked secrets and disabled clients end the co
   for (const token of [p.id, p.secretId, `${p.id}:${p.secretId}`, randomBytes(24).toString('base64url')]) {
     const r = await rt.begin(async (tx) => {
       const [b] = await tx`select * from api.begin_request(${p.orgId}, ${tokenSha256(token)}, null)`;
-      return { b, seen: await everything(a, tx) };
+      return { b, seen: await everything(a, await where(t, a, tx, p.orgId)) };
     });
     t.equal(r.b!.outcome, 'invalid_token', `begin_request with ${token.slice(0, 8)}…: invalid_token`);
     t.same(Object.entries(r.seen).filter(([, n]) => n > 0), [], 'and nothing visible');
@@ -142,29 +155,31 @@ t.test('no base table is readable by the runtime role, with or without a context
   t.same(readable, [], 'svc_runtime holds no SELECT on any base table or column');
   const denied = await rt.begin(async (tx) => {
     await beginRequest(tx, p);
-    return tx`select custom_fields, priority from app.tasks`;
+    const q = await where(t, a, tx, p.orgId);
+    return q`select custom_fields, priority from app.tasks where organization_id = ${p.orgId}`;
   }).then(() => 'read', (e) => e.code);
   t.equal(denied, '42501', 'Role-restricted columns (task custom_fields, priority) are out of reach even with a context');
 });
 
 t.test('api.idempotency_claim (reads the context once, issue 21): without a signed context it refuses and writes nothing', async (t) => {
   const { a, p, rt } = await world(t);
-  const claim = (tx: postgres.TransactionSql, key: string) =>
-    tx`select * from api.idempotency_claim('POST', '/v1/projects', ${key}, 'f1')`;
+  const claim = (q: Tagged, key: string) =>
+    q`select * from api.idempotency_claim('POST', '/v1/projects', ${key}, 'f1')`;
   const keysOf = async () => (await a.admin`select count(*)::int as n from app.idempotency_keys where key like 'ctx-%'`)[0]!.n;
-  const refused = async (setup: (tx: postgres.TransactionSql) => Promise<unknown>) =>
-    rt.begin(async (tx) => { await setup(tx); return claim(tx, 'ctx-forged'); }).then(() => 'claimed', (e) => e.message);
+  const refused = async (setup: (q: Tagged) => Promise<unknown>) =>
+    rt.begin(async (tx) => { const q = await where(t, a, tx, p.orgId); await setup(q); return claim(q, 'ctx-forged'); })
+      .then(() => 'claimed', (e) => e.message);
   t.equal(await refused(async () => undefined), 'CONTEXT_MISSING', 'no context: CONTEXT_MISSING');
-  t.equal(await refused((tx) => tx`select set_config('svc.organization_id', ${p.orgId}, true), set_config('svc.client_id', ${p.id}, true),
+  t.equal(await refused((q) => q`select set_config('svc.organization_id', ${p.orgId}, true), set_config('svc.client_id', ${p.id}, true),
     set_config('svc.roles', 'manager', true)`), 'CONTEXT_MISSING', 'forged settings: CONTEXT_MISSING');
   t.equal(await keysOf(), 0, 'nothing written');
   const states = await rt.begin(async (tx) => {
     await beginRequest(tx, p);
-    return [(await claim(tx, 'ctx-real'))[0]!.state];
+    return [(await claim(await where(t, a, tx, p.orgId), 'ctx-real'))[0]!.state];
   });
   const again = await rt.begin(async (tx) => {
     await beginRequest(tx, p);
-    return (await claim(tx, 'ctx-real'))[0]!.state;
+    return (await claim(await where(t, a, tx, p.orgId), 'ctx-real'))[0]!.state;
   });
   t.same([...states, again], ['claimed', 'replay'], 'with its token: claimed, then the same key is found again');
   t.equal(await keysOf(), 1);
@@ -174,12 +189,13 @@ t.test('one-round-trip creates (issue 21), as the runtime role in SQL: only a fr
   const { a, p, rt } = await world(t);
   const projects = async () => (await a.admin`select count(*)::int as n from app.projects where organization_id = ${p.orgId} and code like 'G%'`)[0]!.n;
   // The statement the API sends behind the claim (src/http/operation.ts, sendTogether), reduced to its gate.
-  const gated = (tx: postgres.TransactionSql, code: string) => tx`select c.doc from api.project_create(${JSON.stringify({ code, name: 'gated' })}::text::jsonb, null::integer) c
+  const gated = (q: Tagged, code: string) => q`select c.doc from api.project_create(${JSON.stringify({ code, name: 'gated' })}::text::jsonb, null::integer) c
     where current_setting('svc.claimed', true) = 'yes'`;
   const attempt = (key: string, fingerprint: string, code: string) => rt.begin(async (tx) => {
     await beginRequest(tx, p);
-    const [c] = await tx`select state from api.idempotency_claim('POST', '/v1/projects', ${key}, ${fingerprint})`;
-    return { state: c!.state as string, rows: (await gated(tx, code)).length };
+    const q = await where(t, a, tx, p.orgId);
+    const [c] = await q`select state from api.idempotency_claim('POST', '/v1/projects', ${key}, ${fingerprint})`;
+    return { state: c!.state as string, rows: (await gated(q, code)).length };
   });
   t.same(await attempt('gate-1', 'f1', 'G1'), { state: 'claimed', rows: 1 }, 'a fresh claim: the command runs');
   t.same(await attempt('gate-1', 'f1', 'G2'), { state: 'replay', rows: 0 }, 'the same key again: nothing runs');
@@ -187,8 +203,9 @@ t.test('one-round-trip creates (issue 21), as the runtime role in SQL: only a fr
   t.equal(await projects(), 1, 'one project');
   // The mark is not a permission: set by hand without a context, the command still refuses.
   const forged = await rt.begin(async (tx) => {
-    await tx`select set_config('svc.claimed', 'yes', true)`;
-    return gated(tx, 'G4');
+    const q = await where(t, a, tx, p.orgId);
+    await q`select set_config('svc.claimed', 'yes', true)`;
+    return gated(q, 'G4');
   }).then(() => 'ran', (e) => e.message);
   t.equal(forged, 'ROLE_REQUIRED', 'a forged mark without a context creates nothing (no context, no Role)');
   t.equal(await projects(), 1);

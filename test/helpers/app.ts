@@ -22,6 +22,9 @@ const RUN = process.env.SVC_TEST_RUN ?? String(process.ppid);
 /** Under `make test-citus`: the workers' servers. Each test database is cloned from the template
  * on every node (Citus reaches a database of the same name on each worker). */
 export const CITUS_WORKERS: string[] = JSON.parse(process.env.SVC_TEST_CITUS_WORKERS ?? '[]');
+/** Options of a subtest about one server: on a cluster it skips, saying why (docs/scaling.md lists them). */
+export const oneServer = (why: string): { skip: string | false } =>
+  ({ skip: CITUS_WORKERS.length > 0 && `one server only: ${why}` });
 
 export async function createTestDatabase(t: Test): Promise<{ adminUrl: string; runtimeUrl: string; name: string }> {
   if (!SERVER || !TEMPLATE) throw new Error('run the tests with `make test` (it prepares the template database)');
@@ -35,7 +38,17 @@ export async function createTestDatabase(t: Test): Promise<{ adminUrl: string; r
   t.teardown(async () => {
     for (const server of servers) {
       const r = postgres(server, { max: 1, onnotice: () => {} });
-      await r.unsafe(`drop database if exists ${name} with (force)`);
+      // FORCE ends the database's sessions and waits 5 s for them to go: on a loaded cluster a
+      // session a coordinator's backend had open on a worker may take longer (55006): try again.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await r.unsafe(`drop database if exists ${name} with (force)`);
+          break;
+        } catch (e) {
+          if ((e as { code?: string }).code !== '55006' || attempt === 5) throw e;
+          await new Promise((done) => setTimeout(done, 1000));
+        }
+      }
       await r.end();
     }
   });

@@ -66,8 +66,19 @@ export async function inRequest(t: { teardown: (fn: () => unknown) => void }, ur
     return tx;
   }
   t.teardown(() => routing.close?.());
-  const q: Tagged = async (strings, ...values) => {
-    const text = strings.reduce((all, s, i) => all + (i ? `$${i}` : '') + s, '');
+  const q: Tagged = async (strings, ...all) => {
+    // The organization is written into the statement, not sent as a parameter: inside a delegated
+    // call Citus takes a write into a distributed table only when its organization is a constant
+    // it can compare with the call's ("queries must filter by the distribution argument"). The
+    // API's writes are commands, which compare a variable; a DBA's INSERT names it as here.
+    const values: unknown[] = [];
+    const text = strings.reduce((text, s, i) => {
+      if (i === 0) return s;
+      const v = all[i - 1];
+      if (v === organizationId && /^[a-z0-9_]+$/.test(organizationId)) return `${text}'${organizationId}'::text${s}`;
+      values.push(v);
+      return `${text}$${values.length}${s}`;
+    }, '');
     const routed = await requestOrganization.run({ organizationId }, () => routing.route(text, values));
     if (!routed) return unsafe(text, values);
     const rows = await unsafe(routed.sql, routed.parameters);
