@@ -279,8 +279,15 @@ const OUTCOME_ERRORS: Record<string, () => ApiError> = {
 };
 
 function outcomeError(op: Operation, outcome: string | undefined): ApiError {
+  // begin_request always answers one row: none means the statement's answer was lost on its way
+  // (seen once, as a 401 in the middle of a failover), not that the token is bad. A client told
+  // 401 would throw a good token away.
+  if (outcome === undefined) {
+    return new ApiError('SERVICE_UNAVAILABLE', 'the database answered without the request\'s outcome; retry the request',
+      { headers: { 'Retry-After': '1' } });
+  }
   if (outcome === 'role_required') return new ApiError('ROLE_REQUIRED', `${op.operationId} requires one of the Roles: ${op.roles!.join(', ')}`);
-  return (OUTCOME_ERRORS[outcome ?? 'invalid_token'] ?? OUTCOME_ERRORS.invalid_token!)();
+  return (OUTCOME_ERRORS[outcome] ?? OUTCOME_ERRORS.invalid_token!)();
 }
 
 /** A request header as a string (hapi types headers loosely). */
