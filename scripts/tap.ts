@@ -8,7 +8,7 @@ import { join } from 'node:path';
 /** The test files a directory holds, at any depth: tap expands a directory by the extensions of its
  * loaders, and TypeScript is loaded by tsx (package.json `node-arg`), not by a tap plugin. */
 export function testFiles(path: string): string[] {
-  if (!statSync(path).isDirectory()) return [path];
+  if (!statSync(path, { throwIfNoEntry: false })?.isDirectory()) return [path];
   return (readdirSync(path, { recursive: true }) as string[]).filter((f) => f.endsWith('.test.ts')).sort()
     .map((f) => join(path, f));
 }

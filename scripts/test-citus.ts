@@ -78,7 +78,10 @@ try {
     const left = { ...ONE_SERVER, ...NOT_YET };
     for (const [file, why] of Object.entries({ ...left, ...BESIDE_THE_DATABASE })) console.log(`# not on the cluster: ${file} (${why})`);
     const beside = Object.keys(BESIDE_THE_DATABASE);
-    files = testFiles('test').filter((f) => !left[f] && !beside.some((dir) => f.startsWith(dir)));
+    const all = testFiles('test');
+    const gone = Object.keys(left).filter((f) => !all.includes(f));
+    if (!all.length || gone.length) throw new Error(`test-citus: ${all.length ? `listed but not found: ${gone.join(', ')}` : 'no test file found'}`);
+    files = all.filter((f) => !left[f] && !beside.some((dir) => f.startsWith(dir)));
   }
   code = await runTap(['--timeout=300', ...files], {
     SVC_TEST_SERVER_URL: cluster.coordinator, SVC_TEST_TEMPLATE: template, SVC_TEST_RUN: String(process.pid),

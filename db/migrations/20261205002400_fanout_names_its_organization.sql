@@ -6,36 +6,9 @@
  * by its argument gets NULL there and returns a set: it hashes the missing value to find the shard
  * (citusdata/citus#7242; `select * from api.begin_request(null, …)` as the runtime role does it).
  * No check in a function's body runs before that, so no caller of ours may pass one: the worker's
- * claim of any organization's events, which webhook_fanout_batch made with a null organization on
- * one server, is a function of its own, and webhook_fanout_batch refuses a null organization where
- * it can (one server). */
-
-create or replace function app_private.webhook_fanout_batch(p_organization_id text, p_limit integer, p_lease_seconds integer)
-returns table(delivery_id text, attempt integer, url text, secret_sealed text, previous_secret_sealed text, event_id text,
-              organization_id text, type text, resource_type text, resource_id text, resource_version integer, created_at timestamptz)
-language plpgsql
-set search_path = pg_catalog
-as $$
-#variable_conflict use_column
-declare
-  e app.events;
-begin
-  if p_organization_id is null then
-    perform app_private.raise('SV500', 'JOB_WITHOUT_ORGANIZATION',
-      'webhook_fanout_batch claims one organization''s events: app_private.webhook_fanout_any claims any organization''s, on one server');
-  end if;
-  for e in select * from app.events x where x.organization_id = p_organization_id and x.fanout_pending
-            order by x.created_at limit greatest(1, least(p_limit, 500)) for update skip locked loop
-    return query select * from app_private.webhook_fanout_event(e, p_lease_seconds);
-    if not found then
-      delivery_id := null; attempt := null; url := null; secret_sealed := null; previous_secret_sealed := null;
-      event_id := e.id; organization_id := e.organization_id; type := e.type; resource_type := e.resource_type;
-      resource_id := e.resource_id; resource_version := e.resource_version; created_at := e.created_at;
-      return next;
-    end if;
-  end loop;
-end
-$$;
+ * claim of any organization's events, which it made as webhook_fanout_batch(null, …) on one
+ * server, is a function of its own. (webhook_fanout_batch keeps answering a null organization on
+ * one server, as it did: a worker of the previous release still calls it so during a deploy.) */
 
 /** Up to p_limit pending events of any organization, oldest first, that no other worker holds
  * (skip locked), fanned out in one transaction, as webhook_fanout_batch does for one organization.

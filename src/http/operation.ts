@@ -283,8 +283,8 @@ function outcomeError(op: Operation, outcome: string | undefined): ApiError {
   // (seen once, as a 401 in the middle of a failover), not that the token is bad. A client told
   // 401 would throw a good token away.
   if (outcome === undefined) {
-    return new ApiError('SERVICE_UNAVAILABLE', 'the database answered without the request\'s outcome; retry the request',
-      { headers: { 'Retry-After': '1' } });
+    return Object.assign(new ApiError('SERVICE_UNAVAILABLE', 'the database answered without the request\'s outcome; retry the request',
+      { headers: { 'Retry-After': '1' } }), { outcomeLost: true });
   }
   if (outcome === 'role_required') return new ApiError('ROLE_REQUIRED', `${op.operationId} requires one of the Roles: ${op.roles!.join(', ')}`);
   return (OUTCOME_ERRORS[outcome] ?? OUTCOME_ERRORS.invalid_token!)();
@@ -665,6 +665,10 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
       const err = e instanceof ApiError ? e : fromDatabaseError(e);
       if (!err) throw e;
       if (err.code === 'SERVICE_UNAVAILABLE' && !(e instanceof ApiError)) app.reportUnavailable(e, `${op.method} ${routeTemplate}`);
+      // Logged as its own cause: nothing of the database's says why the row was missing.
+      if ((e as { outcomeLost?: boolean }).outcomeLost) {
+        app.reportUnavailable(new Error('begin_request\'s statement answered no row'), `${op.method} ${routeTemplate}`);
+      }
       const res = problemResponse(h, err, requestId, request.path);
       for (const [k, v] of Object.entries(rateHeaders)) res.header(k, v);
       return res;

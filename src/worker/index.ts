@@ -85,7 +85,8 @@ export interface FanoutOptions {
   byOrganization?: () => boolean;
 }
 
-/** The fan-out loop: claims up to `batch` pending events per statement (app_private.webhook_fanout_batch,
+/** The fan-out loop: claims up to `batch` pending events per statement (app_private.webhook_fanout_any on one
+ * server, webhook_fanout_batch organization by organization on Citus;
  * `skip locked`, so any number of workers share the queue) and sends their first attempts at once,
  * with at most `maxInFlight` attempts open. Woken by the events' commits (NOTIFY svc_webhook_fanout)
  * and every `pollInterval` (a notification lost while the listener reconnects costs one poll). Under

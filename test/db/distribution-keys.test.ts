@@ -146,6 +146,7 @@ t.test('every statement of a command names the organization of the tenant rows i
     'app_private.webhook_fanout_organizations(integer)': 'the organizations with events to fan out: every shard, read without locks',
     'app_private.webhook_recover(interval)': 'stranded deliveries of every organization, beside graphile-worker\'s queue on the coordinator',
     'app_private.purge_webhook_history(interval)': 'the retention of every organization\'s events',
+    'app_private.webhook_fanout_batch(text,integer,integer)': 'without an organization, a worker of the previous release claims any organization\'s events (one server)',
     'app_private.webhook_fanout_any(integer,integer)': 'one server\'s claim of any organization\'s events (Citus refuses it: rows of several shards locked at once)',
   };
   const tenant = new Set((await sql<{ name: string }[]>`
