@@ -38,7 +38,6 @@ const NOT_YET: Record<string, string> = {
   'test/db/projects-tasks.test.ts': 'inside checks that write through a context set on the coordinator',
   'test/db/reports.test.ts': 'inside checks that read shards directly on the coordinator',
   'test/db/tickets.test.ts': 'inside checks that read shards directly on the coordinator',
-  'test/db/time-entries.test.ts': 'inside checks that write through a context set on the coordinator',
   'test/db/webhooks.test.ts': 'inside checks that write through a context set on the coordinator',
 };
 

@@ -6,7 +6,7 @@ import t from 'tap';
 import type { Test } from 'tap';
 import postgres from 'postgres';
 import { startApp, type TestApp, type Client } from '../helpers/app.ts';
-import { beginRequest, touchedRows, visibleRows } from '../helpers/sql.ts';
+import { beginRequest, inRequest, refusedByCitusPlanner, refusedOutsideItsOrganization, touchedRows, visibleRows } from '../helpers/sql.ts';
 
 t.jobs = 3;
 
@@ -66,9 +66,9 @@ async function world(t: Test): Promise<World> {
   const as = <T>(c: Client, fn: (tx: postgres.TransactionSql) => Promise<T>) => a.admin.begin(async (tx) => {
     const b = await beginRequest(tx, c);
     if (b!.outcome !== 'ok') throw new Error(`begin_request: ${b!.outcome}`);
-    // As the surface's owner role: the runtime role itself reaches no table (tenancy.test.ts).
-    await tx`set local role svc_api`;
-    return fn(tx);
+    // As the surface's owner role: the runtime role itself reaches no table (tenancy.test.ts); on a
+    // cluster in the organization's worker, where begin_request signed the context.
+    return fn(await inRequest(t, a.runtimeUrl, tx as never, c.orgId, { role: 'svc_api' }) as never);
   }) as Promise<T>;
   const projectA = await as(mgrA, async (tx) =>
     (await tx`select doc ->> 'id' as id from api.project_create(${tx.json({ code: 'PA', name: 'PA' })}, null)`)[0]!.id as string);
@@ -89,8 +89,8 @@ async function world(t: Test): Promise<World> {
 t.test('runtime with a manager context: only draft and rejected entries change; status moves are guarded', async (t) => {
   const w = await world(t);
   const { as, mgrA } = w;
-  const setMinutes = (id: string, m: number) => as(mgrA, (tx) => tx`update app.time_entries set minutes = ${m} where id = ${id} returning id`);
-  const setStatus = (id: string, s: string) => as(mgrA, (tx) => tx`update app.time_entries set status = ${s} where id = ${id} returning id`);
+  const setMinutes = (id: string, m: number) => as(mgrA, (tx) => tx`update app.time_entries set minutes = ${m} where id = ${id} and organization_id = ${w.orgA} returning id`);
+  const setStatus = (id: string, s: string) => as(mgrA, (tx) => tx`update app.time_entries set status = ${s} where id = ${id} and organization_id = ${w.orgA} returning id`);
 
   // Draft: editable; status cannot jump.
   const draft = await w.entry(30);
@@ -111,19 +111,19 @@ t.test('runtime with a manager context: only draft and rejected entries change; 
   await w.submit(sub);
   t.match(await w.row(sub), { status: 'submitted' });
   t.equal(await failure(setMinutes(sub, 61)), 'SVC17 TIME_ENTRY_LOCKED', 'submitted: minutes locked');
-  t.equal(await failure(as(mgrA, (tx) => tx`update app.time_entries set notes = 'x' where id = ${sub}`)), 'SVC17 TIME_ENTRY_LOCKED',
+  t.equal(await failure(as(mgrA, (tx) => tx`update app.time_entries set notes = 'x' where id = ${sub} and organization_id = ${w.orgA}`)), 'SVC17 TIME_ENTRY_LOCKED',
     'submitted: notes locked');
   t.equal(await failure(setStatus(sub, 'approved')), 'SVC17 TIME_ENTRY_LOCKED', 'submitted -> approved by svc_runtime fails');
   t.equal(await failure(setStatus(sub, 'rejected')), 'SVC17 TIME_ENTRY_LOCKED', 'submitted -> rejected by svc_runtime fails');
   t.equal(await failure(setStatus(sub, 'draft')), 'SVC17 TIME_ENTRY_LOCKED', 'submitted -> draft fails');
-  t.equal(await failure(as(mgrA, (tx) => tx`update app.time_entries set deleted_at = now() where id = ${sub}`)), 'SVC17 TIME_ENTRY_LOCKED',
+  t.equal(await failure(as(mgrA, (tx) => tx`update app.time_entries set deleted_at = now() where id = ${sub} and organization_id = ${w.orgA}`)), 'SVC17 TIME_ENTRY_LOCKED',
     'submitted: cannot be marked deleted');
   t.match(await w.row(sub), { status: 'submitted', minutes: 60, deleted_at: null });
   // Nor by touching the approval itself.
   t.equal(await sqlstate(as(mgrA, (tx) => tx`update app.approvals set status = 'approved', decision = 'approved', decided_at = now()
-    where resource_id = ${sub}`)), '42501', 'svc_runtime cannot mark its approval approved (not granted / row-level security)');
+    where resource_id = ${sub} and organization_id = ${w.orgA}`)), '42501', 'svc_runtime cannot mark its approval approved (not granted / row-level security)');
   t.equal(await sqlstate(as(mgrA, (tx) => tx`select control.approval_decide(
-    (select id from app.approvals where resource_id = ${sub}), 'approved', ${BOSS})`)), '42501', 'control.approval_decide is not granted');
+    (select id from app.approvals where resource_id = ${sub} and organization_id = ${w.orgA}), 'approved', ${BOSS})`)), '42501', 'control.approval_decide is not granted');
   t.equal((await w.a.admin`select status from app.approvals where resource_id = ${sub}`)[0]!.status, 'pending');
 
   // Approved (by the owner-run control plane): final.
@@ -148,12 +148,12 @@ t.test('runtime with a manager context: only draft and rejected entries change; 
 
   // DELETE is not granted to the runtime role, whatever the status.
   for (const id of [draft, sub, rej]) {
-    t.equal(await sqlstate(as(mgrA, (tx) => tx`delete from app.time_entries where id = ${id}`)), '42501', 'DELETE: 42501');
+    t.equal(await sqlstate(as(mgrA, (tx) => tx`delete from app.time_entries where id = ${id} and organization_id = ${w.orgA}`)), '42501', 'DELETE: 42501');
   }
   // Columns outside the grants.
-  t.equal(await sqlstate(as(mgrA, (tx) => tx`update app.time_entries set member_id = ${BOSS} where id = ${draft}`)), '42501',
+  t.equal(await sqlstate(as(mgrA, (tx) => tx`update app.time_entries set member_id = ${BOSS} where id = ${draft} and organization_id = ${w.orgA}`)), '42501',
     'member_id is not updatable');
-  t.equal(await sqlstate(as(mgrA, (tx) => tx`update app.time_entries set external_id = 'x' where id = ${draft}`)), '42501',
+  t.equal(await sqlstate(as(mgrA, (tx) => tx`update app.time_entries set external_id = 'x' where id = ${draft} and organization_id = ${w.orgA}`)), '42501',
     'external_id is not updatable');
   t.equal(await sqlstate(as(mgrA, (tx) => tx`insert into app.time_entries (organization_id, member_id, project_id, work_date, minutes,
     created_by_client_id, status) values (${w.orgA}, ${WORKER}, ${w.projectA}, ${berlinDate(-1)}, 5, ${mgrA.id}, 'approved')`)), '42501',
@@ -216,10 +216,11 @@ t.test('visibility: no context sees nothing; member-only sees no time; finance n
   t.equal((await a.admin`select count(*)::int as n from app.time_entries`)[0]!.n, 2, 'owner: 2 entries');
   t.equal((await a.admin`select count(*)::int as n from app.approvals`)[0]!.n, 1, 'owner: 1 approval');
 
+  // A request's statements name its organization (on a cluster, one shard's rows).
   const counts = async (q: postgres.Sql | postgres.TransactionSql) => ({
-    entries: (await q`select count(*)::int as n from app.time_entries`)[0]!.n,
+    entries: (await q`select count(*)::int as n from app.time_entries where organization_id = ${w.orgA}`)[0]!.n,
     entriesView: (await q`select count(*)::int as n from api.time_entries`)[0]!.n,
-    approvals: (await q`select count(*)::int as n from app.approvals`)[0]!.n,
+    approvals: (await q`select count(*)::int as n from app.approvals where organization_id = ${w.orgA}`)[0]!.n,
     approvalsView: (await q`select count(*)::int as n from api.approvals`)[0]!.n,
   });
   const runtimeCounts = async () => ({
@@ -227,8 +228,11 @@ t.test('visibility: no context sees nothing; member-only sees no time; finance n
     approvals: await visibleRows(rt, 'app.approvals'), approvalsView: await visibleRows(rt, 'api.approvals'),
   });
   t.same(await runtimeCounts(), { entries: 0, entriesView: 0, approvals: 0, approvalsView: 0 }, 'svc_runtime without a context sees nothing');
-  t.same(await rt.begin(async (tx) => ({ entriesView: (await tx`select count(*)::int as n from api.time_entries`)[0]!.n,
-    approvalsView: (await tx`select count(*)::int as n from api.approvals`)[0]!.n })), { entriesView: 0, approvalsView: 0 }, 'nor inside a transaction');
+  // A refusal ends the transaction on a cluster (refusedByCitusPlanner): one each.
+  const inTransaction = (rel: string) => rt.begin((tx) => visibleRows(tx, rel))
+    .catch((e) => { if (e?.code === '42501' || refusedByCitusPlanner(e)) return 0; throw e; });
+  t.same({ entriesView: await inTransaction('api.time_entries'), approvalsView: await inTransaction('api.approvals') },
+    { entriesView: 0, approvalsView: 0 }, 'nor inside a transaction');
   t.equal(await touchedRows(rt`update app.time_entries set minutes = 11 where id = ${e1} returning id`), 0, 'no context: an update touches no row');
   const noCtxApproval = await rt`update app.approvals set requested_at = now() returning id`.then((r) => r.length, (e: any) => e?.code);
   t.ok(noCtxApproval === 0 || noCtxApproval === '42501', `no context: no approval updated (${noCtxApproval})`);
@@ -237,15 +241,18 @@ t.test('visibility: no context sees nothing; member-only sees no time; finance n
   t.same(await as(w.memberA, counts), { entries: 0, entriesView: 0, approvals: 0, approvalsView: 0 }, 'member-only sees no time entries');
   t.equal(await failure(as(w.memberA, (tx) => tx`select * from api.time_entry_get(${e1})`)), 'SVR03 ROLE_REQUIRED',
     'member-only: api.time_entry_get refuses');
-  t.equal((await as(w.memberA, (tx) => tx`update app.time_entries set minutes = 11 where id = ${e1} returning id`)).length, 0,
+  t.equal((await as(w.memberA, (tx) => tx`update app.time_entries set minutes = 11 where id = ${e1} and organization_id = ${w.orgA} returning id`)).length, 0,
     'member-only: an update touches no row');
   t.same(await as(w.financeA, counts), { entries: 2, entriesView: 2, approvals: 0, approvalsView: 0 },
     'finance reads time but sees no project approvals');
-  t.equal((await as(w.mgrB, counts)).entries, 0, 'another organization sees none');
-  t.equal((await as(w.mgrB, counts)).approvals, 0);
-  t.equal(await sqlstate(as(w.mgrB, (tx) => tx`insert into app.time_entries (organization_id, member_id, project_id, work_date, minutes,
-    created_by_client_id) values (${w.orgA}, ${WORKER}, ${w.projectA}, ${berlinDate(-1)}, 5, ${w.mgrB.id})`)), '42501',
-    'another organization cannot insert into this one');
+  // On a cluster, a statement of B's request that names A is refused whole (refusedOutsideItsOrganization).
+  const outside = (e: any): 'refused' => { if (refusedOutsideItsOrganization(e)) return 'refused'; throw e; };
+  const bSees = await as(w.mgrB, counts).catch(outside);
+  t.ok(typeof bSees === 'string' || (bSees.entries === 0 && bSees.approvals === 0), 'another organization sees none');
+  const bInserts = await as(w.mgrB, (tx) => tx`insert into app.time_entries (organization_id, member_id, project_id, work_date, minutes,
+    created_by_client_id) values (${w.orgA}, ${WORKER}, ${w.projectA}, ${berlinDate(-1)}, 5, ${w.mgrB.id})`)
+    .then(() => 'ok', (e: any) => (refusedOutsideItsOrganization(e) ? '42501' : e?.code));
+  t.equal(bInserts, '42501', 'another organization cannot insert into this one');
   t.equal(await sqlstate(as(w.memberA, (tx) => tx`insert into app.time_entries (organization_id, member_id, project_id, work_date, minutes,
     created_by_client_id) values (${w.orgA}, ${WORKER}, ${w.projectA}, ${berlinDate(-1)}, 5, ${w.memberA.id})`)), '42501',
     'member-only cannot insert');
