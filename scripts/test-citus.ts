@@ -70,7 +70,7 @@ try {
     await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${template}`;
     await sql.end();
   }
-  // A file gets 300 s here, not 120: three servers on one machine, and a request is several
+  // A file gets 300 s here, not 240: three servers on one machine, and a request is several
   // delegated calls (measured: files.test.ts 84 s alone in make test-citus, 121 s beside 40 other files).
   let files = process.argv.slice(2);
   if (!files.length) {
