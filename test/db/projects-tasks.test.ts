@@ -4,8 +4,8 @@
 import t from 'tap';
 import type { Test } from 'tap';
 import postgres from 'postgres';
-import { startApp, type TestApp, type Client } from '../helpers/app.ts';
-import { beginRequest, touchedRows, visibleRows } from '../helpers/sql.ts';
+import { startApp, oneServer, type TestApp, type Client } from '../helpers/app.ts';
+import { beginRequest, inRequest, refusedOutsideItsOrganization, touchedRows, visibleRows } from '../helpers/sql.ts';
 
 const opts = { max: 1, onnotice: () => {} } as const;
 
@@ -67,9 +67,9 @@ async function world(t: Test): Promise<World> {
   const as = <T>(c: Client, fn: (tx: postgres.TransactionSql) => Promise<T>) => a.admin.begin(async (tx) => {
     const b = await beginRequest(tx, c);
     if (b!.outcome !== 'ok') throw new Error(`begin_request: ${b!.outcome}`);
-    // As the surface's owner role: the runtime role itself reaches no table (tenancy.test.ts).
-    await tx`set local role svc_api`;
-    return fn(tx);
+    // As the surface's owner role: the runtime role itself reaches no table (tenancy.test.ts); on a
+    // cluster in the organization's worker, where begin_request signed the context.
+    return fn(await inRequest(t, a.runtimeUrl, tx as never, c.orgId, { role: 'svc_api' }) as never);
   }) as Promise<T>;
   const project = (c: Client, code: string) => as(c, async (tx) => {
     const [r] = await tx`select doc ->> 'id' as id from api.project_create(${tx.json({ code, name: code })}, null)`;
@@ -92,7 +92,7 @@ t.test('task status changes only along workflow transitions (runtime with a mana
   const w = await world(t);
   const { a, as, mgrA } = w;
   const id = await w.task(mgrA, w.projectA);
-  const set = (status: string) => as(mgrA, (tx) => tx`update app.tasks set status = ${status} where id = ${id} returning status`);
+  const set = (status: string) => as(mgrA, (tx) => tx`update app.tasks set status = ${status} where id = ${id} and organization_id = ${w.orgA} returning status`);
 
   t.equal(await failure(set('todo')), 'ok', 'todo -> todo (no change) is allowed');
   t.equal(await failure(set('in_progress')), 'ok', 'todo -> in_progress (start) is legal');
@@ -179,23 +179,23 @@ t.test('custom fields: Role and definition rules on a direct update', async (t) 
   const { a, as, mgrA } = w;
   const id = await w.task(mgrA, w.projectA);
   const setCf = (patch: Record<string, unknown>) => as(mgrA, (tx) =>
-    tx`update app.tasks set custom_fields = custom_fields || ${tx.json(patch as any)} where id = ${id}`);
+    tx`update app.tasks set custom_fields = custom_fields || ${tx.json(patch as any)} where id = ${id} and organization_id = ${w.orgA}`);
   t.equal(await failure(setCf({ tier: 'gold' })), 'ok', 'a readable, manager-writable field');
   t.equal(await failure(setCf({ fin: 'x' })), 'SVR04 CUSTOM_FIELD_FORBIDDEN', 'writable only by finance: SVR04');
   t.equal(await failure(setCf({ nope: 1 })), 'SVV22 CUSTOM_FIELD_NOT_FOUND', 'unknown key: SVV22');
   t.equal(await failure(setCf({ secret: 'x' })), 'SVV22 CUSTOM_FIELD_NOT_FOUND', 'a field hidden from the Roles: SVV22 (not found)');
   t.equal(await failure(setCf({ tier: 'bronze' })), 'SVV22 CUSTOM_FIELD_VALUE_INVALID', 'unknown option: SVV22');
-  t.equal(await failure(as(mgrA, (tx) => tx`update app.tasks set custom_fields = '[]' where id = ${id}`)),
+  t.equal(await failure(as(mgrA, (tx) => tx`update app.tasks set custom_fields = '[]' where id = ${id} and organization_id = ${w.orgA}`)),
     'SVV22 INVALID_CUSTOM_FIELD', 'custom_fields not an object');
   // The error detail lists every problem as JSON, with pointers.
-  const err = await as(mgrA, (tx) => tx`update app.tasks set custom_fields = ${tx.json({ tier: 'x', nope: 1 })} where id = ${id}`)
+  const err = await as(mgrA, (tx) => tx`update app.tasks set custom_fields = ${tx.json({ tier: 'x', nope: 1 })} where id = ${id} and organization_id = ${w.orgA}`)
     .then(() => null, (e: any) => e);
   t.same(JSON.parse(err?.detail ?? '[]').map((e: any) => `${e.pointer} ${e.code}`),
     ['/custom_fields/nope CUSTOM_FIELD_NOT_FOUND', '/custom_fields/tier CUSTOM_FIELD_VALUE_INVALID'], 'all problems in the detail');
   // Projects too.
-  t.equal(await failure(as(mgrA, (tx) => tx`update app.projects set custom_fields = '{"fin":"x"}' where id = ${w.projectA}`)),
+  t.equal(await failure(as(mgrA, (tx) => tx`update app.projects set custom_fields = '{"fin":"x"}' where id = ${w.projectA} and organization_id = ${w.orgA}`)),
     'SVR04 CUSTOM_FIELD_FORBIDDEN', 'project: writable only by finance');
-  t.equal(await failure(as(mgrA, (tx) => tx`update app.projects set custom_fields = '{"nope":1}' where id = ${w.projectA}`)),
+  t.equal(await failure(as(mgrA, (tx) => tx`update app.projects set custom_fields = '{"nope":1}' where id = ${w.projectA} and organization_id = ${w.orgA}`)),
     'SVV22 CUSTOM_FIELD_NOT_FOUND', 'project: unknown key');
   // The owner is not held to Roles, but still to definitions and types.
   t.equal(await failure(a.admin`update app.tasks set custom_fields = custom_fields || '{"fin":"by owner","secret":"s"}' where id = ${id}`),
@@ -214,14 +214,14 @@ t.test('a member-only context cannot change projects or tasks', async (t) => {
   const { a, as, memberA, mgrA } = w;
   const id = await w.task(mgrA, w.projectA);
   const seen = await as(memberA, async (tx) => ({
-    projects: (await tx`select id from app.projects`).length,
-    tasks: (await tx`select id from app.tasks`).length,
+    projects: (await tx`select id from app.projects where organization_id = ${w.orgA}`).length,
+    tasks: (await tx`select id from app.tasks where organization_id = ${w.orgA}`).length,
   }));
   t.same(seen, { projects: 1, tasks: 1 }, 'a member reads projects and tasks of its organization');
   const upd = await as(memberA, async (tx) => ({
-    projects: (await tx`update app.projects set name = 'Hijacked' where id = ${w.projectA} returning id`).length,
-    tasks: (await tx`update app.tasks set name = 'Hijacked' where id = ${id} returning id`).length,
-    status: (await tx`update app.tasks set status = 'in_progress' where id = ${id} returning id`).length,
+    projects: (await tx`update app.projects set name = 'Hijacked' where id = ${w.projectA} and organization_id = ${w.orgA} returning id`).length,
+    tasks: (await tx`update app.tasks set name = 'Hijacked' where id = ${id} and organization_id = ${w.orgA} returning id`).length,
+    status: (await tx`update app.tasks set status = 'in_progress' where id = ${id} and organization_id = ${w.orgA} returning id`).length,
   }));
   t.same(upd, { projects: 0, tasks: 0, status: 0 }, 'UPDATE by a member-only client affects 0 rows (the policy USING hides the rows; no error)');
   t.equal((await a.admin`select name from app.projects where id = ${w.projectA}`)[0]!.name, 'PA', 'project unchanged');
@@ -233,7 +233,7 @@ t.test('a member-only context cannot change projects or tasks', async (t) => {
   const id2 = await w.task(mgrA, w.projectA, 'T2');
   t.equal(await sqlstate(as(memberA, (tx) => tx`insert into app.task_dependencies (organization_id, task_id, predecessor_task_id)
     values (${w.orgA}, ${id}, ${id2})`)), '42501', 'INSERT into app.task_dependencies: 42501');
-  t.equal(await sqlstate(as(memberA, (tx) => tx`delete from app.tasks where id = ${id}`)), '42501', 'DELETE from app.tasks: 42501');
+  t.equal(await sqlstate(as(memberA, (tx) => tx`delete from app.tasks where id = ${id} and organization_id = ${w.orgA}`)), '42501', 'DELETE from app.tasks: 42501');
   t.equal(await sqlstate(as(memberA, (tx) => tx`select * from api.task_update(${id}, '{1}', '{"name":"x"}', null)`)), 'SVR03',
     'the command function raises ROLE_REQUIRED');
 });
@@ -273,20 +273,26 @@ t.test('cross-organization: org A context cannot see or change org B tasks', asy
   const w = await world(t);
   const { a, as, mgrA } = w;
   const bTask = await w.task(w.mgrB, w.projectB, 'B task');
-  const res = await as(mgrA, async (tx) => ({
-    seeTask: (await tx`select id from app.tasks where id = ${bTask}`).length,
-    seeProject: (await tx`select id from app.projects where id = ${w.projectB}`).length,
-    viewTask: (await tx`select id from api.tasks where id = ${bTask}`).length,
-    updTask: (await tx`update app.tasks set name = 'Hijacked', status = 'in_progress' where id = ${bTask} returning id`).length,
-    updProject: (await tx`update app.projects set name = 'Hijacked' where id = ${w.projectB} returning id`).length,
-  }));
+  // A's request names B's rows by their organization: on a cluster that statement is refused whole
+  // (refusedOutsideItsOrganization), which reaches nothing either.
+  const rowsOfB = (q: (tx: postgres.TransactionSql) => Promise<readonly unknown[]>) => as(mgrA, q)
+    .then((r) => r.length, (e) => { if (refusedOutsideItsOrganization(e)) return 0; throw e; });
+  const res = {
+    seeTask: await rowsOfB((tx) => tx`select id from app.tasks where id = ${bTask} and organization_id = ${w.orgB}`),
+    seeProject: await rowsOfB((tx) => tx`select id from app.projects where id = ${w.projectB} and organization_id = ${w.orgB}`),
+    viewTask: await rowsOfB((tx) => tx`select id from api.tasks where id = ${bTask}`),
+    updTask: await rowsOfB((tx) => tx`update app.tasks set name = 'Hijacked', status = 'in_progress' where id = ${bTask}
+      and organization_id = ${w.orgB} returning id`),
+    updProject: await rowsOfB((tx) => tx`update app.projects set name = 'Hijacked' where id = ${w.projectB} and organization_id = ${w.orgB} returning id`),
+  };
   t.same(res, { seeTask: 0, seeProject: 0, viewTask: 0, updTask: 0, updProject: 0 }, 'nothing of org B is visible or updatable');
   const [b] = await a.admin`select name, status from app.tasks where id = ${bTask}`;
   t.same(b, { name: 'B task', status: 'todo' }, 'org B task unchanged');
   // Inserting into org B (or a task of org A in org B's project) is refused.
   const [wfB] = await a.admin`select id from app.task_workflows where organization_id = ${w.orgB} and is_default`;
   t.equal(await sqlstate(as(mgrA, (tx) => tx`insert into app.tasks (organization_id, project_id, workflow_id, name, status)
-    values (${w.orgB}, ${w.projectB}, ${wfB!.id}, 'Intruder', 'todo')`)), '42501', 'insert into org B: 42501 (WITH CHECK)');
+    values (${w.orgB}, ${w.projectB}, ${wfB!.id}, 'Intruder', 'todo')`).catch((e) => { throw refusedOutsideItsOrganization(e) ? { code: '42501' } : e; })),
+    '42501', 'insert into org B: 42501 (WITH CHECK; on a cluster refused whole)');
   t.equal(await sqlstate(as(mgrA, (tx) => tx`insert into app.task_dependencies (organization_id, task_id, predecessor_task_id)
     values (${w.orgB}, ${bTask}, ${bTask})`)).then((s) => s !== undefined), true, 'a dependency in org B is refused');
   t.equal(await failure(as(mgrA, (tx) => tx`insert into app.tasks (organization_id, project_id, workflow_id, name, status)
@@ -297,34 +303,46 @@ t.test('cross-organization: org A context cannot see or change org B tasks', asy
 });
 
 // ---------------------------------------------------------------------------------------------
-t.test('column privileges: ids, organization and audit columns are immutable; no deletes', async (t) => {
-  const w = await world(t);
-  const { as, mgrA } = w;
-  const id = await w.task(mgrA, w.projectA);
-  const cases: [string, (tx: postgres.TransactionSql) => Promise<unknown>][] = [
-    ['update app.projects.id', (tx) => tx`update app.projects set id = 'prj_other' where id = ${w.projectA}`],
-    ['update app.projects.organization_id', (tx) => tx`update app.projects set organization_id = ${w.orgB} where id = ${w.projectA}`],
-    ['update app.projects.created_at', (tx) => tx`update app.projects set created_at = now() where id = ${w.projectA}`],
-    ['update app.projects.currency', (tx) => tx`update app.projects set currency = 'USD' where id = ${w.projectA}`],
-    ['update app.projects.version', (tx) => tx`update app.projects set version = 99 where id = ${w.projectA}`],
-    ['update app.projects.archived_at', (tx) => tx`update app.projects set archived_at = now() where id = ${w.projectA}`],
-    ['update app.tasks.id', (tx) => tx`update app.tasks set id = 'tsk_other' where id = ${id}`],
-    ['update app.tasks.organization_id', (tx) => tx`update app.tasks set organization_id = ${w.orgB} where id = ${id}`],
-    ['update app.tasks.project_id', (tx) => tx`update app.tasks set project_id = ${w.projectB} where id = ${id}`],
-    ['update app.tasks.workflow_id', (tx) => tx`update app.tasks set workflow_id = ${w.workflowA} where id = ${id}`],
-    ['update app.tasks.created_at', (tx) => tx`update app.tasks set created_at = now() where id = ${id}`],
-    ['delete from app.projects', (tx) => tx`delete from app.projects where id = ${w.projectA}`],
-    ['delete from app.tasks', (tx) => tx`delete from app.tasks where id = ${id}`],
-    ['delete from app.customers', (tx) => tx`delete from app.customers`],
-    ['update app.custom_field_definitions', (tx) => tx`update app.custom_field_definitions set writable_roles = '{manager}'`],
-    ['update app.object_schemas', (tx) => tx`update app.object_schemas set schema_version = 1`],
-    ['update app.task_workflows', (tx) => tx`update app.task_workflows set allow_cross_project_dependencies = true`],
-  ];
+type Write = [string, (tx: postgres.TransactionSql) => Promise<unknown>];
+/** Each write is refused (42501) in a manager's request and without a context. */
+async function refusedWrites(t: Test, w: World, cases: Write[]) {
   for (const [label, q] of cases) {
-    t.equal(await sqlstate(as(mgrA, q)), '42501', `${label}: 42501 (manager context)`);
+    t.equal(await sqlstate(w.as(w.mgrA, q)), '42501', `${label}: 42501 (manager context)`);
     t.equal(await sqlstate(w.rt.begin((tx) => q(tx))), '42501', `${label}: 42501 (no context)`);
   }
+}
+
+t.test('column privileges: ids and audit columns are immutable; no deletes', async (t) => {
+  const w = await world(t);
+  const id = await w.task(w.mgrA, w.projectA);
+  await refusedWrites(t, w, [
+    ['update app.projects.id', (tx) => tx`update app.projects set id = 'prj_other' where id = ${w.projectA} and organization_id = ${w.orgA}`],
+    ['update app.projects.created_at', (tx) => tx`update app.projects set created_at = now() where id = ${w.projectA} and organization_id = ${w.orgA}`],
+    ['update app.projects.currency', (tx) => tx`update app.projects set currency = 'USD' where id = ${w.projectA} and organization_id = ${w.orgA}`],
+    ['update app.projects.version', (tx) => tx`update app.projects set version = 99 where id = ${w.projectA} and organization_id = ${w.orgA}`],
+    ['update app.projects.archived_at', (tx) => tx`update app.projects set archived_at = now() where id = ${w.projectA} and organization_id = ${w.orgA}`],
+    ['update app.tasks.id', (tx) => tx`update app.tasks set id = 'tsk_other' where id = ${id} and organization_id = ${w.orgA}`],
+    ['update app.tasks.project_id', (tx) => tx`update app.tasks set project_id = ${w.projectB} where id = ${id} and organization_id = ${w.orgA}`],
+    ['update app.tasks.workflow_id', (tx) => tx`update app.tasks set workflow_id = ${w.workflowA} where id = ${id} and organization_id = ${w.orgA}`],
+    ['update app.tasks.created_at', (tx) => tx`update app.tasks set created_at = now() where id = ${id} and organization_id = ${w.orgA}`],
+    ['delete from app.projects', (tx) => tx`delete from app.projects where id = ${w.projectA} and organization_id = ${w.orgA}`],
+    ['delete from app.tasks', (tx) => tx`delete from app.tasks where id = ${id} and organization_id = ${w.orgA}`],
+    ['delete from app.customers', (tx) => tx`delete from app.customers where organization_id = ${w.orgA}`],
+    ['update app.custom_field_definitions', (tx) => tx`update app.custom_field_definitions set writable_roles = '{manager}' where organization_id = ${w.orgA}`],
+    ['update app.object_schemas', (tx) => tx`update app.object_schemas set schema_version = 1 where organization_id = ${w.orgA}`],
+    ['update app.task_workflows', (tx) => tx`update app.task_workflows set allow_cross_project_dependencies = true where organization_id = ${w.orgA}`],
+  ]);
 });
+
+t.test('column privileges: a row\'s organization is immutable',
+  oneServer('Citus refuses any UPDATE of the distribution column (0A000) before privileges are checked'), async (t) => {
+    const w = await world(t);
+    const id = await w.task(w.mgrA, w.projectA);
+    await refusedWrites(t, w, [
+      ['update app.projects.organization_id', (tx) => tx`update app.projects set organization_id = ${w.orgB} where id = ${w.projectA} and organization_id = ${w.orgA}`],
+      ['update app.tasks.organization_id', (tx) => tx`update app.tasks set organization_id = ${w.orgB} where id = ${id} and organization_id = ${w.orgA}`],
+    ]);
+  });
 
 // ---------------------------------------------------------------------------------------------
 t.test('a project with open tasks cannot be archived by a direct UPDATE', async (t) => {
@@ -332,14 +350,14 @@ t.test('a project with open tasks cannot be archived by a direct UPDATE', async 
   const { a, as, mgrA } = w;
   const t1 = await w.task(mgrA, w.projectA, 'open 1');
   const t2 = await w.task(mgrA, w.projectA, 'open 2');
-  const archive = () => as(mgrA, (tx) => tx`update app.projects set status = 'archived' where id = ${w.projectA} returning archived_at`);
+  const archive = () => as(mgrA, (tx) => tx`update app.projects set status = 'archived' where id = ${w.projectA} and organization_id = ${w.orgA} returning archived_at`);
   t.equal(await failure(archive()), 'SVC15 PROJECT_ARCHIVE_BLOCKED', 'runtime: two todo tasks block');
   t.equal(await failure(a.admin`update app.projects set status = 'archived' where id = ${w.projectA}`), 'SVC15 PROJECT_ARCHIVE_BLOCKED',
     'owner: blocked too');
-  await as(mgrA, (tx) => tx`update app.tasks set status = 'blocked' where id = ${t1}`);
-  await as(mgrA, (tx) => tx`update app.tasks set status = 'done' where id = ${t2}`);
+  await as(mgrA, (tx) => tx`update app.tasks set status = 'blocked' where id = ${t1} and organization_id = ${w.orgA}`);
+  await as(mgrA, (tx) => tx`update app.tasks set status = 'done' where id = ${t2} and organization_id = ${w.orgA}`);
   t.equal(await failure(archive()), 'SVC15 PROJECT_ARCHIVE_BLOCKED', 'a blocked task (open category) still blocks');
-  await as(mgrA, (tx) => tx`update app.tasks set status = 'cancelled' where id = ${t1}`);
+  await as(mgrA, (tx) => tx`update app.tasks set status = 'cancelled' where id = ${t1} and organization_id = ${w.orgA}`);
   const rows = await archive();
   t.equal(rows.length, 1, 'archived once no task is open');
   t.ok(rows[0]!.archived_at, 'archived_at set by the trigger');
@@ -348,10 +366,10 @@ t.test('a project with open tasks cannot be archived by a direct UPDATE', async 
   // A task cannot be added to an archived project.
   t.equal(await failure(w.task(mgrA, w.projectA, 'late')), 'SVN04 PROJECT_NOT_FOUND', 'no new task in an archived project');
   // An archived task in an open status does not block.
-  const [r] = await as(mgrA, async (tx) => tx`update app.projects set status = 'active' where id = ${w.projectA} returning archived_at`);
+  const [r] = await as(mgrA, async (tx) => tx`update app.projects set status = 'active' where id = ${w.projectA} and organization_id = ${w.orgA} returning archived_at`);
   t.equal(r!.archived_at, null, 'restored: archived_at cleared');
   const t3 = await w.task(mgrA, w.projectA, 'open 3');
-  await as(mgrA, (tx) => tx`update app.tasks set archived_at = now() where id = ${t3}`);
+  await as(mgrA, (tx) => tx`update app.tasks set archived_at = now() where id = ${t3} and organization_id = ${w.orgA}`);
   t.equal(await failure(archive()), 'ok', 'an archived open task does not block');
 });
 
