@@ -32,11 +32,6 @@ const BESIDE_THE_DATABASE: Record<string, string> = {
 /** Files that do not pass whole on a cluster yet, with what is left (docs/scaling.md): the list only shrinks. */
 const NOT_YET: Record<string, string> = {
   'test/db/bi-reporting.test.ts': 'BI logins read nothing on a cluster yet (they fail closed)',
-  'test/db/files.test.ts': 'inside checks that read tables directly on the coordinator',
-  'test/db/integrations.test.ts': 'inside checks that read the api views directly on the coordinator',
-  'test/db/reports.test.ts': 'inside checks that read shards directly on the coordinator',
-  'test/db/tickets.test.ts': 'inside checks that read shards directly on the coordinator',
-  'test/db/webhooks.test.ts': 'inside checks that write through a context set on the coordinator',
 };
 
 const missing = citusMissing();

@@ -4,8 +4,11 @@
 import t, { type Test } from 'tap';
 import postgres from 'postgres';
 import { createHash } from 'node:crypto';
-import { startApp } from '../helpers/app.ts';
-import { beginRequest, failure, oneConnection, visibleRows } from '../helpers/sql.ts';
+import { CITUS_WORKERS, startApp } from '../helpers/app.ts';
+import { beginRequest, failure, inRequest, oneConnection, refusedByCitusPlanner, visibleRows } from '../helpers/sql.ts';
+
+/** A read refused outright sees nothing (visibleRows); on a cluster that refusal ends the transaction. */
+const refused = (e: any): number => { if (e?.code === '42501' || refusedByCitusPlanner(e)) return 0; throw e; };
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
@@ -38,26 +41,37 @@ t.test('the runtime role: nothing without a credential; forged settings and capa
   for (const table of ['app.files', 'app.file_uploads', 'app.file_chunks', 'app.file_policies', 'app.file_contents']) {
     t.equal(await visibleRows(rt, table), 0, `${table}: no privilege at all`);
   }
-  const forged = await rt.begin(async (tx) => {
+  // On a cluster a read without a signed context may be refused (visibleRows), which ends the
+  // transaction: one each.
+  const forged = <T>(fn: (tx: postgres.TransactionSql) => Promise<T>) => rt.begin(async (tx) => {
     await tx`select set_config('svc.organization_id', ${p.orgId}, true), set_config('svc.client_id', ${p.id}, true),
       set_config('svc.roles', 'member,manager,finance,hr', true)`;
-    return [(await tx`select count(*)::int as n from api.files`)[0]!.n,
-      await failure(tx`select * from api.file_chunks(${ready.id}, 0, 10)`)];
+    return fn(tx);
   });
-  t.same(forged, [0, 'ok'], 'forged settings: no file, and no chunk');
-  const legit = await rt.begin(async (tx) => {
-    await beginRequest(tx, p);
-    return [(await tx`select count(*)::int as n from api.files`)[0]!.n, (await tx`select count(*)::int as n from api.file_chunks(${ready.id}, 0, 10)`)[0]!.n];
-  });
+  t.same([await forged((tx) => visibleRows(tx, 'api.files')).catch(refused), await forged((tx) => failure(tx`select * from api.file_chunks(${ready.id}, 0, 10)`))],
+    [0, 'ok'], 'forged settings: no file, and no chunk');
+  // On a cluster in the organization's worker, where begin_request signed the context.
+  const inRequestOf = <T>(c: { id: string; secret: string; orgId: string }, fn: (q: postgres.TransactionSql) => Promise<T>) => rt.begin(async (tx) => {
+    await beginRequest(tx, c);
+    return fn(await inRequest(t, a.runtimeUrl, tx as never, c.orgId) as never);
+  }) as Promise<T>;
+  const legit = await inRequestOf(p, async (tx) =>
+    [(await tx`select count(*)::int as n from api.files`)[0]!.n, (await tx`select count(*)::int as n from api.file_chunks(${ready.id}, 0, 10)`)[0]!.n]);
   t.same(legit, [2, 1], 'with a token: both files, and the ready one\'s bytes');
   t.match(await failure(rt`select app_private.capability_mac('upload', 'upl_x')`), /^42501/, 'the runtime role cannot mint capabilities');
-  const [bad] = await rt`select outcome from api.file_upload_begin(${ready.id.replace('fil', 'upl') + '.' + '0'.repeat(64)})`;
+  // A link is taken where the API takes it: on a cluster in the worker of the organization it names
+  // (inLinkOrganization), without an access token.
+  const link = (fn: (q: postgres.TransactionSql) => Promise<any[]>) => rt.begin(async (tx) =>
+    fn(await inRequest(t, a.runtimeUrl, tx as never, p.orgId) as never)) as Promise<any[]>;
+  const [bad] = await link((q) => q`select outcome from api.file_upload_begin(${ready.id.replace('fil', 'upl') + '.' + '0'.repeat(64)})`);
   t.equal(bad!.outcome, 'not_found', 'a made-up upload token');
-  const [badDownload] = await rt`select outcome from api.file_download_begin(${`${ready.id}.${p.id}.9999999999.${'a'.repeat(64)}`})`;
+  const [badNamed] = await link((q) => q`select outcome from api.file_upload_begin(${`${ready.upload}.${p.orgId}.${'0'.repeat(64)}`})`);
+  t.equal(badNamed!.outcome, 'not_found', 'a made-up upload token that names the organization');
+  const [badDownload] = await link((q) => q`select outcome from api.file_download_begin(${`${ready.id}.${p.id}.9999999999.${'a'.repeat(64)}`})`);
   t.equal(badDownload!.outcome, 'not_found', 'a made-up download token');
   // A finance client sees the project, not its files.
   const fin = await a.createClient(p.orgId, { roles: 'finance' });
-  const seen = await rt.begin(async (tx) => { await beginRequest(tx, fin); return (await tx`select count(*)::int as n from api.files`)[0]!.n; });
+  const seen = await inRequestOf(fin, async (tx) => (await tx`select count(*)::int as n from api.files`)[0]!.n);
   t.equal(seen, 0, 'finance: no project files');
 });
 
@@ -66,8 +80,10 @@ t.test('states, content and retention hold for the owner too', async (t) => {
   const fail = (p: Promise<unknown>) => failure(p);
   t.equal(await fail(a.admin`update app.files set status = 'archived' where id = ${processing.id}`), 'SVC09 CONFLICT', 'processing → archived is no transition');
   t.equal(await fail(a.admin`update app.files set status = 'ready' where id = ${processing.id}`), 'SVC09 CONFLICT', 'not ready before a scan');
-  t.equal(await fail(a.admin`update app.files set status = 'rejected' where id = ${processing.id}`), '23514 new row for relation "files" violates check constraint "files_rejected_has_code"',
-    'a rejection says why');
+  // On a cluster the row is checked in its shard, which the message names (files_<shard id>).
+  const rejected = await fail(a.admin`update app.files set status = 'rejected' where id = ${processing.id}`);
+  if (CITUS_WORKERS.length) t.match(rejected, /^23514 new row for relation "files_\d+" violates check constraint "files_rejected_has_code"$/, 'a rejection says why');
+  else t.equal(rejected, '23514 new row for relation "files" violates check constraint "files_rejected_has_code"', 'a rejection says why');
   t.equal(await fail(a.admin`update app.files set status = 'processing' where id = ${ready.id}`), 'SVC09 CONFLICT', 'no way back');
   t.equal(await fail(a.admin`update app.files set sha256 = ${'b'.repeat(64)} where id = ${ready.id}`), 'SVC09 CONFLICT', 'content identity never changes');
   t.equal(await fail(a.admin`update app.files set scan_status = 'infected' where id = ${ready.id}`), 'SVC09 CONFLICT', 'checks are recorded once');

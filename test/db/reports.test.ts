@@ -4,7 +4,7 @@ import t from 'tap';
 import postgres from 'postgres';
 import { startApp } from '../helpers/app.ts';
 import { runReport } from '../../src/worker/index.ts';
-import { beginRequest, failure, oneConnection, visibleRows } from '../helpers/sql.ts';
+import { beginRequest, failure, inRequest, oneConnection, visibleRows } from '../helpers/sql.ts';
 
 t.test('reports in SQL', async (t) => {
   const a = await startApp(t, { SVC_WORKER: 'off' });
@@ -20,7 +20,9 @@ t.test('reports in SQL', async (t) => {
   t.match(await failure(rt`select * from reporting.time_by_project('{"from":"2026-01-01","to":"2026-12-31"}')`), /^42501/, 'report functions are not the runtime role\'s');
   const seen = async (c: { id: string; secret: string; orgId: string }) => rt.begin(async (tx) => {
     await beginRequest(tx, c);
-    return (await tx`select (select count(*) from api.report_runs)::int as runs, (select count(*) from api.report_results)::int as rows`)[0];
+    // On a cluster in the organization's worker, where begin_request signed the context.
+    const q = await inRequest(t, a.runtimeUrl, tx as never, c.orgId);
+    return (await q`select (select count(*) from api.report_runs)::int as runs, (select count(*) from api.report_results)::int as rows`)[0];
   });
   t.same(await seen(p), { runs: 1, rows: 1 }, 'the creating client sees its run and rows');
   t.same(await seen(await a.createClient(p.orgId, { roles: 'manager' })), { runs: 0, rows: 0 }, 'another client of the organization does not');

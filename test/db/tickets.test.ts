@@ -3,7 +3,7 @@
 import t from 'tap';
 import postgres from 'postgres';
 import { startApp } from '../helpers/app.ts';
-import { beginRequest, failure, oneConnection, visibleRows } from '../helpers/sql.ts';
+import { beginRequest, failure, inRequest, oneConnection, refusedByCitusPlanner, visibleRows } from '../helpers/sql.ts';
 
 t.test('tickets in SQL', async (t) => {
   const a = await startApp(t);
@@ -19,16 +19,20 @@ t.test('tickets in SQL', async (t) => {
   for (const rel of ['app.tickets', 'app.ticket_messages', 'app.ticket_search', 'app.ticket_statuses', 'app.ticket_transitions', 'app_private.ticket_number_counters']) {
     t.equal(await visibleRows(rt, rel), 0, `${rel}: no privilege`);
   }
-  const forged = await rt.begin(async (tx) => {
+  // On a cluster a read without a signed context may be refused (visibleRows), which ends the
+  // transaction: one each.
+  const forged = (rel: string) => rt.begin(async (tx) => {
     await tx`select set_config('svc.organization_id', ${p.orgId}, true), set_config('svc.client_id', ${p.id}, true), set_config('svc.roles', 'member,manager', true)`;
-    return (await tx`select (select count(*) from api.tickets)::int as t, (select count(*) from api.ticket_messages)::int as m`)[0];
-  });
-  t.same(forged, { t: 0, m: 0 }, 'forged settings: nothing');
+    return visibleRows(tx, rel);
+  }).catch((e) => { if (e?.code === '42501' || refusedByCitusPlanner(e)) return 0; throw e; });
+  t.same({ t: await forged('api.tickets'), m: await forged('api.ticket_messages') }, { t: 0, m: 0 }, 'forged settings: nothing');
   const seen = async (roles: string) => {
     const cl = await a.createClient(p.orgId, { roles });
     return rt.begin(async (tx) => {
       await beginRequest(tx, cl);
-      return (await tx`select (select count(*) from api.tickets)::int as t, (select count(*) from api.ticket_messages)::int as m`)[0];
+      // On a cluster in the organization's worker, where begin_request signed the context.
+      const q = await inRequest(t, a.runtimeUrl, tx as never, cl.orgId);
+      return (await q`select (select count(*) from api.tickets)::int as t, (select count(*) from api.ticket_messages)::int as m`)[0];
     });
   };
   t.same(await seen('member'), { t: 1, m: 1 }, 'member: the ticket and the note');

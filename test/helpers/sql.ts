@@ -48,9 +48,10 @@ export async function visibleRows(sql: { unsafe: (q: string) => Promise<any[]> }
 export const refusedOutsideItsOrganization = (e: any): boolean =>
   e?.code === '0A000' && /^queries must filter by the distribution argument/.test(e?.message ?? '');
 
-/** Citus's refusal of a join it cannot plan on a coordinator (a read, refused whole). */
+/** Citus's refusal of a join it cannot plan on a coordinator (a read, refused whole), in either form. */
 export const refusedByCitusPlanner = (e: any): boolean =>
-  e?.code === '0A000' && /^complex joins are only supported when all distributed tables are co-located/.test(e?.message ?? '');
+  (e?.code === '0A000' && /^complex joins are only supported when all distributed tables are co-located/.test(e?.message ?? ''))
+  || (e?.code === 'XX000' && /^the query contains a join that requires repartitioning/.test(e?.message ?? ''));
 
 /** Rows a write touched: 0 when it is refused outright (42501). */
 export async function touchedRows(p: PromiseLike<readonly unknown[]>): Promise<number> {
