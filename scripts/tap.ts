@@ -39,9 +39,9 @@ export async function runTap(args: string[], env: Record<string, string>): Promi
 }
 
 /** Where a run's time went, for CI's time budget: the files' own time against the wall clock, and
- * the slowest files. A file's `# time=` counts from its first test: the rest of the slots tap had
- * went to starting and ending processes (measured: about 4 CPU-s to load a test file's imports)
- * and to waiting. tap prints files in order, not as they end, so no end time is shown. */
+ * the slowest files. A file's `# time=` counts from when it imports tap: the rest of the slots tap
+ * had went to starting and ending processes (measured: about 4 CPU-s to load a test file's
+ * imports) and to waiting. tap prints files in order, not as they end, so no end time is shown. */
 function timingReport(tap: string, wall: number): string {
   const files = [...tap.matchAll(/^(?:not )?ok \d+ - (\S+\.test\.ts)[^\n]*# time=([\d.]+)ms/gm)]
     .map((m) => ({ file: m[1]!, seconds: Number(m[2]) / 1000 }));

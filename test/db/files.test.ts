@@ -5,10 +5,10 @@ import t, { type Test } from 'tap';
 import postgres from 'postgres';
 import { createHash } from 'node:crypto';
 import { CITUS_WORKERS, startApp } from '../helpers/app.ts';
-import { beginRequest, failure, inRequest, oneConnection, refusedByCitusPlanner, visibleRows } from '../helpers/sql.ts';
+import { beginRequest, failure, inRequest, oneConnection, refusedOnTheCoordinator, visibleRows } from '../helpers/sql.ts';
 
 /** A read refused outright sees nothing (visibleRows); on a cluster that refusal ends the transaction. */
-const refused = (e: any): number => { if (e?.code === '42501' || refusedByCitusPlanner(e)) return 0; throw e; };
+const refused = (e: any): number => { if (refusedOnTheCoordinator(e)) return 0; throw e; };
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 

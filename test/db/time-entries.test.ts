@@ -6,7 +6,7 @@ import t from 'tap';
 import type { Test } from 'tap';
 import postgres from 'postgres';
 import { startApp, type TestApp, type Client } from '../helpers/app.ts';
-import { beginRequest, inRequest, refusedByCitusPlanner, refusedOutsideItsOrganization, touchedRows, visibleRows } from '../helpers/sql.ts';
+import { beginRequest, inRequest, refusedOnTheCoordinator, refusedOutsideItsOrganization, touchedRows, visibleRows } from '../helpers/sql.ts';
 
 t.jobs = 3;
 
@@ -228,9 +228,9 @@ t.test('visibility: no context sees nothing; member-only sees no time; finance n
     approvals: await visibleRows(rt, 'app.approvals'), approvalsView: await visibleRows(rt, 'api.approvals'),
   });
   t.same(await runtimeCounts(), { entries: 0, entriesView: 0, approvals: 0, approvalsView: 0 }, 'svc_runtime without a context sees nothing');
-  // A refusal ends the transaction on a cluster (refusedByCitusPlanner): one each.
+  // A refusal ends the transaction on a cluster (refusedOnTheCoordinator): one each.
   const inTransaction = (rel: string) => rt.begin((tx) => visibleRows(tx, rel))
-    .catch((e) => { if (e?.code === '42501' || refusedByCitusPlanner(e)) return 0; throw e; });
+    .catch((e) => { if (refusedOnTheCoordinator(e)) return 0; throw e; });
   t.same({ entriesView: await inTransaction('api.time_entries'), approvalsView: await inTransaction('api.approvals') },
     { entriesView: 0, approvalsView: 0 }, 'nor inside a transaction');
   t.equal(await touchedRows(rt`update app.time_entries set minutes = 11 where id = ${e1} returning id`), 0, 'no context: an update touches no row');

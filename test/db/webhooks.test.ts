@@ -64,7 +64,7 @@ t.test('runtime role: no context sees nothing; a client sees only its own; event
   // held through the commit's flush, would serialize every write; the API wakes the fan-out after
   // the commit instead (test/http/webhook-wake.test.ts). The same write by anyone else notifies.
   await a.admin`select pg_sleep(0.1)`;
-  t.same(notified, [], 'a request\'s commit does not notify (the API wakes the fan-out itself)');
+  t.same(notified, [], 'a request\'s commit does not notify (the API wakes the fan-out itself)', notifies);
   await a.admin`insert into app.projects (organization_id, code, name, currency) values (${orgA}, 'P0', 'P0', 'EUR')`;
   for (let i = 0; i < 100 && notified.length === 0 && !notifies.skip; i++) await new Promise((r) => setTimeout(r, 20));
   t.same(notified, [''], 'another writer\'s commit notified the fan-out, once, with no payload (any role may LISTEN)', notifies);
@@ -163,7 +163,7 @@ t.test('no subscriber, no notification; a rolled-back write leaves no event and 
   t.equal(await jobs(), 0, 'no job without a subscriber');
   // A notification that was sent would have arrived by the time a later statement on another connection returns.
   await a.admin`select pg_sleep(0.1)`;
-  t.same(notified, [], 'and no notification');
+  t.same(notified, [], 'and no notification', notifies);
   await a.admin`insert into app.webhook_endpoints (organization_id, client_id, url, events, secret_sealed)
     values (${org}, ${c.id}, 'https://hooks.example/1', '{project.created}', 'sealed')`;
   await failure(rt.begin(async (tx) => {
@@ -175,7 +175,7 @@ t.test('no subscriber, no notification; a rolled-back write leaves no event and 
   const [n] = await a.admin`select count(*)::int as n from app.events where organization_id = ${org}`;
   t.equal(n!.n, 1, 'the rolled-back project emitted no event');
   await a.admin`select pg_sleep(0.1)`;
-  t.same(notified, [], 'and notified nothing');
+  t.same(notified, [], 'and notified nothing', notifies);
   // The same write committed by a request: no notification (the API wakes the fan-out after its
   // commit); by another writer: one notification, even after a request set svc.fanout_wake in its own transaction.
   await rt.begin(async (tx) => {
@@ -184,7 +184,7 @@ t.test('no subscriber, no notification; a rolled-back write leaves no event and 
     await q`select * from api.project_create(${q.json({ code: 'Q3', name: 'Q3' })}, null)`;
   });
   await a.admin`select pg_sleep(0.1)`;
-  t.same(notified, [], 'a request\'s committed write does not notify');
+  t.same(notified, [], 'a request\'s committed write does not notify', notifies);
   await a.admin`insert into app.projects (organization_id, code, name, currency) values (${org}, 'Q4', 'Q4', 'EUR')`;
   for (let i = 0; i < 100 && notified.length === 0 && !notifies.skip; i++) await new Promise((r) => setTimeout(r, 20));
   t.same(notified, [''], 'a committed write by another writer with a subscriber notifies', notifies);
