@@ -4,11 +4,10 @@
 // their data under citusDataRoot(). Nodes trust each other's connections on 127.0.0.1: Citus opens
 // its worker connections as the querying role, and this cluster is a test bed, not a deployment
 // (docs/scaling.md says what a deployment uses instead).
-import { existsSync, readFileSync, writeFileSync, statfsSync } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import postgres from 'postgres';
-import { startEmbedded, type EmbeddedHandle } from './embedded-pg.ts';
+import { startEmbedded, throwawayDataRoot, type EmbeddedHandle } from './embedded-pg.ts';
 import { editDatabaseUrl } from '../src/db/url.ts';
 
 export const CITUS_PG = '/usr/lib/postgresql/15';
@@ -29,21 +28,12 @@ export interface Cluster {
 
 export const citusPort = (): number => Number(process.env.CITUS_PG_PORT ?? 25440);
 
-/** Where the nodes keep their data: CITUS_DATA_ROOT, else memory (/dev/shm, when it has 4 GiB
- * free), else .data. Every test file clones its database on each node, some 2,000 files on a
- * worker, and drops it again: on ext4 the kernel's inode allocation for that churn took 39 % of
- * the machine's CPU in a loaded run, and the same eight files took 155 s on tmpfs against 260 s
- * (docs/scaling.md). The cluster is a test bed: nothing in it outlives a run. */
+/** Where the nodes keep their data: CITUS_DATA_ROOT, else in memory (throwawayDataRoot). Every
+ * test file clones its database on each node, some 2,000 files on a worker, and drops it again: on
+ * ext4 the kernel's inode allocation for that churn took 39 % of the machine's CPU in a loaded run,
+ * and the same eight files took 155 s in memory against 260 s (docs/scaling.md). */
 export function citusDataRoot(): string {
-  if (process.env.CITUS_DATA_ROOT) return resolve(process.env.CITUS_DATA_ROOT);
-  const shm = '/dev/shm';
-  try {
-    const fs = statfsSync(shm);
-    if (fs.bavail * fs.bsize >= 4 * 2 ** 30) {
-      return join(shm, `svc-citus-${createHash('sha256').update(resolve('.')).digest('hex').slice(0, 12)}`);
-    }
-  } catch { /* no /dev/shm here */ }
-  return resolve('.data');
+  return process.env.CITUS_DATA_ROOT ? resolve(process.env.CITUS_DATA_ROOT) : throwawayDataRoot('citus');
 }
 
 /** Starts the three nodes (or reuses ones already running on those ports). */

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import postgres from 'postgres';
 import { Logger, runMigrations } from 'graphile-worker';
-import { EmbeddedPgError, startEmbedded, type EmbeddedHandle } from './embedded-pg.ts';
+import { EmbeddedPgError, startEmbedded, throwawayDataRoot, type EmbeddedHandle } from './embedded-pg.ts';
 import { editDatabaseUrl } from '../src/db/url.ts';
 
 const quietLogger = new Logger(() => () => {});
@@ -24,10 +24,11 @@ export const embeddedPort = (kind: 'dev' | 'test'): number =>
 
 /** DATABASE_URL when set; otherwise an embedded server (its postgres database). When the
  * embedded server cannot start, prints the one sentence that says what to do and exits. */
-export async function serverUrl(embeddedName: string, embeddedPort: number): Promise<{ url: string; embedded?: EmbeddedHandle }> {
+export async function serverUrl(embeddedName: string, embeddedPort: number,
+  opts: { throwaway?: boolean } = {}): Promise<{ url: string; embedded?: EmbeddedHandle }> {
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL };
   try {
-    const embedded = await startEmbedded(embeddedName, embeddedPort);
+    const embedded = await startEmbedded(embeddedName, embeddedPort, opts.throwaway ? { root: throwawayDataRoot('test') } : {});
     return { url: embedded.url, embedded };
   } catch (e) {
     if (!(e instanceof EmbeddedPgError)) throw e;

@@ -8,7 +8,7 @@
 // the data kept under /var/tmp/svc-embedded-pg/data/<hash of the checkout>/ instead.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import net from 'node:net';
@@ -99,6 +99,19 @@ function binariesFor(as: RunAs | undefined, nativeDir: string, version: string):
     rmSync(partial, { recursive: true, force: true }); // another run finished its copy first
   }
   return target;
+}
+
+/** A data root for servers whose data outlives no run (the test server, the Citus test cluster): in
+ * memory (/dev/shm, when it has 4 GiB free), else .data. Their tests create and drop a database for
+ * each test file; on ext4 that churn of files costs the kernel's inode allocation CPU time. */
+export function throwawayDataRoot(kind: string): string {
+  try {
+    const fs = statfsSync('/dev/shm');
+    if (fs.bavail * fs.bsize >= 4 * 2 ** 30) {
+      return join('/dev/shm', `svc-${kind}-${createHash('sha256').update(resolve('.')).digest('hex').slice(0, 12)}`);
+    }
+  } catch { /* no /dev/shm here */ }
+  return resolve('.data');
 }
 
 /** Where the data folder lives: under `root` (.data) when the server user can reach it. */

@@ -4,7 +4,7 @@ import postgres from 'postgres';
 import { serverUrl, migrate, withDatabase, embeddedPort, loadTestFixtures } from './db.ts';
 import { runTap } from './tap.ts';
 
-const { url: server, embedded } = await serverUrl('pg-test', embeddedPort('test'));
+const { url: server, embedded } = await serverUrl('pg-test', embeddedPort('test'), { throwaway: true });
 const template = `svc_tpl_${process.pid}`;
 const admin = postgres(server, { max: 1, onnotice: () => {} });
 let code = 1;
