@@ -29,15 +29,6 @@ const BESIDE_THE_DATABASE: Record<string, string> = {
   'test/client/': 'the published OpenAPI document and the typed client',
 };
 
-/** Files that pass on a cluster when named, left out of the default run for CI's time: with them,
- * the third pass of CI on 2026-11-27 loaded the fault tests past their time limits (pool-watchdog's
- * 300 ms acquire, terminate's recovery), 2 of 60 files failing that passed alone. To run in the
- * default run once the suite's start-up cost is down (docs/scaling.md). */
-const LEFT_OUT_FOR_TIME: Record<string, string> = Object.fromEntries([
-  'test/db/files.test.ts', 'test/db/integrations.test.ts', 'test/db/invoices.test.ts', 'test/db/projects-tasks.test.ts',
-  'test/db/reports.test.ts', 'test/db/tickets.test.ts', 'test/db/time-entries.test.ts', 'test/db/webhooks.test.ts',
-].map((f) => [f, 'inside checks that pass on the cluster when named; left out for CI\'s time']));
-
 /** Files that do not pass whole on a cluster yet, with what is left (docs/scaling.md): the list only shrinks. */
 const NOT_YET: Record<string, string> = {
   'test/db/bi-reporting.test.ts': 'BI logins read nothing on a cluster yet (they fail closed)',
@@ -76,7 +67,7 @@ try {
   // delegated calls (measured: files.test.ts 84 s alone in make test-citus, 121 s beside 40 other files).
   let files = process.argv.slice(2);
   if (!files.length) {
-    const left = { ...ONE_SERVER, ...NOT_YET, ...LEFT_OUT_FOR_TIME };
+    const left = { ...ONE_SERVER, ...NOT_YET };
     for (const [file, why] of Object.entries({ ...left, ...BESIDE_THE_DATABASE })) console.log(`# not on the cluster: ${file} (${why})`);
     const beside = Object.keys(BESIDE_THE_DATABASE);
     const all = testFiles('test');

@@ -7,6 +7,7 @@ import t from 'tap';
 import postgres from 'postgres';
 import { startApp, CITUS_WORKERS } from '../helpers/app.ts';
 import { oneConnection, tokenSha256 } from '../helpers/sql.ts';
+import { withDatabase } from '../../scripts/db.ts';
 
 /** Functions the runtime role may call that run as a role able to log in (security definer, owned by
  * the migrations' superuser) and are not delegated, each with where it reads: on the coordinator
@@ -110,5 +111,30 @@ if (CITUS_WORKERS.length === 0) {
       const e = await rt.unsafe(`select ${fn}`).then(() => 'ok', (e) => e.code);
       t.equal(e, '42501', `${fn.split('(')[0]} is refused`);
     }
+  });
+
+  t.test('a delegated UPDATE assigning a text parameter, as the runtime role: refused, no worker crashes', async (t) => {
+    // Citus 13.2.2 crashes a worker (signal 11 in its deparser, get_update_query_targetlist_def) on
+    // this statement shape sent through api.in_organization by a role that may update the table
+    // (docs/scaling.md). The runtime role may update no table: it must be refused first, and every
+    // node must still answer after it.
+    const a = await startApp(t);
+    const p = await a.principal('member,manager');
+    const rt = postgres(a.runtimeUrl, oneConnection);
+    t.teardown(() => rt.end());
+    // A session on each worker, open before: a backend's crash ends every session of its server.
+    const workers = CITUS_WORKERS.map((node) => postgres(withDatabase(node, new URL(a.adminUrl).pathname.slice(1)), oneConnection));
+    t.teardown(() => Promise.all(workers.map((w) => w.end())));
+    for (const w of workers) await w`select 1`;
+    const update = `update app.projects set name = ($1[1]::text) where organization_id = '${p.orgId}'::text`;
+    for (const call of ['api.in_organization_count($1, $2, $3::text[])', 'api.in_organization($1, $2, $3::text[]) as r(id text)']) {
+      const e = await rt.begin(async (tx) => {
+        await tx`select outcome from api.begin_request(${p.orgId}, ${tokenSha256(p.token)})`;
+        return tx.unsafe(`select * from ${call}`, [p.orgId, call.includes('count') ? update : `${update} returning id`, ['renamed']]);
+      }).then(() => 'ok', (e) => e.code);
+      t.equal(e, '42501', `${call.split('(')[0]}: refused (no update grant)`);
+    }
+    for (const w of workers) t.same(await w`select 1 as up`, [{ up: 1 }], 'the worker\'s session lives: no backend crashed');
+    t.equal((await a.request({ url: '/v1/me', token: p.token })).statusCode, 200, 'and the request after it is served');
   });
 }
