@@ -386,12 +386,25 @@ export async function startWorker(config: Config,
     log, metrics, pollInterval: opts.pollInterval ?? 2000, byOrganization: () => onCitus !== false,
     maxInFlight: config.worker.concurrency * 4, batch: Math.min(50, config.worker.concurrency * 4),
   });
+  /** An organization's job writes its events in that organization's worker on Citus, and their
+   * NOTIFY stays there, where no fan-out listens: after each such job the fan-out of this process is
+   * woken, as the API wakes it after its own writes. On one server the commit's NOTIFY does it. */
+  const inOrganization = <P>(task: (organizationId: string, payload: P, helpers: JobHelpers) => Promise<void>): Task => {
+    const job = byOrganization(task);
+    return async (payload, helpers) => {
+      try {
+        await job(payload, helpers);
+      } finally {
+        if (onCitus) fanoutLoop.wake();
+      }
+    };
+  };
   const taskList: TaskList = {
-    webhook_fanout: byOrganization<{ event_id: string }>(async (org, p) => { await fanout(sql, config, transport, org, p.event_id, metrics); }),
-    webhook_deliver: byOrganization<{ delivery_id: string }>(async (org, p) => {
+    webhook_fanout: inOrganization<{ event_id: string }>(async (org, p) => { await fanout(sql, config, transport, org, p.event_id, metrics); }),
+    webhook_deliver: inOrganization<{ delivery_id: string }>(async (org, p) => {
       await deliver(sql, config, transport, org, p.delivery_id, metrics);
     }),
-    accounting_sync: byOrganization<{ invoice_id: string; action: 'export' | 'void' }>(async (org, p, helpers) => {
+    accounting_sync: inOrganization<{ invoice_id: string; action: 'export' | 'void' }>(async (org, p, helpers) => {
       await accountingSync(sql, org, p.invoice_id, p.action, { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
     }),
     webhook_purge: async () => {
@@ -400,18 +413,18 @@ export async function startWorker(config: Config,
     },
     // Access token records live an hour; the expired ones go every hour.
     token_purge: async () => { await sql`select control.purge_expired_access_tokens()`; },
-    file_scan: byOrganization<{ file_id: string }>(async (org, p, helpers) => {
+    file_scan: inOrganization<{ file_id: string }>(async (org, p, helpers) => {
       await scanFile(sql, config, org, p.file_id, { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
     }),
     upload_purge: async () => { await sql`select control.purge_expired_uploads()`; },
-    report_run: byOrganization<{ run_id: string }>(async (org, p) => { await runReport(sql, config, org, p.run_id); }),
+    report_run: inOrganization<{ run_id: string }>(async (org, p) => { await runReport(sql, config, org, p.run_id); }),
     report_purge: async () => { await sql`select control.purge_expired_report_results()`; },
-    agent_run: byOrganization<{ run_id: string }>(async (org, p, helpers) => {
+    agent_run: inOrganization<{ run_id: string }>(async (org, p, helpers) => {
       await executeRun(sql, config, org, p.run_id, { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
     }),
     conversation_expire: async () => { await sql`select control.expire_conversation_contexts(interval '30 days')`; },
     run_purge: async () => { await sql`select control.purge_expired_runs(make_interval(secs => ${config.agents.runRetentionSeconds}))`; },
-    ticket_reply_email: byOrganization<{ message_id: string }>(async (org, p, helpers) => {
+    ticket_reply_email: inOrganization<{ message_id: string }>(async (org, p, helpers) => {
       await sendTicketReply(sql, mailer, org, p.message_id, { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
     }),
   };

@@ -89,3 +89,21 @@ t.test('the worker in the same process: woken directly, no NOTIFY at all', async
   t.pass('all five delivered without a poll');
   t.same(notified, [], 'and no notification was sent');
 });
+
+t.test('a job\'s event wakes the fan-out too: a report run\'s outcome is delivered without a poll', async (t) => {
+  // On one server the job's commit notifies; on Citus that NOTIFY stays in the organization's
+  // worker, and the worker process wakes its fan-out after the job itself.
+  const a = await startApp(t, ENV);
+  const worker = await startWorker(a.config, { pollInterval: RARE_POLL });
+  t.teardown(() => worker.stop());
+  a.app.wakeFanout = worker.wakeFanout;
+  const p = await a.principal('manager');
+  const rx = await startReceiver(t);
+  t.equal((await a.request({ method: 'POST', url: '/v1/webhook-endpoints', token: p.token, headers: idem(),
+    payload: { url: rx.url, events: ['report_run.succeeded'] } })).statusCode, 201);
+  const created = await a.request({ method: 'POST', url: '/v1/reports/rpt_project_progress/runs', token: p.token, headers: idem(),
+    payload: { parameters: {}, format: 'json' } });
+  t.equal(created.statusCode, 202, created.body);
+  const got = await rx.waitFor((e) => e.some((r) => r.body?.type === 'report_run.succeeded' && r.body?.data?.object?.id === created.json.id), WITHIN);
+  t.ok(got.length, 'report_run.succeeded delivered within seconds, with the worker polling once a minute');
+});
