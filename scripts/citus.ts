@@ -31,7 +31,7 @@ export const citusPort = (): number => Number(process.env.CITUS_PG_PORT ?? 25440
 /** Where the nodes keep their data: CITUS_DATA_ROOT, else in memory (throwawayDataRoot). Every
  * test file clones its database on each node, some 2,000 files on a worker, and drops it again: on
  * ext4 the kernel's inode allocation for that churn took 39 % of the machine's CPU in a loaded run,
- * and the same eight files took 155 s in memory against 260 s (docs/scaling.md). */
+ * and eight HTTP test files took 155 s in memory against 260 s (docs/scaling.md). */
 export function citusDataRoot(): string {
   return process.env.CITUS_DATA_ROOT ? resolve(process.env.CITUS_DATA_ROOT) : throwawayDataRoot('citus');
 }
@@ -51,7 +51,7 @@ export async function startCluster(basePort = citusPort()): Promise<Cluster> {
     + logging;
   const nodes: EmbeddedHandle[] = [];
   for (const [i, name] of ['citus-coordinator', 'citus-worker1', 'citus-worker2'].entries()) {
-    nodes.push(await startEmbedded(name, basePort + i, { root: citusDataRoot(), nativeDir: CITUS_PG, version: 'debian-15', options }));
+    nodes.push(await startEmbedded(name, basePort + i, { root: citusDataRoot(), removeOnStop: !process.env.CITUS_DATA_ROOT, nativeDir: CITUS_PG, version: 'debian-15', options }));
   }
   for (const node of nodes) await trustLoopback(node);
   return {

@@ -28,7 +28,7 @@ export async function serverUrl(embeddedName: string, embeddedPort: number,
   opts: { throwaway?: boolean } = {}): Promise<{ url: string; embedded?: EmbeddedHandle }> {
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL };
   try {
-    const embedded = await startEmbedded(embeddedName, embeddedPort, opts.throwaway ? { root: throwawayDataRoot('test') } : {});
+    const embedded = await startEmbedded(embeddedName, embeddedPort, opts.throwaway ? { root: throwawayDataRoot('test'), removeOnStop: true } : {});
     return { url: embedded.url, embedded };
   } catch (e) {
     if (!(e instanceof EmbeddedPgError)) throw e;

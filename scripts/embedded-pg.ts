@@ -8,7 +8,7 @@
 // the data kept under /var/tmp/svc-embedded-pg/data/<hash of the checkout>/ instead.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import net from 'node:net';
@@ -102,15 +102,19 @@ function binariesFor(as: RunAs | undefined, nativeDir: string, version: string):
 }
 
 /** A data root for servers whose data outlives no run (the test server, the Citus test cluster): in
- * memory (/dev/shm, when it has 4 GiB free), else .data. Their tests create and drop a database for
- * each test file; on ext4 that churn of files costs the kernel's inode allocation CPU time. */
+ * memory (/dev/shm, when it has 4 GiB free and the folder is ours), else .data. Their tests create
+ * and drop a database for each test file; on ext4 that churn of files costs the kernel's inode
+ * allocation CPU time. Start them with `removeOnStop`: memory is not left holding their data. */
 export function throwawayDataRoot(kind: string): string {
+  const dir = join('/dev/shm', `svc-${kind}-${process.getuid?.() ?? 0}-${createHash('sha256').update(resolve('.')).digest('hex').slice(0, 12)}`);
   try {
     const fs = statfsSync('/dev/shm');
-    if (fs.bavail * fs.bsize >= 4 * 2 ** 30) {
-      return join('/dev/shm', `svc-${kind}-${createHash('sha256').update(resolve('.')).digest('hex').slice(0, 12)}`);
-    }
-  } catch { /* no /dev/shm here */ }
+    if (!existsSync(dir) && fs.bavail * fs.bsize < 4 * 2 ** 30) return resolve('.data');
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    // Not a folder someone else made for us to use (the name is predictable).
+    const st = lstatSync(dir);
+    if (st.isDirectory() && !st.isSymbolicLink() && st.uid === (process.getuid?.() ?? st.uid)) return dir;
+  } catch { /* no /dev/shm here, or not writable */ }
   return resolve('.data');
 }
 
@@ -148,7 +152,7 @@ function initdb(bin: string, dataDir: string, as: RunAs | undefined) {
 }
 
 export async function startEmbedded(name: string, port: number,
-  opts: { root?: string; nativeDir?: string; version?: string; options?: string } = {}): Promise<EmbeddedHandle> {
+  opts: { root?: string; nativeDir?: string; version?: string; options?: string; removeOnStop?: boolean } = {}): Promise<EmbeddedHandle> {
   const url = `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`;
   const root = resolve(opts.root ?? '.data');
   if (await portInUse(port)) {
@@ -171,6 +175,9 @@ export async function startEmbedded(name: string, port: number,
   return {
     url,
     dataDir,
-    stop: async () => { run(pgCtl, ['stop', '-D', dataDir, '-m', 'fast', '-w', '-s'], as); },
+    stop: async () => {
+      run(pgCtl, ['stop', '-D', dataDir, '-m', 'fast', '-w', '-s'], as);
+      if (opts.removeOnStop) rmSync(dataDir, { recursive: true, force: true });
+    },
   };
 }

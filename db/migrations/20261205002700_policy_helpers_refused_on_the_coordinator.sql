@@ -5,7 +5,8 @@
  * worker connections opened as that owner. In a request they always run in the worker (the signed
  * context is there), and without any context they answer before reading; what is left is a BI
  * session on the coordinator, which is refused there (NOT_IN_ITS_WORKER), as the commands are
- * (20261205002100). The check runs only on that path: a request's reads, row by row, pay nothing.
+ * (20261205002100). In the two may_read_* helpers (once per statement) the check runs only on that
+ * path; member_hr_profile (per row of an hr reader's members) checks after its own checks.
  * may_read_internal_notes() reads no table itself (only through may_read_tickets()). */
 create or replace function app_private.may_read_tickets() returns boolean
 language plpgsql stable security definer
@@ -61,12 +62,12 @@ declare
   v_org text;
 begin
   v_org := app.current_organization_id();
-  if p_org is distinct from v_org or not app.has_role('hr') then
+  if v_org is null or p_org is distinct from v_org or not coalesce(app.has_role('hr'), false) then
     return null;
   end if;
-  if not app_private.context_ok() then
-    perform app_private.refuse_on_coordinator('app_private.member_hr_profile(text,text)');
-  end if;
+  -- Per row of an hr reader's members: a catalog lookup (and on Citus one call), not another check
+  -- of the context's signature.
+  perform app_private.refuse_on_coordinator('app_private.member_hr_profile(text,text)');
   return (select jsonb_build_object('employee_number', m.employee_number, 'hire_date', m.hire_date, 'employment_type', m.employment_type)
             from app.members m
            where m.organization_id = p_org and m.id = p_member_id);

@@ -388,20 +388,21 @@ export async function startWorker(config: Config,
   });
   /** An organization's job writes its events in that organization's worker on Citus, and their
    * NOTIFY stays there, where no fan-out listens: after each such job the fan-out of this process is
-   * woken, as the API wakes it after its own writes. On one server the commit's NOTIFY does it. */
+   * woken, as the API wakes it after its own writes. On one server the commit's NOTIFY does it. The
+   * webhook jobs write no events (a delivery emits none): they are not woken after. */
   const inOrganization = <P>(task: (organizationId: string, payload: P, helpers: JobHelpers) => Promise<void>): Task => {
     const job = byOrganization(task);
     return async (payload, helpers) => {
       try {
         await job(payload, helpers);
       } finally {
-        if (onCitus) fanoutLoop.wake();
+        if (onCitus !== false) fanoutLoop.wake();
       }
     };
   };
   const taskList: TaskList = {
-    webhook_fanout: inOrganization<{ event_id: string }>(async (org, p) => { await fanout(sql, config, transport, org, p.event_id, metrics); }),
-    webhook_deliver: inOrganization<{ delivery_id: string }>(async (org, p) => {
+    webhook_fanout: byOrganization<{ event_id: string }>(async (org, p) => { await fanout(sql, config, transport, org, p.event_id, metrics); }),
+    webhook_deliver: byOrganization<{ delivery_id: string }>(async (org, p) => {
       await deliver(sql, config, transport, org, p.delivery_id, metrics);
     }),
     accounting_sync: inOrganization<{ invoice_id: string; action: 'export' | 'void' }>(async (org, p, helpers) => {

@@ -7,7 +7,7 @@ import t from 'tap';
 import postgres from 'postgres';
 import { startApp, CITUS_WORKERS } from '../helpers/app.ts';
 import { oneConnection, tokenSha256 } from '../helpers/sql.ts';
-import { withDatabase } from '../../scripts/db.ts';
+import { editDatabaseUrl } from '../../src/db/url.ts';
 
 /** Functions the runtime role may call that run as a role able to log in (security definer, owned by
  * the migrations' superuser) and are not delegated, each with where it reads: on the coordinator
@@ -121,10 +121,12 @@ if (CITUS_WORKERS.length === 0) {
     const p = await a.principal('member,manager');
     const rt = postgres(a.runtimeUrl, oneConnection);
     t.teardown(() => rt.end());
-    // A session on each worker, open before: a backend's crash ends every session of its server.
-    const workers = CITUS_WORKERS.map((node) => postgres(withDatabase(node, new URL(a.adminUrl).pathname.slice(1)), oneConnection));
+    // A session on each worker, open before: a backend's crash ends every session of its server,
+    // and the driver would answer the next query from a new one (another backend pid).
+    const workers = CITUS_WORKERS.map((node) => postgres(editDatabaseUrl(node, { database: new URL(a.adminUrl).pathname.slice(1) }), oneConnection));
     t.teardown(() => Promise.all(workers.map((w) => w.end())));
-    for (const w of workers) await w`select 1`;
+    const pid = (w: postgres.Sql) => w<{ pid: number }[]>`select pg_backend_pid() as pid`.then((r) => r[0]!.pid);
+    const before = await Promise.all(workers.map(pid));
     const update = `update app.projects set name = ($1[1]::text) where organization_id = '${p.orgId}'::text`;
     for (const call of ['api.in_organization_count($1, $2, $3::text[])', 'api.in_organization($1, $2, $3::text[]) as r(id text)']) {
       const e = await rt.begin(async (tx) => {
@@ -133,7 +135,7 @@ if (CITUS_WORKERS.length === 0) {
       }).then(() => 'ok', (e) => e.code);
       t.equal(e, '42501', `${call.split('(')[0]}: refused (no update grant)`);
     }
-    for (const w of workers) t.same(await w`select 1 as up`, [{ up: 1 }], 'the worker\'s session lives: no backend crashed');
+    t.same(await Promise.all(workers.map(pid)), before, 'each worker\'s session lives on (the same backend): no backend crashed');
     t.equal((await a.request({ url: '/v1/me', token: p.token })).statusCode, 200, 'and the request after it is served');
   });
 }
