@@ -19,11 +19,9 @@
  *   worker as that role (Citus connects as the current role; `svc_api` cannot log in). The relay
  *   runs nothing but these calls; it is LOGIN on a cluster only, and a deployment lets it connect
  *   from the coordinator only (pg_dist_authinfo, pg_hba: docs/scaling.md).
- * - `reporting_private.tasks_of()` may be executed by the relay only. In the relay's session it
- *   records which login asked in the transaction (`svc.bi_login`), which `app_private.bi_context()`
- *   believes in a session of the relay and nowhere else; the login's organization and Roles are
- *   then read where the call runs. Run in any other session (not delegated: a pg_dump of the
- *   coordinator restored as one database), it reads as that session's own login.
+ * - `reporting_private.tasks_of()` may be executed by the relay only. It records which login asked
+ *   in the transaction (`svc.bi_login`), which `app_private.bi_context()` believes in a session of
+ *   the relay and nowhere else; the login's organization and Roles are then read where the call runs.
  * - `app_private.bi_logins` becomes a reference table, so every node has the logins; a query on a
  *   worker that is itself a shard's query cannot read a Citus table, so `bi_context()` reads the
  *   node's own copy (its one shard) directly. */
@@ -59,14 +57,12 @@ begin
       return;
     end if;
   end if;
-  -- On Citus, this node's copy of the reference table; the table itself where it is not a Citus
-  -- table (one server, or a pg_dump of a coordinator restored as one database).
   if to_regclass('pg_catalog.pg_dist_shard') is not null then
-    select coalesce(max(format('app_private.%I', 'bi_logins_' || s.shardid)), v_table) into v_table
+    select format('app_private.%I', 'bi_logins_' || s.shardid) into v_table
       from pg_catalog.pg_dist_shard s where s.logicalrelid = to_regclass('app_private.bi_logins');
   end if;
   -- A worker without the table (before this migration reached it) knows no BI login.
-  if to_regclass(v_table) is null then
+  if v_table is null or to_regclass(v_table) is null then
     return;
   end if;
   execute format('select b.organization_id, b.svc_roles from %s b where b.role_name = $1', v_table)
@@ -102,14 +98,10 @@ begin
       set search_path = pg_catalog
       as $body$
       begin
-        -- In the relay's session (the delegated call in the worker), the login that asked; in any
-        -- other (the call not delegated: a restored copy that is one database), the session's own.
-        if session_user = 'svc_reporting_relay' then
-          if p_login is null then
-            return;
-          end if;
-          perform set_config('svc.bi_login', p_login, true);
+        if session_user <> 'svc_reporting_relay' or p_login is null then
+          return;
         end if;
+        perform set_config('svc.bi_login', p_login, true);
         return query select * from (%3$s) r where r.organization_id = p_organization_id;
       end
       $body$$f$, v.name || '_of', v.row_type, v.source);
