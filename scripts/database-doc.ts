@@ -12,7 +12,7 @@ import { serverUrl, migrate, withDatabase, embeddedPort } from './db.ts';
 
 export const DOC_PATH = 'docs/database.md';
 const TABLE_SCHEMAS = ['app', 'app_private'];
-const SCHEMAS = ['api', 'app', 'app_private', 'control', 'reporting_private'];
+const SCHEMAS = ['api', 'app', 'app_private', 'control'];
 
 export interface DocOptions {
   /** Leave out the test template's fixtures (test/fixtures/*.sql): relations and functions named test_*. */

@@ -59,7 +59,7 @@ if (CITUS_WORKERS.length === 0) {
       try {
         const objects = `
           select (select array_agg(p.oid::regprocedure::text || ' ' || md5(p.prosrc) order by p.oid::regprocedure::text) from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-                   where n.nspname in ('app', 'app_private', 'api', 'control', 'skills', 'reporting', 'reporting_private')) as functions,
+                   where n.nspname in ('app', 'app_private', 'api', 'control', 'skills', 'reporting')) as functions,
                  (select array_agg(format('%s.%s', schemaname, viewname) order by schemaname, viewname) from pg_views where schemaname in ('api', 'reporting')) as views,
                  (select array_agg(format('%s %s', regexp_replace(tablename, '_[0-9]+$', ''), policyname) order by regexp_replace(tablename, '_[0-9]+$', ''), policyname)
                     from (select distinct on (regexp_replace(tablename, '_[0-9]+$', ''), policyname) tablename, policyname
@@ -77,7 +77,7 @@ if (CITUS_WORKERS.length === 0) {
             select format('%s %s %s %s', p.oid::regprocedure, pg_get_userbyid(p.proowner), coalesce(e.grantee::regrole::text, 'public'), e.privilege_type) as x
               from pg_proc p join pg_namespace n on n.oid = p.pronamespace
               cross join lateral aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) e
-             where n.nspname in ('app', 'app_private', 'api', 'control', 'skills', 'reporting', 'reporting_private')
+             where n.nspname in ('app', 'app_private', 'api', 'control', 'skills', 'reporting')
                and not exists (select from pg_depend d where d.objid = p.oid and d.deptype = 'e')
                and p.proname !~ '^test_' -- the test fixtures' (test/fixtures), not a migration's
             union all

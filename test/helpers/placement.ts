@@ -19,9 +19,9 @@ export const GLOBAL_TABLES: Record<string, 'root' | 'reference' | 'coordinator' 
   // Which organization a client id belongs to: the token endpoint's first question, asked where
   // requests arrive (it has organization_id, but a lookup by client id must not ask every shard).
   'app_private.client_directory': 'coordinator',
-  // A BI login's organization and Roles, looked up by the session's role name: on the coordinator,
-  // where a BI session connects, and in the worker that answers its reporting view's delegated call.
-  'app_private.bi_logins': 'reference',
+  // A BI login's organization and Roles, looked up by the session's role name in every statement of a
+  // BI session, which connects to the coordinator (not yet readable from the shards: docs/scaling.md).
+  'app_private.bi_logins': 'coordinator',
   // The key of the run streams' wake-up names (one row), read wherever a run's event is appended.
   'app_private.run_wake_key': 'reference',
 };
