@@ -70,7 +70,7 @@ export async function touchedRows(p: PromiseLike<readonly unknown[]>): Promise<n
   }
 }
 
-type Tagged = (strings: TemplateStringsArray, ...values: any[]) => Promise<any[]>;
+export type Tagged = (strings: TemplateStringsArray, ...values: any[]) => Promise<any[]>;
 
 /** A request's statements after api.begin_request, as the API sends them. On one server, each runs
  * as it is. On Citus, begin_request signed its context in the organization's worker (a delegated

@@ -1,0 +1,148 @@
+// Lists and gets at scale on a Citus cluster (issue 37; migration 20261205003100): in its
+// organization's worker a request reads each api view as that worker's copy over the
+// organization's shard group, so a list's filters, order and page size reach the indexes; the
+// copies are current, read nothing without a context, go when a view changes, and a request
+// without them reads the api.<view>() function instead. Runs under `make test-citus`.
+import t, { type Test } from 'tap';
+import postgres from 'postgres';
+import { randomUUID } from 'node:crypto';
+import { startApp, CITUS_WORKERS, type TestApp } from '../helpers/app.ts';
+import { beginRequest, inRequest, oneConnection, type Tagged } from '../helpers/sql.ts';
+import { editDatabaseUrl } from '../../src/db/url.ts';
+
+if (CITUS_WORKERS.length === 0) {
+  t.plan(0, 'runs on a Citus cluster: make test-citus');
+} else {
+  /** Each worker of the test database, as the superuser. */
+  const workers = (t: Test, a: TestApp) => CITUS_WORKERS.map((w) => {
+    const sql = postgres(editDatabaseUrl(w, { database: new URL(a.adminUrl).pathname.slice(1) }), { ...oneConnection, onnotice: () => {} });
+    t.teardown(() => sql.end());
+    return sql;
+  });
+
+  /** The organization's shard group (its app.organizations shard) and the worker that holds it. */
+  async function groupOf(a: TestApp, org: string, nodes: postgres.Sql[]) {
+    const [g] = await a.admin`
+      select s.shardid::text as shard, n.nodeport as port
+        from pg_dist_shard s join pg_dist_placement p using (shardid) join pg_dist_node n using (groupid)
+       where s.shardid = get_shard_id_for_distribution_column('app.organizations', ${org}::text)`;
+    const node = nodes[CITUS_WORKERS.findIndex((w) => new URL(w).port === String(g!.port))]!;
+    return { schema: `api_shard_${g!.shard}`, shard: g!.shard as string, node };
+  }
+
+  /** The plan of a statement read in the organization's worker, as a request reads it. */
+  async function plan(t: Test, a: TestApp, client: { id: string; secret: string; orgId: string }, query: string) {
+    const rt = postgres(a.runtimeUrl, oneConnection);
+    t.teardown(() => rt.end());
+    return rt.begin(async (tx) => {
+      await beginRequest(tx as never, client);
+      const q = await inRequest(t, a.runtimeUrl, tx as never, client.orgId) as Tagged;
+      const rows = await q(Object.assign([query], { raw: [query] }) as unknown as TemplateStringsArray);
+      return rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+    });
+  }
+
+  t.test('each worker holds a current copy of every api view for each shard group it holds', async (t) => {
+    const a = await startApp(t);
+    const nodes = workers(t, a);
+    const views = (await a.admin<{ name: string }[]>`
+      select c.relname::text as name from pg_class c where c.relnamespace = 'api'::regnamespace and c.relkind = 'v' order by 1`)
+      .map((r) => r.name);
+    t.ok(views.length >= 18, `${views.length} api views`);
+    let groups = 0;
+    for (const [i, node] of nodes.entries()) {
+      const placed = await node<{ shard: string }[]>`
+        select s.shardid::text as shard from pg_dist_shard s join pg_dist_placement p using (shardid)
+         where s.logicalrelid = 'app.organizations'::regclass and p.groupid = (select groupid from pg_dist_local_group)
+         order by 1`;
+      const schemas = await node<{ name: string }[]>`select nspname::text as name from pg_namespace where nspname like 'api\_shard\_%' order by 1`;
+      t.same(schemas.map((s) => s.name), placed.map((p) => `api_shard_${p.shard}`), `worker ${i + 1}: one schema per shard group it holds`);
+      for (const { shard } of placed) {
+        groups++;
+        const stale = await node<{ name: string }[]>`
+          select c.relname::text as name
+            from pg_class c join pg_class v on v.relname = c.relname and v.relnamespace = 'api'::regnamespace
+           where c.relnamespace = ${`api_shard_${shard}`}::regnamespace and c.relkind = 'v'
+             and (pg_get_viewdef(c.oid) <> app_private.view_on_shard_group(v.oid, ${shard}::bigint) || ';'
+                  or pg_get_userbyid(c.relowner) <> 'svc_api' or c.reloptions is distinct from v.reloptions
+                  or not has_table_privilege('svc_runtime', c.oid, 'select'))`;
+        t.same(stale, [], `api_shard_${shard}: each view is its api view on the group's shards, svc_api's, read by the runtime role`);
+        const [marker] = await node`select obj_description(${`api_shard_${shard}."?views"`}::regclass, 'pg_class') as names`;
+        t.same(marker!.names.split('|').sort(), views, `api_shard_${shard} holds every api view`);
+      }
+    }
+    t.equal(groups, Number((await a.admin`select count(*) from pg_dist_shard where logicalrelid = 'app.organizations'::regclass`)[0]!.count),
+      'every shard group has its copies');
+  });
+
+  t.test('a list reads the copy: its order and page size reach the index; without a copy, the function', async (t) => {
+    const a = await startApp(t);
+    const nodes = workers(t, a);
+    const p = await a.principal('member,manager');
+    const project = await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: { 'idempotency-key': randomUUID() }, payload: { name: 'Scale', code: 'SCL' } });
+    t.equal(project.statusCode, 201);
+    for (let i = 0; i < 5; i++) {
+      t.equal((await a.request({ method: 'POST', url: '/v1/tasks', token: p.token, headers: { 'idempotency-key': randomUUID() }, payload: { project_id: project.json.id, name: `T${i}` } })).statusCode, 201);
+    }
+    const list = async () => (await a.request({ url: '/v1/tasks?limit=2', token: p.token })).json;
+    const before = await list();
+    t.equal(before.data.length, 2);
+    t.equal(before.has_more, true);
+
+    const query = `explain (costs off) select id from api.tasks where archived_at is null order by created_at desc, id desc limit 3`;
+    const { schema, node } = await groupOf(a, p.orgId, nodes);
+    const withCopy = await plan(t, a, p, query);
+    t.match(withCopy, /Limit/, 'the page size is in the plan');
+    t.notMatch(withCopy, /Function Scan/, 'no function computes the organization\'s rows');
+    t.match(withCopy, /tasks_\d+/, 'the organization\'s shard is read directly');
+
+    // A shard moved away takes its copies; until the refresh the function answers the same.
+    await node.unsafe(`set citus.enable_ddl_propagation = off; drop schema ${schema} cascade`);
+    t.match(await plan(t, a, p, query), /Function Scan on tasks/, 'without the copy: the function');
+    t.same(await list(), { ...before, next_cursor: (await list()).next_cursor }, 'the same page without the copy');
+    await a.admin`select app_private.citus_refresh_shard_views()`;
+    t.notMatch(await plan(t, a, p, query), /Function Scan/, 'the refresh makes it again');
+    t.same((await list()).data, before.data, 'and the same page');
+  });
+
+  t.test('the copies read nothing without a context, and go when an api view changes', async (t) => {
+    const a = await startApp(t);
+    const nodes = workers(t, a);
+    const p = await a.principal('member,manager');
+    t.equal((await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: { 'idempotency-key': randomUUID() }, payload: { name: 'Seen', code: 'SEEN' } })).statusCode, 201);
+    const { schema, node } = await groupOf(a, p.orgId, nodes);
+    const [su] = await node.unsafe(`select count(*)::int as n from ${schema}.projects`);
+    t.equal(su!.n, 0, 'read as their owner, under the policies: without a context, no row (even for the superuser)');
+
+    const rt = postgres(editDatabaseUrl(a.runtimeUrl, { hosts: new URL(CITUS_WORKERS[nodes.indexOf(node)]!).host }), oneConnection);
+    t.teardown(() => rt.end());
+    const [seen] = await rt.unsafe(`select count(*)::int as n from ${schema}.projects`);
+    t.equal(seen!.n, 0, 'the runtime role on the worker without a context sees no row');
+    await t.rejects(rt.unsafe(`select * from app_private.shard_views_create('app.organizations_1')`), { code: '42501' },
+      'nor may it make copies');
+    const [create] = await rt.unsafe(`select has_schema_privilege('${schema}', 'create') as ok`);
+    t.equal(create!.ok, false, 'nor write into their schema');
+
+    // A view replaced on the coordinator (Citus sends the DDL to the workers): every copy goes.
+    const [def] = await a.admin`select pg_get_viewdef('api.projects'::regclass) as sql`;
+    await a.admin.unsafe(`create or replace view api.projects as ${def!.sql}`);
+    for (const [i, w] of nodes.entries()) {
+      const [left] = await w`select count(*)::int as n from pg_namespace where nspname like 'api\_shard\_%'`;
+      t.equal(left!.n, 0, `worker ${i + 1}: no copy outlives its view`);
+    }
+    t.equal((await a.request({ url: '/v1/projects', token: p.token })).json.data.length, 1, 'lists still answer (the function)');
+    await a.admin`select app_private.citus_refresh_shard_views()`;
+    t.equal((await a.request({ url: '/v1/projects', token: p.token })).json.data.length, 1, 'and after the refresh');
+
+    // A view dropped (seen at sql_drop, which lists what a DROP removed). Like every api view, it
+    // names each table it reads with an alias (view_on_shard_group renames the tables, not columns).
+    await a.admin`create view api.zz_probe as select o.id from app.organizations o`;
+    await a.admin`select app_private.citus_refresh_shard_views()`;
+    const copies = async () => (await Promise.all(nodes.map((w) => w`
+      select count(*)::int as n from pg_class where relname = 'zz_probe' and relnamespace::regnamespace::text like 'api\_shard\_%'`)))
+      .reduce((n, [r]) => n + r!.n, 0);
+    t.ok(await copies() > 0, 'a new api view has its copies after the refresh');
+    await a.admin`drop view api.zz_probe`;
+    t.equal(await copies(), 0, 'and none once it is dropped');
+  });
+}
