@@ -53,6 +53,9 @@ try {
   {
     const sql = postgres(url, { max: 1, onnotice: () => {} });
     await sql`call app_private.citus_shard_privileges()`;
+    // The fixtures' DDL in schema api advanced each worker's generation: the copies of the api
+    // views are made again, as the migration after a change does (migration 20261205003100).
+    await sql`select app_private.citus_refresh_shard_views()`;
     await sql.end();
   }
   // CREATE DATABASE … TEMPLATE needs a template nobody is connected to; Citus keeps sessions open

@@ -7,23 +7,28 @@
  * filters, order and page size apply after it. Correct, but a list of 50 computed all of an
  * organization's tasks. Now each worker holds, for each shard group it holds (the shard of
  * app.organizations and its colocated shards), a schema `api_shard_<shard id>` with every api view
- * as a view of the same name over that group's shards (reference tables: the node's copy). Owned by
- * svc_api and read by the runtime role as one server's api views are: the same query, the same
- * policies (Citus puts them on every shard), plain PostgreSQL planning, so a list's WHERE, ORDER
- * BY and LIMIT reach the indexes. In the organization's worker, api.in_organization reads
- * `api_shard_<n>.tasks` in place of `api.tasks()` when that schema is there, and the function
- * otherwise (a shard just moved or split, views being changed): slower, never wrong.
+ * as a view of the same name over that group's shards (reference tables: the node's copy), with
+ * the view's options and grants, owned by svc_api: the same query and the same policies (Citus
+ * puts them on every shard), planned as plain PostgreSQL, so a list's WHERE, ORDER BY and LIMIT
+ * reach the indexes. In the organization's worker, api.in_organization reads
+ * `api_shard_<n>.tasks` in place of `api.tasks()` when that group's copies are current, and the
+ * function otherwise: slower, never wrong.
  *
- * They are copies of the api views: app_private.citus_refresh_shard_views() (re)creates them on
- * every worker, and app_private.citus_copy_privileges() calls it, which a migration that changes
- * a view calls in the migration after it (db/README.md). Between the two, an event trigger on each
- * worker drops that worker's copies as soon as an api view is created, replaced, altered or
- * dropped there, so no copy outlives its view. A shard moved away takes its copies with it (Citus
- * drops a shard with CASCADE); run the refresh after citus_rebalance_start (docs/scaling.md). */
+ * Current means: made after the last change to any api view on that node. An event trigger on
+ * each worker advances the node's generation (a sequence: not transactional, so it takes no lock
+ * and is seen at once, before the change commits) on any DDL in schema api, which Citus sends
+ * there; the copies record the generation they were made at. app_private.citus_refresh_shard_views()
+ * makes them again, and app_private.citus_copy_privileges() calls it, which a migration that
+ * changes a view calls in the migration after it (db/README.md). A shard moved away takes its
+ * copies with it (Citus drops a shard with CASCADE), and a copy dropped under a request that had
+ * chosen it sends that request to the function. A migration that drops or retypes a column a view
+ * reads calls app_private.citus_drop_shard_views() in the migration before it (the copies depend
+ * on the shard's columns). */
 
-/** The SQL of api view p_view on one shard group: each distributed table it reads becomes its shard
- * with the hash range of app.organizations' shard p_shard (colocated tables share the ranges), each
- * reference table its local copy. */
+/** The SQL of api view p_view on one shard group: each table it reads that is distributed and
+ * colocated with app.organizations becomes its shard with the hash range of app.organizations'
+ * shard p_shard, each reference table its local copy. Every api view names its tables with an alias
+ * (tables are renamed, not column references). */
 create function app_private.view_on_shard_group(p_view regclass, p_shard bigint) returns text
 language plpgsql stable
 set search_path = pg_catalog, pg_temp
@@ -41,8 +46,9 @@ begin
         join pg_dist_partition p on p.logicalrelid = c.oid
         join pg_dist_shard s on s.logicalrelid = c.oid
        where d.classid = 'pg_rewrite'::regclass and d.refclassid = 'pg_class'::regclass and rw.ev_class = $2
-         and (p.partmethod = 'n'
-              or s.shardminvalue = (select g.shardminvalue from pg_dist_shard g where g.shardid = $1))$q$
+         and ((p.partmethod = 'n' and p.repmodel = 't')
+              or (p.colocationid = (select o.colocationid from pg_dist_partition o where o.logicalrelid = 'app.organizations'::regclass)
+                  and s.shardminvalue = (select g.shardminvalue from pg_dist_shard g where g.shardid = $1)))$q$
     using p_shard, p_view
   loop
     v_sql := regexp_replace(v_sql, '(^|[^\w."])' || replace(r.name, '.', '\.') || '(?![\w"])', '\1' || r.shard, 'g');
@@ -70,7 +76,8 @@ $$;
 
 /** On this node: the schema api_shard_<shard> with every api view over shard group p_shard, given
  * as the name of its app.organizations shard (what run_command_on_placements passes). The marker
- * view `?views` reads that shard (so it goes when the shard goes) and its comment lists the views. */
+ * view `?views` reads every copy, so that it goes with any of them, and its comment holds the
+ * node's generation when they were made and their names. */
 create function app_private.shard_views_create(p_organizations_shard text) returns void
 language plpgsql
 set search_path = pg_catalog, pg_temp
@@ -78,16 +85,20 @@ as $$
 declare
   v_shard bigint := substring(p_organizations_shard from '_(\d+)$')::bigint;
   v_schema text := 'api_shard_' || v_shard;
+  -- Read first: a view changed while the copies are made leaves them behind this generation.
+  v_generation bigint := pg_sequence_last_value('app_private.shard_views_generation'::regclass);
   v record;
+  g record;
   v_names text[] := '{}';
 begin
   -- Local objects of this node: Citus is not to send them anywhere.
   perform set_config('citus.enable_ddl_propagation', 'off', true);
+  perform set_config('svc.making_shard_views', 'on', true);
   execute format('drop schema if exists %I cascade', v_schema);
   execute format('create schema %I', v_schema);
-  execute format('grant usage on schema %I to svc_runtime, svc_api', v_schema);
+  execute format('grant usage on schema %I to svc_api', v_schema);
   for v in
-    select c.oid, c.relname, c.reloptions
+    select c.oid, c.relname, c.reloptions, c.relacl, c.relowner
       from pg_class c join pg_namespace n on n.oid = c.relnamespace
      where n.nspname = 'api' and c.relkind = 'v'
      order by c.relname
@@ -96,11 +107,22 @@ begin
       case when v.reloptions is null then '' else format(' with (%s)', array_to_string(v.reloptions, ', ')) end,
       app_private.view_on_shard_group(v.oid, v_shard));
     execute format('alter view %I.%I owner to svc_api', v_schema, v.relname);
-    execute format('grant select on %I.%I to svc_runtime', v_schema, v.relname);
+    -- The api view's grants, and the schema to whoever has one.
+    execute format('revoke all on %I.%I from public', v_schema, v.relname);
+    for g in
+      select case e.grantee when 0 then 'public' else quote_ident(pg_get_userbyid(e.grantee)) end as grantee,
+             string_agg(e.privilege_type, ', ') as privileges
+        from aclexplode(v.relacl) e where e.grantee <> v.relowner group by e.grantee
+    loop
+      execute format('grant %s on %I.%I to %s', g.privileges, v_schema, v.relname, g.grantee);
+      execute format('grant usage on schema %I to %s', v_schema, g.grantee);
+    end loop;
     v_names := v_names || v.relname::text;
   end loop;
-  execute format('create view %I.%I as select from %s where false', v_schema, '?views', p_organizations_shard);
-  execute format('comment on view %I.%I is %L', v_schema, '?views', array_to_string(v_names, '|'));
+  execute format('create view %I.%I as select from %s where false', v_schema, '?views',
+    (select string_agg(format('%I.%I', v_schema, x), ', ') from unnest(v_names) x));
+  execute format('comment on view %I.%I is %L', v_schema, '?views', v_generation || ':' || array_to_string(v_names, '|'));
+  perform set_config('svc.making_shard_views', 'off', true);
 end
 $$;
 revoke execute on function app_private.shard_views_create(text) from public;
@@ -121,29 +143,37 @@ end
 $$;
 revoke execute on function app_private.shard_views_drop() from public;
 
-/** Event triggers on each worker: an api view created, replaced, altered or dropped there (Citus
- * sends the coordinator's DDL) drops this node's copies, until the next refresh. A drop is seen
- * only at sql_drop (ddl_command_end does not list dropped objects). */
+/** Event triggers on each worker: any DDL on an object in schema api there (Citus sends the
+ * coordinator's), or any GRANT or REVOKE, advances the node's generation, so that no copy made
+ * before it is read. It drops nothing: the migration that changes a view holds no lock on the
+ * copies, and requests go on, through the functions, until the refresh. */
 create function app_private.tg_shard_views_stale() returns event_trigger
 language plpgsql
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  if tg_event = 'sql_drop' then
-    if not exists (select from pg_event_trigger_dropped_objects() o where o.schema_name = 'api' and o.object_type = 'view') then
-      return;
-    end if;
-  elsif not exists (select from pg_event_trigger_ddl_commands() c where c.schema_name = 'api') then
+  -- The copies' own grants (shard_views_create) change no api view.
+  if current_setting('svc.making_shard_views', true) = 'on' then
     return;
   end if;
-  perform app_private.shard_views_drop();
+  if tg_event = 'sql_drop' then
+    if not exists (select from pg_event_trigger_dropped_objects() o where o.schema_name = 'api') then
+      return;
+    end if;
+  elsif tg_tag not in ('GRANT', 'REVOKE')
+        and not exists (select from pg_event_trigger_ddl_commands() c where c.schema_name = 'api') then
+    return;
+  end if;
+  if to_regclass('app_private.shard_views_generation') is not null then
+    perform nextval('app_private.shard_views_generation');
+  end if;
 end
 $$;
 revoke execute on function app_private.tg_shard_views_stale() from public;
 
 /** On the coordinator: every worker's copies made again from the current api views, for the shard
- * groups it holds now (the event trigger put in place on each worker first). Without Citus it does
- * nothing. */
+ * groups it holds now (its generation sequence and event triggers put in place first). Without
+ * Citus it does nothing. */
 create function app_private.citus_refresh_shard_views() returns void
 language plpgsql
 set search_path = pg_catalog, pg_temp
@@ -161,14 +191,17 @@ begin
       begin
         set local citus.enable_ddl_propagation = off;
         perform app_private.shard_views_drop();
+        if to_regclass('app_private.shard_views_generation') is null then
+          create sequence app_private.shard_views_generation;
+          perform nextval('app_private.shard_views_generation');
+          grant select on sequence app_private.shard_views_generation to svc_api;
+        end if;
         if not exists (select from pg_event_trigger where evtname = 'shard_views_stale') then
           create event trigger shard_views_stale on ddl_command_end
-            when tag in ('CREATE VIEW', 'ALTER VIEW')
             execute function app_private.tg_shard_views_stale();
         end if;
         if not exists (select from pg_event_trigger where evtname = 'shard_views_dropped') then
           create event trigger shard_views_dropped on sql_drop
-            when tag in ('DROP VIEW')
             execute function app_private.tg_shard_views_stale();
         end if;
       end
@@ -186,46 +219,84 @@ end
 $$;
 revoke execute on function app_private.citus_refresh_shard_views() from public;
 
+/** On the coordinator: every worker's copies dropped, committed at once (a connection of its own
+ * per worker). A migration that drops or retypes a column an api view reads calls it in the
+ * migration before: the copies depend on the shards' columns. */
+create function app_private.citus_drop_shard_views() returns void
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_failed text;
+begin
+  if not exists (select from pg_extension where extname = 'citus') then
+    return;
+  end if;
+  select string_agg(format('%s:%s: %s', nodename, nodeport, result), '; ') into v_failed
+    from run_command_on_workers('select app_private.shard_views_drop()') where not success;
+  if v_failed is not null then
+    perform app_private.raise('SV500', 'CITUS_SHARD_VIEWS_NOT_MADE', format('dropping the shard views failed: %s', v_failed));
+  end if;
+end
+$$;
+revoke execute on function app_private.citus_drop_shard_views() from public;
+
 /** In the organization's worker: the statement with each `api.<view>()` read from that
- * organization's shard group's copy of the view, when this node has it (see above). Text only:
- * either form reads the same rows under the same policies, as the caller. As svc_api only because
- * Citus answers which shard holds an organization to those who may read app.organizations. */
+ * organization's shard group's copy of the view, when this node has them at its current
+ * generation (see above). Text only: either form reads the same rows under the same policies, as
+ * the caller. As svc_api only because Citus answers which shard holds an organization to those who
+ * may read app.organizations. */
 create function app_private.statement_on_shards(p_organization_id text, p_statement text) returns text
 language plpgsql stable security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_schema text;
-  v_views text;
+  v_marker text;
+  v_generation regclass;
 begin
   -- Separate tests: an expression that names pg_dist_partition cannot be planned without Citus.
   if strpos(p_statement, '()') = 0 or to_regclass('pg_catalog.pg_dist_partition') is null then
     return p_statement;
   end if;
-  if not exists (select from pg_dist_partition where logicalrelid = 'app.organizations'::regclass) then
+  v_generation := to_regclass('app_private.shard_views_generation');
+  if v_generation is null
+     or not exists (select from pg_dist_partition where logicalrelid = 'app.organizations'::regclass) then
     return p_statement;
   end if;
   v_schema := 'api_shard_' || get_shard_id_for_distribution_column('app.organizations', p_organization_id);
-  select d.description into v_views
+  select d.description into v_marker
     from pg_class c
     join pg_description d on d.objoid = c.oid and d.classoid = 'pg_class'::regclass and d.objsubid = 0
    where c.relname = '?views' and c.relnamespace = to_regnamespace(v_schema);
-  if v_views is null then
+  if v_marker is null or split_part(v_marker, ':', 1)::bigint is distinct from pg_sequence_last_value(v_generation) then
     return p_statement;
   end if;
-  return regexp_replace(p_statement, '(^|[^\w."])api\.(' || v_views || ')\(\)', '\1' || v_schema || '.\2', 'g');
+  return regexp_replace(p_statement, '(^|[^\w."])api\.(' || split_part(v_marker, ':', 2) || ')\(\)', '\1' || v_schema || '.\2', 'g');
 end
 $$;
 alter function app_private.statement_on_shards(text, text) owner to svc_api;
 revoke execute on function app_private.statement_on_shards(text, text) from public;
 grant execute on function app_private.statement_on_shards(text, text) to svc_runtime;
 
+/** A copy dropped between its choice and its use (a refresh, a shard moved away): the function.
+ * Such an error comes while the statement is planned, before any row. */
 create or replace function api.in_organization(p_organization_id text, p_statement text, p_arguments text[])
 returns setof record
 language plpgsql security invoker
 as $$
+declare
+  v_statement text := app_private.statement_on_shards(p_organization_id, p_statement);
 begin
-  return query execute app_private.statement_on_shards(p_organization_id, p_statement) using p_arguments;
+  if v_statement = p_statement then
+    return query execute p_statement using p_arguments;
+    return;
+  end if;
+  begin
+    return query execute v_statement using p_arguments;
+  exception when undefined_table then
+    return query execute p_statement using p_arguments;
+  end;
 end
 $$;
 
@@ -234,10 +305,21 @@ returns bigint
 language plpgsql security invoker
 as $$
 declare
+  v_statement text := app_private.statement_on_shards(p_organization_id, p_statement);
   v_count bigint;
 begin
-  execute app_private.statement_on_shards(p_organization_id, p_statement) using p_arguments;
-  get diagnostics v_count = row_count;
+  if v_statement = p_statement then
+    execute p_statement using p_arguments;
+    get diagnostics v_count = row_count;
+    return v_count;
+  end if;
+  begin
+    execute v_statement using p_arguments;
+    get diagnostics v_count = row_count;
+  exception when undefined_table then
+    execute p_statement using p_arguments;
+    get diagnostics v_count = row_count;
+  end;
   return v_count;
 end
 $$;

@@ -68,7 +68,10 @@ if (CITUS_WORKERS.length === 0) {
                   or not has_table_privilege('svc_runtime', c.oid, 'select'))`;
         t.same(stale, [], `api_shard_${shard}: each view is its api view on the group's shards, svc_api's, read by the runtime role`);
         const [marker] = await node`select obj_description(${`api_shard_${shard}."?views"`}::regclass, 'pg_class') as names`;
-        t.same(marker!.names.split('|').sort(), views, `api_shard_${shard} holds every api view`);
+        const [generation, names] = (marker!.names as string).split(':');
+        t.same(names!.split('|').sort(), views, `api_shard_${shard} holds every api view`);
+        const [now] = await node`select pg_sequence_last_value('app_private.shard_views_generation') as g`;
+        t.equal(generation, String(now!.g), `api_shard_${shard} was made at the node's current generation`);
       }
     }
     t.equal(groups, Number((await a.admin`select count(*) from pg_dist_shard where logicalrelid = 'app.organizations'::regclass`)[0]!.count),
@@ -96,16 +99,59 @@ if (CITUS_WORKERS.length === 0) {
     t.notMatch(withCopy, /Function Scan/, 'no function computes the organization\'s rows');
     t.match(withCopy, /tasks_\d+/, 'the organization\'s shard is read directly');
 
-    // A shard moved away takes its copies; until the refresh the function answers the same.
+    // Without the copies (a shard moved here, not yet refreshed), or with one gone (a cascade
+    // takes the marker too), the function answers the same.
+    await node.unsafe(`set citus.enable_ddl_propagation = off; drop view ${schema}.tasks cascade`);
+    t.match(await plan(t, a, p, query), /Function Scan on tasks/, 'one copy gone: the function');
     await node.unsafe(`set citus.enable_ddl_propagation = off; drop schema ${schema} cascade`);
-    t.match(await plan(t, a, p, query), /Function Scan on tasks/, 'without the copy: the function');
-    t.same(await list(), { ...before, next_cursor: (await list()).next_cursor }, 'the same page without the copy');
+    t.match(await plan(t, a, p, query), /Function Scan on tasks/, 'no copies: the function');
+    t.same((await list()).data, before.data, 'the same page without them');
     await a.admin`select app_private.citus_refresh_shard_views()`;
-    t.notMatch(await plan(t, a, p, query), /Function Scan/, 'the refresh makes it again');
+    t.notMatch(await plan(t, a, p, query), /Function Scan/, 'the refresh makes them again');
+
+    // The organization's shard group moved to the other worker (Citus drops the old shards with
+    // CASCADE, their copies with them): the function there until the refresh.
+    const [group] = await a.admin`select get_shard_id_for_distribution_column('app.organizations', ${p.orgId}::text) as shard`;
+    const from = new URL(CITUS_WORKERS[nodes.indexOf(node)]!);
+    const to = new URL(CITUS_WORKERS[1 - nodes.indexOf(node)]!);
+    await a.admin`select citus_move_shard_placement(${group!.shard}, ${from.hostname}, ${Number(from.port)}, ${to.hostname}, ${Number(to.port)},
+      shard_transfer_mode => 'block_writes')`;
+    t.match(await plan(t, a, p, query), /Function Scan on tasks/, 'moved: the function');
+    t.same((await list()).data, before.data, 'the same page on the other worker');
+    await a.admin`select app_private.citus_refresh_shard_views()`;
+    t.notMatch(await plan(t, a, p, query), /Function Scan/, 'refreshed: the copies there');
     t.same((await list()).data, before.data, 'and the same page');
   });
 
-  t.test('the copies read nothing without a context, and go when an api view changes', async (t) => {
+  t.test('two organizations of one shard group: each reads its own rows through the copies', async (t) => {
+    const a = await startApp(t);
+    const byGroup = new Map<string, Awaited<ReturnType<typeof a.principal>>>();
+    let pair: Awaited<ReturnType<typeof a.principal>>[] = [];
+    for (let i = 0; i < 20 && !pair.length; i++) {
+      const p = await a.principal('member,manager');
+      const [g] = await a.admin`select get_shard_id_for_distribution_column('app.organizations', ${p.orgId}::text)::text as shard`;
+      const other = byGroup.get(g!.shard);
+      if (other) pair = [other, p];
+      byGroup.set(g!.shard, p);
+    }
+    t.equal(pair.length, 2, 'two organizations in one shard group');
+    for (const p of pair) {
+      const project = (await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: { 'idempotency-key': randomUUID() },
+        payload: { name: p.orgId, code: 'OWN' } })).json.id;
+      t.equal((await a.request({ method: 'POST', url: '/v1/tasks', token: p.token, headers: { 'idempotency-key': randomUUID() },
+        payload: { project_id: project, name: p.orgId } })).statusCode, 201);
+    }
+    for (const p of pair) {
+      const q = `explain (costs off) select id from api.tasks order by created_at desc limit 5`;
+      t.notMatch(await plan(t, a, p, q), /Function Scan/, 'read through the copy');
+      const tasks = (await a.request({ url: '/v1/tasks', token: p.token })).json.data;
+      t.same(tasks.map((x: { name: string }) => x.name), [p.orgId], 'only its own task');
+      const projects = (await a.request({ url: '/v1/projects', token: p.token })).json.data;
+      t.same(projects.map((x: { name: string }) => x.name), [p.orgId], 'only its own project');
+    }
+  });
+
+  t.test('the copies read nothing without a context, and are not read once an api view changes', async (t) => {
     const a = await startApp(t);
     const nodes = workers(t, a);
     const p = await a.principal('member,manager');
@@ -123,26 +169,36 @@ if (CITUS_WORKERS.length === 0) {
     const [create] = await rt.unsafe(`select has_schema_privilege('${schema}', 'create') as ok`);
     t.equal(create!.ok, false, 'nor write into their schema');
 
-    // A view replaced on the coordinator (Citus sends the DDL to the workers): every copy goes.
+    // A view replaced on the coordinator (Citus sends the DDL to the workers), a grant, a view
+    // dropped: each advances every worker's generation at once, and no copy made before is read.
+    const generations = () => Promise.all(nodes.map(async (w) =>
+      Number((await w`select pg_sequence_last_value('app_private.shard_views_generation') as g`)[0]!.g)));
+    const query = `explain (costs off) select id from api.projects order by created_at desc limit 5`;
+    t.notMatch(await plan(t, a, p, query), /Function Scan/, 'current copies are read');
+    let before = await generations();
     const [def] = await a.admin`select pg_get_viewdef('api.projects'::regclass) as sql`;
-    await a.admin.unsafe(`create or replace view api.projects as ${def!.sql}`);
-    for (const [i, w] of nodes.entries()) {
-      const [left] = await w`select count(*)::int as n from pg_namespace where nspname like 'api\_shard\_%'`;
-      t.equal(left!.n, 0, `worker ${i + 1}: no copy outlives its view`);
-    }
+    await a.admin.begin(async (tx) => {
+      await tx.unsafe(`create or replace view api.projects as ${def!.sql}`);
+      const during = await generations();
+      t.ok(during.every((g, i) => g > before[i]!), 'create or replace view: every worker\'s generation advanced before it commits');
+    });
+    let after = await generations();
     t.equal((await a.request({ url: '/v1/projects', token: p.token })).json.data.length, 1, 'lists still answer (the function)');
     await a.admin`select app_private.citus_refresh_shard_views()`;
-    t.equal((await a.request({ url: '/v1/projects', token: p.token })).json.data.length, 1, 'and after the refresh');
-
-    // A view dropped (seen at sql_drop, which lists what a DROP removed). Like every api view, it
-    // names each table it reads with an alias (view_on_shard_group renames the tables, not columns).
+    t.notMatch(await plan(t, a, p, query), /Function Scan/, 'the refresh makes them current');
+    before = after;
+    await a.admin`revoke select on api.projects from svc_runtime`;
+    await a.admin`grant select on api.projects to svc_runtime`;
+    after = await generations();
+    t.ok(after.every((g, i) => g > before[i]!), 'a grant or revoke: advanced');
+    // A view dropped (seen at sql_drop). Like every api view, it names each table it reads with an
+    // alias (view_on_shard_group renames the tables, not columns).
     await a.admin`create view api.zz_probe as select o.id from app.organizations o`;
     await a.admin`select app_private.citus_refresh_shard_views()`;
-    const copies = async () => (await Promise.all(nodes.map((w) => w`
-      select count(*)::int as n from pg_class where relname = 'zz_probe' and relnamespace::regnamespace::text like 'api\_shard\_%'`)))
-      .reduce((n, [r]) => n + r!.n, 0);
-    t.ok(await copies() > 0, 'a new api view has its copies after the refresh');
+    before = await generations();
     await a.admin`drop view api.zz_probe`;
-    t.equal(await copies(), 0, 'and none once it is dropped');
+    after = await generations();
+    t.ok(after.every((g, i) => g > before[i]!), 'drop view: advanced');
+    t.match(await plan(t, a, p, query), /Function Scan on projects/, 'and the copies are not read');
   });
 }
