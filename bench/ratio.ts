@@ -73,7 +73,10 @@ async function capture(o: BenchOptions, database: string, c: Case): Promise<stri
     // A replayed POST must do the work again: a fresh key per transaction (pgbench's :k). pgbench
     // reads ":name" as a variable, so the JSON the statements carry gets a space after its colons.
     // The pipelining marker is a note to the server's driver (src/db/database.ts), not SQL to replay.
-    return statements.map((x) => x.replace(PIPELINED, '').replace(PIPELINED_READ, '').replace(/":(?=\S)/g, '": ').replaceAll(`'${KEY_MARK}'`, `('ratio-' || :k)`));
+    // On a cluster the key is an element of the statement's text-array argument ('{…,ratio-capture-key,…}'):
+    // pgbench puts :k in there too (it substitutes variables inside literals).
+    return statements.map((x) => x.replace(PIPELINED, '').replace(PIPELINED_READ, '').replace(/":(?=\S)/g, '": ')
+      .replaceAll(`'${KEY_MARK}'`, `('ratio-' || :k)`).replaceAll(KEY_MARK, 'ratio-:k'));
   } finally {
     await sql.end();
   }

@@ -6,7 +6,7 @@
 // BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 20), BENCH_PORT (default 3999),
 // BENCH_SERVER_NODE_ARGS (node flags for the server, before its script: e.g. "--cpu-prof --cpu-prof-dir=bench/results/prof";
 // Node 20 refuses --cpu-prof in NODE_OPTIONS).
-// BENCH_ONLY (comma-separated parts to run: core, tasks, scale, time, invoices, files, tickets, reports, agents, conversations, ratio, webhooks, soak, faults, failover; default all; scale needs tasks;
+// BENCH_ONLY (comma-separated parts to run: core, tasks, scale, citus, time, invoices, files, tickets, reports, agents, conversations, ratio, webhooks, soak, faults, failover; default all; scale needs tasks;
 // ratio measures what tasks, time and invoices seeded). BENCH_RATIO_CONNECTIONS/ROUNDS/DURATION: the ratio part's wrk and pgbench.
 // BENCH_SOAK_MINUTES (default 10): length of the soak part. BENCH_FAULT_RUNS (default 100): runs of the faults part; BENCH_FAILOVER_RUNS (default 5), of the failover part.
 // BENCH_INVOICES_ANALYZE=0 skips the ANALYZE bench/invoices.ts runs after its createInvoice warm-up.
@@ -25,6 +25,7 @@ import { runTimeBench } from './time.ts';
 import { runInvoiceBench } from './invoices.ts';
 import { BENCH_WEBHOOK_ENV, runWebhookBench } from './webhooks.ts';
 import { runScaleBench } from './scale.ts';
+import { runCitusBench } from './citus.ts';
 import { runSoakBench } from './soak.ts';
 import { runFaultBench } from './faults.ts';
 import { runFailoverBench } from './failover.ts';
@@ -288,7 +289,7 @@ async function main(): Promise<number> {
     { name: 'POST /oauth/token', path: '/oauth/token', method: 'POST', body: TOKEN_FORM,
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client) } },
   ];
-  const only = new Set((process.env.BENCH_ONLY ?? 'core,tasks,scale,time,invoices,files,tickets,reports,agents,conversations,ratio,webhooks,soak,faults,failover').split(',').map((x) => x.trim()));
+  const only = new Set((process.env.BENCH_ONLY ?? 'core,tasks,scale,citus,time,invoices,files,tickets,reports,agents,conversations,ratio,webhooks,soak,faults,failover').split(',').map((x) => x.trim()));
   const rows: Row[] = [];
   for (const t of only.has('core') ? targets : []) {
     await check(t);
@@ -305,6 +306,10 @@ async function main(): Promise<number> {
   // Issue 12 (scale-out): bench/scale.ts, its own API processes over the tasks just seeded.
   const scale = only.has('scale') && only.has('tasks')
     ? await runScaleBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
+    : skipped;
+  // Issue 37: one node next to a 3-node Citus cluster (bench/citus.ts), each on a database and API process of its own.
+  const citus = only.has('citus')
+    ? await runCitusBench({ serverRoot, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
     : skipped;
   // Issue 4 (time entries): bench/time.ts, likewise.
   const time = only.has('time')
@@ -359,14 +364,14 @@ async function main(): Promise<number> {
       `Node ${process.version}, ${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB.`,
     '',
   ].join('\n');
-  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + scale.markdown + '\n' + time.markdown + '\n' + invoices.markdown + '\n' + files.markdown + '\n' + tickets.markdown + '\n' + reports.markdown + '\n' + agents.markdown + '\n' + conversations.markdown + '\n' + ratio.markdown + '\n' + webhooks.markdown + '\n' + soak.markdown + '\n' + faults.markdown + '\n' + failover.markdown;
+  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + scale.markdown + '\n' + citus.markdown + '\n' + time.markdown + '\n' + invoices.markdown + '\n' + files.markdown + '\n' + tickets.markdown + '\n' + reports.markdown + '\n' + agents.markdown + '\n' + conversations.markdown + '\n' + ratio.markdown + '\n' + webhooks.markdown + '\n' + soak.markdown + '\n' + faults.markdown + '\n' + failover.markdown;
   process.stdout.write('\n' + text);
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.md', text);
   log('table written to bench/results/latest.md');
 
   const bad = rows.filter((r) => r.result.non2xx > 0 || r.result.errors > 0 || r.result.timeouts > 0);
-  const failed = [...bad.map((r) => r.name), ...tasks.failed, ...scale.failed, ...time.failed, ...invoices.failed, ...files.failed, ...tickets.failed, ...reports.failed, ...agents.failed, ...conversations.failed, ...webhooks.failed, ...soak.failed, ...faults.failed, ...failover.failed];
+  const failed = [...bad.map((r) => r.name), ...tasks.failed, ...scale.failed, ...citus.failed, ...time.failed, ...invoices.failed, ...files.failed, ...tickets.failed, ...reports.failed, ...agents.failed, ...conversations.failed, ...webhooks.failed, ...soak.failed, ...faults.failed, ...failover.failed];
   if (failed.length) {
     log(`FAILED: non-2xx responses or errors for ${failed.join(', ')}`);
     return 1;

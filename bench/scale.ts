@@ -19,9 +19,9 @@ const freePort = () => new Promise<number>((done) => {
   });
 });
 
-interface Api { base: string; child: ChildProcess }
+export interface Api { base: string; child: ChildProcess }
 
-async function spawnApi(url: string, env: Record<string, string>): Promise<Api> {
+export async function spawnApi(url: string, env: Record<string, string>): Promise<Api> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env: { ...process.env, DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', SVC_WORKER: 'off',
@@ -40,7 +40,7 @@ async function spawnApi(url: string, env: Record<string, string>): Promise<Api> 
   }
 }
 
-const stopApi = (api: Api) => new Promise<void>((done) => {
+export const stopApi = (api: Api) => new Promise<void>((done) => {
   if (api.child.exitCode !== null) { done(); return; }
   api.child.once('exit', () => done());
   api.child.kill('SIGTERM');

@@ -11,7 +11,7 @@ import autocannon, { type Result } from 'autocannon';
 import postgres from 'postgres';
 import { spawn } from 'node:child_process';
 import { randomUUID, createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cli, logger, ms, type BenchOptions, type BenchResult, type LoadOptions } from './common.ts';
 import { loadConfig } from '../src/config.ts';
@@ -177,6 +177,8 @@ export function requestFromLog(entries: LogEntry[], userDb: string, marker: stri
 
 export function logFile(current: string | null, dataDirectory: string): string | undefined {
   if (current) return current.startsWith('/') ? current : join(dataDirectory, current);
+  // An embedded server (scripts/embedded-pg.ts, the Citus nodes too) logs through pg_ctl -l.
+  if (existsSync(join(dataDirectory, 'server.log'))) return join(dataDirectory, 'server.log');
   try {
     const dir = '/var/log/postgresql';
     const files = readdirSync(dir).filter((f) => f.endsWith('.log'))

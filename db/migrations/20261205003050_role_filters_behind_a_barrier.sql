@@ -9,10 +9,13 @@
  * line of defence. Behind the barrier a reader's condition sees only the rows the view lets
  * through. The definition lists are short: nothing to lose in plans.
  *
- * api.files also filters by Role in its WHERE, over app.files, which has row policies: PostgreSQL
- * orders a reader's conditions after the view's there (measured, and checked by the same test),
- * and the barrier would cost the list its index order (the whole organization's files sorted for
- * a page of 50). Every other api view filters rows by policy only, which always comes first. */
+ * api.files also filters by Role in its WHERE (project and task files for members and managers),
+ * over app.files, whose policy lets finance and hr see those files: PostgreSQL ordered a reader's
+ * function after the view's conditions there (measured, and checked by the same test), but by
+ * cost, not by guarantee; a barrier would cost the list its index order (the organization's files
+ * sorted for a page of 50). The rule is to move into the files policy (docs/decisions.md). Every
+ * other api view filters rows by policy only, which always comes first.
+ */
 alter view api.agents set (security_barrier = true);
 alter view api.reports set (security_barrier = true);
 

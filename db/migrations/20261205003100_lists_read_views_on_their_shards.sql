@@ -74,6 +74,24 @@ begin
 end
 $$;
 
+/** The gate in every copy (a condition without columns: evaluated once per statement): a copy made
+ * before the node's current generation refuses to be read, whoever names it, and the statement
+ * goes to the view function (api.in_organization). */
+create function app_private.shard_views_current(p_generation bigint) returns boolean
+language plpgsql stable security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if pg_sequence_last_value('app_private.shard_views_generation'::regclass) is distinct from p_generation then
+    perform app_private.raise('SV500', 'SHARD_VIEWS_STALE', 'this copy of an api view is older than the view');
+  end if;
+  return true;
+end
+$$;
+alter function app_private.shard_views_current(bigint) owner to svc_api;
+revoke execute on function app_private.shard_views_current(bigint) from public;
+grant execute on function app_private.shard_views_current(bigint) to svc_runtime;
+
 /** On this node: the schema api_shard_<shard> with every api view over shard group p_shard, given
  * as the name of its app.organizations shard (what run_command_on_placements passes). The marker
  * view `?views` reads every copy, so that it goes with any of them, and its comment holds the
@@ -85,8 +103,7 @@ as $$
 declare
   v_shard bigint := substring(p_organizations_shard from '_(\d+)$')::bigint;
   v_schema text := 'api_shard_' || v_shard;
-  -- Read first: a view changed while the copies are made leaves them behind this generation.
-  v_generation bigint := pg_sequence_last_value('app_private.shard_views_generation'::regclass);
+  v_generation bigint;
   v record;
   g record;
   v_names text[] := '{}';
@@ -94,6 +111,12 @@ begin
   -- Local objects of this node: Citus is not to send them anywhere.
   perform set_config('citus.enable_ddl_propagation', 'off', true);
   perform set_config('svc.making_shard_views', 'on', true);
+  -- After every change in flight (each holds the lock shared until it ends; a change committed
+  -- meanwhile leaves these copies behind its generation), and not forever: a refresh in the same
+  -- migration as a change would wait for itself.
+  perform set_config('lock_timeout', '10s', true);
+  perform pg_advisory_xact_lock(2026, 37);
+  v_generation := pg_sequence_last_value('app_private.shard_views_generation'::regclass);
   execute format('drop schema if exists %I cascade', v_schema);
   execute format('create schema %I', v_schema);
   execute format('grant usage on schema %I to svc_api', v_schema);
@@ -103,9 +126,9 @@ begin
      where n.nspname = 'api' and c.relkind = 'v'
      order by c.relname
   loop
-    execute format('create view %I.%I%s as %s', v_schema, v.relname,
+    execute format('create view %I.%I%s as select * from (%s) v where app_private.shard_views_current(%s)', v_schema, v.relname,
       case when v.reloptions is null then '' else format(' with (%s)', array_to_string(v.reloptions, ', ')) end,
-      app_private.view_on_shard_group(v.oid, v_shard));
+      app_private.view_on_shard_group(v.oid, v_shard), v_generation);
     execute format('alter view %I.%I owner to svc_api', v_schema, v.relname);
     -- The api view's grants, and the schema to whoever has one.
     execute format('revoke all on %I.%I from public', v_schema, v.relname);
@@ -152,8 +175,10 @@ language plpgsql
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  -- The copies' own grants (shard_views_create) change no api view.
-  if current_setting('svc.making_shard_views', true) = 'on' then
+  -- Only a superuser changes the api views here (their owner cannot log in), and the copies' own
+  -- DDL (shard_views_create) changes none.
+  if not exists (select from pg_roles where rolname = current_user and rolsuper)
+     or current_setting('svc.making_shard_views', true) = 'on' then
     return;
   end if;
   if tg_event = 'sql_drop' then
@@ -165,6 +190,8 @@ begin
     return;
   end if;
   if to_regclass('app_private.shard_views_generation') is not null then
+    -- Held until this change ends: a refresh waits for it (shard_views_create).
+    perform pg_advisory_xact_lock_shared(2026, 37);
     perform nextval('app_private.shard_views_generation');
   end if;
 end
@@ -279,8 +306,9 @@ alter function app_private.statement_on_shards(text, text) owner to svc_api;
 revoke execute on function app_private.statement_on_shards(text, text) from public;
 grant execute on function app_private.statement_on_shards(text, text) to svc_runtime;
 
-/** A copy dropped between its choice and its use (a refresh, a shard moved away): the function.
- * Such an error comes while the statement is planned, before any row. */
+/** A copy dropped between its choice and its use (a refresh, a shard moved away), or one whose
+ * gate finds it stale (a view changed since): the function. Both errors come before any row (while
+ * the statement is planned, or at its one-time filter). */
 create or replace function api.in_organization(p_organization_id text, p_statement text, p_arguments text[])
 returns setof record
 language plpgsql security invoker
@@ -294,8 +322,14 @@ begin
   end if;
   begin
     return query execute v_statement using p_arguments;
-  exception when undefined_table then
-    return query execute p_statement using p_arguments;
+  exception
+    when undefined_table then
+      return query execute p_statement using p_arguments;
+    when sqlstate 'SV500' then
+      if sqlerrm <> 'SHARD_VIEWS_STALE' then
+        raise;
+      end if;
+      return query execute p_statement using p_arguments;
   end;
 end
 $$;
@@ -316,9 +350,16 @@ begin
   begin
     execute v_statement using p_arguments;
     get diagnostics v_count = row_count;
-  exception when undefined_table then
-    execute p_statement using p_arguments;
-    get diagnostics v_count = row_count;
+  exception
+    when undefined_table then
+      execute p_statement using p_arguments;
+      get diagnostics v_count = row_count;
+    when sqlstate 'SV500' then
+      if sqlerrm <> 'SHARD_VIEWS_STALE' then
+        raise;
+      end if;
+      execute p_statement using p_arguments;
+      get diagnostics v_count = row_count;
   end;
   return v_count;
 end

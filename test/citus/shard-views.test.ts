@@ -63,10 +63,15 @@ if (CITUS_WORKERS.length === 0) {
           select c.relname::text as name
             from pg_class c join pg_class v on v.relname = c.relname and v.relnamespace = 'api'::regnamespace
            where c.relnamespace = ${`api_shard_${shard}`}::regnamespace and c.relkind = 'v'
-             and (pg_get_viewdef(c.oid) <> app_private.view_on_shard_group(v.oid, ${shard}::bigint) || ';'
+             and (array(select distinct m[1] from regexp_matches(pg_get_viewdef(c.oid), '((?:app|app_private)\.\w+_\d+)\M', 'g') m order by 1)
+                    <> array(select distinct m[1] from regexp_matches(app_private.view_on_shard_group(v.oid, ${shard}::bigint),
+                                                                      '((?:app|app_private)\.\w+_\d+)\M', 'g') m order by 1)
+                  or pg_get_viewdef(c.oid) not like '%app_private.shard_views_current(%'
+                  or array(select format('%s %s', a.attname, a.atttypid) from pg_attribute a where a.attrelid = c.oid and a.attnum > 0 order by a.attnum)
+                     <> array(select format('%s %s', a.attname, a.atttypid) from pg_attribute a where a.attrelid = v.oid and a.attnum > 0 order by a.attnum)
                   or pg_get_userbyid(c.relowner) <> 'svc_api' or c.reloptions is distinct from v.reloptions
                   or not has_table_privilege('svc_runtime', c.oid, 'select'))`;
-        t.same(stale, [], `api_shard_${shard}: each view is its api view on the group's shards, svc_api's, read by the runtime role`);
+        t.same(stale, [], `api_shard_${shard}: each copy reads the group's shards behind its gate, with its api view's columns and options, svc_api's, read by the runtime role`);
         const [marker] = await node`select obj_description(${`api_shard_${shard}."?views"`}::regclass, 'pg_class') as names`;
         const [generation, names] = (marker!.names as string).split(':');
         t.same(names!.split('|').sort(), views, `api_shard_${shard} holds every api view`);
@@ -191,6 +196,9 @@ if (CITUS_WORKERS.length === 0) {
     await a.admin`grant select on api.projects to svc_runtime`;
     after = await generations();
     t.ok(after.every((g, i) => g > before[i]!), 'a grant or revoke: advanced');
+    // Named directly, a copy made before refuses to be read.
+    t.match(await rt.unsafe(`select count(*) from ${schema}.projects`).then(() => 'read', (e) => `${e.code} ${e.message}`),
+      'SV500 SHARD_VIEWS_STALE', 'a stale copy named directly: refused');
     // A view dropped (seen at sql_drop). Like every api view, it names each table it reads with an
     // alias (view_on_shard_group renames the tables, not columns).
     await a.admin`create view api.zz_probe as select o.id from app.organizations o`;
