@@ -73,10 +73,11 @@ async function capture(o: BenchOptions, database: string, c: Case): Promise<stri
     // A replayed POST must do the work again: a fresh key per transaction (pgbench's :k). pgbench
     // reads ":name" as a variable, so the JSON the statements carry gets a space after its colons.
     // The pipelining marker is a note to the server's driver (src/db/database.ts), not SQL to replay.
-    // On a cluster the key is an element of the statement's text-array argument ('{…,ratio-capture-key,…}'):
-    // pgbench puts :k in there too (it substitutes variables inside literals).
+    // On a cluster the key is an element of the statement's text-array argument ('{…,ratio-capture-key,…}')
+    // and stays as captured: pgbench -M prepared makes a :k there a bind parameter inside a literal.
+    // The cluster's POST replay therefore meets one key and answers the stored response (docs/benchmarks.md).
     return statements.map((x) => x.replace(PIPELINED, '').replace(PIPELINED_READ, '').replace(/":(?=\S)/g, '": ')
-      .replaceAll(`'${KEY_MARK}'`, `('ratio-' || :k)`).replaceAll(KEY_MARK, 'ratio-:k'));
+      .replaceAll(`'${KEY_MARK}'`, `('ratio-' || :k)`));
   } finally {
     await sql.end();
   }
