@@ -211,7 +211,8 @@ async function runOn(o: Options, target: Target, cluster?: Cluster): Promise<Fig
     const project = await target.project(org);
     const through = await throughput(o, api, token, project);
     // Each request next to pgbench replaying the SQL it sent (on the cluster: the coordinator's calls).
-    await target.logUsersAndDatabases();
+    // Only on the cluster this bench started: a server of the user's keeps its settings.
+    if (target.citus) await target.logUsersAndDatabases();
     const ratio = await runRatioBench({ url: target.url, base: api.base, token, clientId: client.client_id,
       connections: o.connections, duration: o.duration, warmup: o.warmup }, [
       { name: `GET ${PATH}`, method: 'GET', path: PATH, status: 200 },
