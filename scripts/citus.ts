@@ -38,6 +38,19 @@ export function citusDataRoot(): string {
 
 /** Starts the three nodes (or reuses ones already running on those ports). */
 export async function startCluster(basePort = citusPort()): Promise<Cluster> {
+  const nodes: EmbeddedHandle[] = [];
+  for (const [i, name] of ['citus-coordinator', 'citus-worker1', 'citus-worker2'].entries()) {
+    nodes.push(await startCitusNode(name, basePort + i));
+  }
+  return {
+    coordinator: nodes[0]!.url,
+    workers: nodes.slice(1).map((n) => n.url),
+    stop: async () => { for (const n of nodes) await n.stop(); },
+  };
+}
+
+/** One node of the cluster (a worker added later starts here too: test/citus/add-worker.test.ts). */
+export async function startCitusNode(name: string, port: number): Promise<EmbeddedHandle> {
   const missing = citusMissing();
   if (missing) throw new Error(missing);
   // Two-phase commit for multi-shard writes; the rest as Citus's own test clusters run it.
@@ -49,16 +62,9 @@ export async function startCluster(basePort = citusPort()): Promise<Cluster> {
   const logging = process.env.CITUS_LOG_STATEMENTS === '1' ? '' : ' -c log_min_error_statement=panic -c log_error_verbosity=terse';
   const options = '-c shared_preload_libraries=citus -c max_prepared_transactions=300 -c max_worker_processes=32 -c citus.node_conninfo=sslmode=disable'
     + logging;
-  const nodes: EmbeddedHandle[] = [];
-  for (const [i, name] of ['citus-coordinator', 'citus-worker1', 'citus-worker2'].entries()) {
-    nodes.push(await startEmbedded(name, basePort + i, { root: citusDataRoot(), removeOnStop: !process.env.CITUS_DATA_ROOT, nativeDir: CITUS_PG, version: 'debian-15', options }));
-  }
-  for (const node of nodes) await trustLoopback(node);
-  return {
-    coordinator: nodes[0]!.url,
-    workers: nodes.slice(1).map((n) => n.url),
-    stop: async () => { for (const n of nodes) await n.stop(); },
-  };
+  const node = await startEmbedded(name, port, { root: citusDataRoot(), removeOnStop: !process.env.CITUS_DATA_ROOT, nativeDir: CITUS_PG, version: 'debian-15', options });
+  await trustLoopback(node);
+  return node;
 }
 
 /** Citus connects to the other nodes as the role that runs the query, without a password. */

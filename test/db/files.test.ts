@@ -73,6 +73,18 @@ t.test('the runtime role: nothing without a credential; forged settings and capa
   const fin = await a.createClient(p.orgId, { roles: 'finance' });
   const seen = await inRequestOf(fin, async (tx) => (await tx`select count(*)::int as n from api.files`)[0]!.n);
   t.equal(seen, 0, 'finance: no project files');
+  // The rule is the policy's (migration 20261205003300), not only api.files': svc_api's own
+  // statements in a finance or hr request see no project file (nor its bytes); a member's see both.
+  const hr = await a.createClient(p.orgId, { roles: 'hr' });
+  const member = await a.createClient(p.orgId, { roles: 'member' });
+  const asApi = async (c: typeof fin) => a.admin.begin(async (tx) => {
+    await beginRequest(tx, c);
+    const q = await inRequest(t, a.adminUrl, tx, c.orgId, { role: 'svc_api' }) as unknown as postgres.TransactionSql;
+    return [(await q`select count(*)::int as n from app.files where organization_id = ${c.orgId}`)[0]!.n,
+      (await q`select count(*)::int as n from app.file_chunks where organization_id = ${c.orgId}`)[0]!.n];
+  });
+  t.same([await asApi(fin), await asApi(hr), await asApi(member)], [[0, 0], [0, 0], [2, 2]],
+    'app.files and their chunks as svc_api: nothing for finance or hr, both for a member');
 });
 
 t.test('states, content and retention hold for the owner too', async (t) => {

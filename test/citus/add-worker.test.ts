@@ -1,0 +1,84 @@
+// Growing the cluster (issue 37; migration 20261205003350): a worker added with
+// `call app_private.citus_add_worker(host, port)` gets its own context key, our privileges and the
+// copies of the api views; the shard groups the rebalance moved onto it serve their organizations'
+// requests as before, through the copies. Runs under `make test-citus`: it starts a node of its own.
+import t from 'tap';
+import postgres from 'postgres';
+import { randomUUID } from 'node:crypto';
+import { startApp, CITUS_WORKERS } from '../helpers/app.ts';
+import { beginRequest, inRequest, oneConnection, type Tagged } from '../helpers/sql.ts';
+import { editDatabaseUrl } from '../../src/db/url.ts';
+import { startCitusNode } from '../../scripts/citus.ts';
+
+t.test('a worker added, rebalanced onto and serving the organizations that moved', {
+  skip: CITUS_WORKERS.length === 0 && 'runs on a Citus cluster: make test-citus' }, async (t) => {
+  const a = await startApp(t);
+  const database = new URL(a.adminUrl).pathname.slice(1);
+  const key = () => ({ 'idempotency-key': randomUUID() });
+
+  // One organization, with a task, in each shard group: whichever groups move, one of them moved.
+  const groups = (await a.admin<{ shard: string }[]>`
+    select shardid::text as shard from pg_dist_shard where logicalrelid = 'app.organizations'::regclass`).map((g) => g.shard);
+  const byGroup = new Map<string, Awaited<ReturnType<typeof a.principal>>>();
+  for (let i = 0; i < 300 && byGroup.size < groups.length; i++) {
+    const p = await a.principal('member,manager');
+    const [g] = await a.admin`select get_shard_id_for_distribution_column('app.organizations', ${p.orgId}::text)::text as shard`;
+    if (!byGroup.has(g!.shard)) byGroup.set(g!.shard, p);
+  }
+  t.equal(byGroup.size, groups.length, `an organization in each of the ${groups.length} shard groups`);
+  for (const p of byGroup.values()) {
+    const project = (await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: key(), payload: { code: 'G', name: 'G' } })).json.id;
+    await a.request({ method: 'POST', url: '/v1/tasks', token: p.token, headers: key(), payload: { project_id: project, name: `before ${p.orgId}` } });
+  }
+
+  const port = Math.max(...CITUS_WORKERS.map((w) => Number(new URL(w).port))) + 1;
+  const node = await startCitusNode(`citus-added-${process.pid}`, port);
+  t.teardown(() => node.stop());
+  // Citus records the database as a distributed object by its oid, which a clone keeps: this test
+  // database names the template it was cloned from, and the node's activation alters that
+  // database by name. A deployment's database was not cloned from another.
+  const named = (await a.admin<{ name: string }[]>`
+    select d.datname::text as name from pg_dist_object o join pg_database d on d.oid = o.objid
+     where o.classid = 'pg_database'::regclass`).map((r) => r.name);
+  const server = postgres(node.url, oneConnection);
+  for (const name of new Set([database, ...named])) await server.unsafe(`create database ${name}`);
+  await server.end();
+  const added = postgres(editDatabaseUrl(node.url, { database }), oneConnection);
+  t.teardown(() => added.end());
+  await added`create extension citus`;
+
+  await a.admin.unsafe(`call app_private.citus_add_worker('127.0.0.1', ${port}, 'block_writes')`);
+
+  const [{ workers }] = await a.admin`select count(*)::int as workers from pg_dist_node where groupid <> 0 and isactive` as [{ workers: number }];
+  t.equal(workers, CITUS_WORKERS.length + 1, 'the node is a worker of the cluster');
+  const moved = (await added<{ shard: string }[]>`
+    select s.shardid::text as shard from pg_dist_shard s join pg_dist_placement p using (shardid)
+     where s.logicalrelid = 'app.organizations'::regclass and p.groupid = (select groupid from pg_dist_local_group)`).map((r) => r.shard);
+  t.ok(moved.length > 0, `the rebalance moved ${moved.length} shard group(s) onto it`);
+  const [{ keys }] = await added`select count(*)::int as keys from app_private.context_keys` as [{ keys: number }];
+  t.equal(keys, 1, 'it has a request-context key of its own');
+  const schemas = (await added<{ name: string }[]>`select nspname::text as name from pg_namespace where nspname like 'api\_shard\_%' order by 1`).map((r) => r.name);
+  t.same(schemas, moved.map((s) => `api_shard_${s}`).sort(), 'and the copies of the api views for each group it holds');
+
+  for (const shard of moved) {
+    const p = byGroup.get(shard)!;
+    const tasks = await a.request({ url: '/v1/tasks', token: p.token });
+    t.same(tasks.json.data?.map((x: { name: string }) => x.name), [`before ${p.orgId}`], `${p.orgId}: its task, read on the new worker`);
+    const project = (await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: key(), payload: { code: 'H', name: 'H' } }));
+    t.equal(project.statusCode, 201, 'a write there', { body: project.json });
+    const task = await a.request({ method: 'POST', url: '/v1/tasks', token: p.token, headers: key(), payload: { project_id: project.json.id, name: 'after' } });
+    t.equal(task.statusCode, 201, 'and one with its triggers and outbox', { body: task.json });
+    t.equal((await a.request({ url: '/v1/me', token: p.token })).statusCode, 200, 'its token checked there');
+    const rt = postgres(a.runtimeUrl, oneConnection);
+    const plan = await rt.begin(async (tx) => {
+      await beginRequest(tx as never, p);
+      const q = await inRequest(t, a.runtimeUrl, tx as never, p.orgId) as Tagged;
+      const text = 'explain (costs off) select id from api.tasks order by created_at desc limit 5';
+      return (await q(Object.assign([text], { raw: [text] }) as unknown as TemplateStringsArray)).map((r) => r['QUERY PLAN']).join('\n');
+    }).finally(() => rt.end());
+    t.notMatch(plan, /Function Scan/, 'the list reads the copy of api.tasks');
+  }
+  // The organizations that stayed are served as before.
+  const stayed = [...byGroup].filter(([g]) => !moved.includes(g)).map(([, p]) => p)[0]!;
+  t.equal((await a.request({ url: '/v1/tasks', token: stayed.token })).json.data?.length, 1, 'an organization that did not move');
+});
