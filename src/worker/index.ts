@@ -17,6 +17,7 @@
 //                   every tool call checked and audited in SQL as the run's client (src/agents/engine.ts);
 //   run_purge       (hourly, crontab): output and events of runs finished longer ago than the retention;
 //   conversation_expire (daily, crontab): working contexts idle for 30 days start afresh (history kept);
+//   citus_prepare   (every minute, crontab, on Citus only): shard groups moved by hand made ready;
 //   ticket_reply_email (one per reply): the reply and its attachments to the requester, by SMTP;
 //                   the outcome on the message (sent, or failed when refused or out of attempts).
 // A timer re-queues attempts whose worker died mid-flight (their lease ran out).
@@ -424,6 +425,9 @@ export async function startWorker(config: Config,
       await executeRun(sql, config, org, p.run_id, { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
     }),
     conversation_expire: async () => { await sql`select control.expire_conversation_contexts(interval '30 days')`; },
+    // On Citus: shard groups moved by hand get their copies of the api views and their shards'
+    // grants (migration 20261205003370); registered only there.
+    citus_prepare: async () => { await sql`select app_private.citus_prepare_if_needed()`; },
     run_purge: async () => { await sql`select control.purge_expired_runs(make_interval(secs => ${config.agents.runRetentionSeconds}))`; },
     ticket_reply_email: inOrganization<{ message_id: string }>(async (org, p, helpers) => {
       await sendTicketReply(sql, mailer, org, p.message_id, { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
@@ -450,7 +454,8 @@ export async function startWorker(config: Config,
         pollInterval: opts.pollInterval ?? 2000,
         logger: graphileLogger(log),
         taskList,
-        crontab: '17 3 * * * webhook_purge ?max=3\n7 * * * * token_purge ?max=3\n37 * * * * upload_purge ?max=3\n47 * * * * report_purge ?max=3\n27 * * * * run_purge ?max=3\n57 4 * * * conversation_expire ?max=3\n',
+        crontab: '17 3 * * * webhook_purge ?max=3\n7 * * * * token_purge ?max=3\n37 * * * * upload_purge ?max=3\n47 * * * * report_purge ?max=3\n27 * * * * run_purge ?max=3\n57 4 * * * conversation_expire ?max=3\n'
+          + (onCitus ? '* * * * * citus_prepare ?max=1\n' : ''),
         // Fetch jobs in batches and complete them in batches: far fewer round trips per event.
         // (Measured in bench/webhooks.ts: steady p50 21 ms with the local queue, 543 ms without.)
         preset: { worker: { localQueue: { size: config.worker.concurrency * 2 }, completeJobBatchDelay: 0, failJobBatchDelay: 0,

@@ -123,9 +123,16 @@ if (CITUS_WORKERS.length === 0) {
       shard_transfer_mode => 'block_writes')`;
     t.match(await plan(t, a, p, query), /Function Scan on tasks/, 'moved: the function');
     t.same((await list()).data, before.data, 'the same page on the other worker');
-    await a.admin`select app_private.citus_refresh_shard_views()`;
-    t.notMatch(await plan(t, a, p, query), /Function Scan/, 'refreshed: the copies there');
+    // What the worker process's citus_prepare task runs once a minute (migration 20261205003370).
+    const [prepared] = await a.admin`select app_private.citus_prepare_if_needed() as n`;
+    t.ok(prepared!.n >= 1, `the check found ${prepared!.n} shard group(s) without copies, and prepared the workers`);
+    t.notMatch(await plan(t, a, p, query), /Function Scan/, 'prepared: the copies there');
     t.same((await list()).data, before.data, 'and the same page');
+    const write = await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: { 'idempotency-key': randomUUID() },
+      payload: { code: 'MOVED', name: 'after the move' } });
+    t.equal(write.statusCode, 201, 'a write of the moved organization: its shards have their column grants again');
+    const [again] = await a.admin`select app_private.citus_prepare_if_needed() as n`;
+    t.equal(again!.n, 0, 'the next check finds nothing to do');
   });
 
   t.test('two organizations of one shard group: each reads its own rows through the copies', async (t) => {

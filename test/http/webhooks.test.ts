@@ -1,7 +1,7 @@
 // Webhook endpoints over HTTP, with a real HTTPS receiver on loopback and the real worker.
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
-import { assertProblem, startApp, type TestApp } from '../helpers/app.ts';
+import { assertProblem, startApp, CITUS_WORKERS, type TestApp } from '../helpers/app.ts';
 import { startReceiver, verifySignature, sleep, WEBHOOK_TEST_ENV, type Receiver } from '../helpers/receiver.ts';
 import { startWorker } from '../../src/worker/index.ts';
 
@@ -508,6 +508,8 @@ t.test('every writer emits: the control plane\'s approval decision too; the purg
   const crons = await a.admin`select identifier from graphile_worker._private_known_crontabs`;
   t.ok(crons.some((c) => c.identifier === 'webhook_purge'), 'the daily purge is registered with graphile-worker');
   t.ok(crons.some((c) => c.identifier === 'token_purge'), 'the hourly purge of expired access-token records too');
+  t.equal(crons.some((c) => c.identifier === 'citus_prepare'), CITUS_WORKERS.length > 0,
+    'the check for shard groups moved by hand: on a Citus coordinator only');
 });
 
 t.test('nothing goes out for a request that fails on its headers; a replay sends no challenge', async (t) => {
