@@ -215,5 +215,26 @@ if (CITUS_WORKERS.length === 0) {
     after = await generations();
     t.ok(after.every((g, i) => g > before[i]!), 'drop view: advanced');
     t.match(await plan(t, a, p, query), /Function Scan on projects/, 'and the copies are not read');
+
+    // A DBA who is no superuser but a member of svc_api, the views' owner (migration
+    // 20261205003380), revokes what the copies would keep: advanced as well. (Replacing a view
+    // needs CREATE on schema api, which only a superuser has.) The runtime role's own DDL
+    // advances nothing.
+    await a.admin`select app_private.citus_refresh_shard_views()`;
+    const dba = `svc_test_dba_${process.pid}`;
+    await a.admin.unsafe(`create role ${dba} login inherit in role svc_api`);
+    t.teardown(() => a.admin.unsafe(`drop role if exists ${dba}`).then(() => undefined));
+    const asDba = postgres(editDatabaseUrl(a.adminUrl, { username: dba, password: '' }), oneConnection);
+    before = await generations();
+    await asDba.unsafe('revoke select on api.projects from svc_runtime').finally(() => asDba.end());
+    after = await generations();
+    await a.admin`grant select on api.projects to svc_runtime`;
+    t.ok(after.every((g, i) => g > before[i]!), 'a revoke by a member of svc_api: advanced');
+    await a.admin`select app_private.citus_refresh_shard_views()`;
+    before = await generations();
+    // (Citus refuses a function made on a worker; a temporary table it lets through.)
+    await rt.unsafe('create temporary table mine (i int)');
+    after = await generations();
+    t.same(after, before, 'the runtime role\'s own DDL: not advanced');
   });
 }
