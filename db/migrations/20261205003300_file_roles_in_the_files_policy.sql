@@ -78,7 +78,8 @@ begin
     end if;
     perform app_private.raise('SVR04', 'FILE_ACCESS_DENIED',
       format('the files of this %s are for the Roles %s', l.linked_resource_type,
-             array_to_string(app_private.file_read_roles(l.linked_resource_type), ', ')));
+             array_to_string(case when p_write then app_private.file_write_roles(l.linked_resource_type)
+                                  else app_private.file_read_roles(l.linked_resource_type) end, ', ')));
   end if;
   if p_write and not app.has_any_role(app_private.file_write_roles(f.linked_resource_type)) then
     perform app_private.raise('SVR04', 'FILE_ACCESS_DENIED',

@@ -86,11 +86,17 @@ begin
   end if;
   if not exists (select from pg_catalog.pg_dist_node where nodename = p_host and nodeport = p_port) then
     perform pg_catalog.citus_add_node(p_host, p_port);
+  elsif not exists (select from pg_catalog.pg_dist_node where nodename = p_host and nodeport = p_port and isactive) then
+    perform pg_catalog.citus_activate_node(p_host, p_port);
   end if;
   commit;
   call app_private.citus_prepare_workers();
   commit;
-  perform pg_catalog.citus_rebalance_start(shard_transfer_mode => p_shard_transfer_mode::citus.shard_transfer_mode);
+  -- A rebalance still running (this call run again after its wait was cut short) is waited for,
+  -- not started twice (Citus refuses that).
+  if not exists (select from pg_catalog.pg_dist_background_job where state in ('scheduled', 'running', 'cancelling', 'failing')) then
+    perform pg_catalog.citus_rebalance_start(shard_transfer_mode => p_shard_transfer_mode::citus.shard_transfer_mode);
+  end if;
   commit;
   perform pg_catalog.citus_rebalance_wait();
   commit;

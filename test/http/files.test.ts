@@ -237,8 +237,14 @@ t.test('access follows the linked resource: 404 where it is invisible, 403 where
   const memberClient = await w.a.createClient(w.org, { roles: 'member' });
   const member = await w.a.token(memberClient);
   const hr = await as('hr');
-  assertProblem(t, await w.a.request({ url: `/v1/files/${file.id}`, token: finance }), 403, 'FILE_ACCESS_DENIED');
+  const read = await w.a.request({ url: `/v1/files/${file.id}`, token: finance });
+  assertProblem(t, read, 403, 'FILE_ACCESS_DENIED');
+  t.equal(read.json.detail, 'the files of this project are for the Roles member, manager', 'a read names the readers');
   assertProblem(t, await w.a.request({ method: 'POST', url: `/v1/files/${file.id}/download`, token: hr }), 403, 'FILE_ACCESS_DENIED');
+  // The row is hidden from finance by the files policy; a write still names the writers.
+  const archive = await w.a.request({ method: 'POST', url: `/v1/files/${file.id}/archive`, token: finance, headers: { 'idempotency-key': w.key() } });
+  assertProblem(t, archive, 403, 'FILE_ACCESS_DENIED');
+  t.equal(archive.json.detail, 'the files of this project are for the Roles manager', 'an archive names the writers');
   t.same((await w.a.request({ url: '/v1/files', token: finance })).json.data, [], 'finance lists no project files');
   t.equal((await w.a.request({ url: `/v1/files/${file.id}`, token: member })).statusCode, 200, 'a member reads them');
   t.equal((await w.a.request({ method: 'POST', url: `/v1/files/${file.id}/download`, token: member })).statusCode, 201);
