@@ -8,14 +8,37 @@
  * and prepares the workers when a node holds a shard group without current copies, once no
  * rebalance is running. Without Citus the check answers 0 at once. */
 
+/** On a worker: the names of the api views whose copies over shard group p_shard (its
+ * app.organizations shard) are here and current (made at the node's generation), or null. */
+create function app_private.current_shard_views(p_shard bigint) returns text
+language plpgsql stable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_generation regclass := to_regclass('app_private.shard_views_generation');
+  v_marker text;
+begin
+  if v_generation is null then
+    return null;
+  end if;
+  select d.description into v_marker
+    from pg_class c
+    join pg_description d on d.objoid = c.oid and d.classoid = 'pg_class'::regclass and d.objsubid = 0
+   where c.relname = '?views' and c.relnamespace = to_regnamespace('api_shard_' || p_shard);
+  if v_marker is null or split_part(v_marker, ':', 1)::bigint is distinct from pg_sequence_last_value(v_generation) then
+    return null;
+  end if;
+  return split_part(v_marker, ':', 2);
+end
+$$;
+revoke execute on function app_private.current_shard_views(bigint) from public;
+
 /** On a worker: how many of the shard groups it holds have no current copies of the api views
  * (none made, or made before the node's generation moved). */
 create function app_private.shard_groups_unprepared() returns integer
 language plpgsql stable
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_generation regclass := to_regclass('app_private.shard_views_generation');
 begin
   if to_regclass('pg_catalog.pg_dist_partition') is null then
     return 0;
@@ -27,11 +50,7 @@ begin
             from pg_dist_shard s join pg_dist_placement p using (shardid)
            where s.logicalrelid = 'app.organizations'::regclass
              and p.groupid = (select groupid from pg_dist_local_group)
-             and (v_generation is null or not exists (
-                   select from pg_class c
-                     join pg_description d on d.objoid = c.oid and d.classoid = 'pg_class'::regclass and d.objsubid = 0
-                    where c.relname = '?views' and c.relnamespace = to_regnamespace('api_shard_' || s.shardid)
-                      and split_part(d.description, ':', 1)::bigint = pg_sequence_last_value(v_generation))));
+             and app_private.current_shard_views(s.shardid) is null);
 end
 $$;
 revoke execute on function app_private.shard_groups_unprepared() from public;
@@ -75,3 +94,4 @@ revoke execute on function app_private.citus_prepare_if_needed() from public;
 -- migrate:down
 drop function app_private.citus_prepare_if_needed();
 drop function app_private.shard_groups_unprepared();
+drop function app_private.current_shard_views(bigint);

@@ -3,8 +3,9 @@
 // timeout; revoked, it is gone.
 import t from 'tap';
 import postgres from 'postgres';
-import { startApp } from '../helpers/app.ts';
+import { startApp, CITUS_WORKERS } from '../helpers/app.ts';
 import { failure } from '../helpers/sql.ts';
+import { editDatabaseUrl } from '../../src/db/url.ts';
 
 t.test('BI logins: one organization, its Roles\' columns, read-only, a timeout, revocable', async (t) => {
   const a = await startApp(t);
@@ -35,7 +36,8 @@ t.test('BI logins: one organization, its Roles\' columns, read-only, a timeout, 
   t.equal((await sql`show statement_timeout`)[0]!.statement_timeout, '30s');
   t.match(await failure(sql`select count(*) from app.projects`), /^42501/, 'no base table');
   t.match(await failure(sql`select * from api.projects`), /^42501/, 'no api view');
-  t.match(await failure(sql`delete from reporting.projects`), /^(42501|25006)/, 'no write');
+  // On Citus the reporting views are views over a function (migration 20261205003390): not updatable.
+  t.match(await failure(sql`delete from reporting.projects`), /^(42501|25006|55000)/, 'no write');
   t.equal((await sql`show default_transaction_read_only`)[0]!.default_transaction_read_only, 'on', 'read-only sessions');
   t.match(await failure(sql.begin('read write', (tx) => tx`delete from reporting.projects`)), /^(42501|55000|0A000)/, 'and no write privilege anyway');
   t.match(await failure(sql`select set_config('svc.organization_id', 'org_x', false)`), /^(ok|25006)/);
@@ -55,4 +57,52 @@ t.test('BI logins: one organization, its Roles\' columns, read-only, a timeout, 
   const again = postgres(g.connection_string, { max: 1, onnotice: () => {} });
   t.match(await failure(again`select 1`), /^28/, 'a revoked login cannot connect');
   await again.end({ timeout: 1 });
+});
+
+t.test('on a cluster: a BI session reaches its worker through the relay only, and nothing it sends goes along', {
+  skip: CITUS_WORKERS.length === 0 && 'runs on a Citus cluster: make test-citus' }, async (t) => {
+  const a = await startApp(t);
+  const orgs = [];
+  for (const name of ['Mine', 'Theirs']) {
+    const p = await a.principal('member,manager');
+    await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: { 'idempotency-key': name }, payload: { code: name, name } });
+    orgs.push(p);
+  }
+  const [mine, theirs] = orgs as [typeof orgs[0], typeof orgs[0]];
+  const g = await a.cli('reporting', 'grant', '--org', mine.orgId, '--roles', 'manager');
+  t.teardown(() => a.cli('reporting', 'revoke', '--role', g.role).catch(() => undefined));
+  const sql = postgres(g.connection_string, { max: 1, onnotice: () => {} });
+  t.teardown(() => sql.end({ timeout: 1 }));
+
+  // Citus replays a transaction's SET LOCAL strings on each of its connections: none of them is
+  // the relay's, and the context settings they carry are not believed.
+  const seen = await sql.begin(async (tx) => {
+    await tx`set local citus.propagate_set_commands = 'local'`;
+    await tx.unsafe(`set local application_name = 'citus_internal gpid=10000000001'`);
+    await tx`select set_config('svc.organization_id', ${theirs.orgId}, true), set_config('svc.roles', 'member,manager,finance,hr', true)`;
+    await tx.unsafe(`set local svc.context_mac = 'x'`);
+    return (await tx`select name from projects`).map((r) => r.name);
+  });
+  t.same(seen, ['Mine'], 'its own organization, whatever it sets');
+  t.match(await failure(sql`select * from reporting_private.bi_rows_of('projects', ${theirs.orgId}, '{manager}')`), /^42501/,
+    'it cannot name the worker\'s function');
+  t.match(await failure(sql`select * from reporting_private.bi_rows('projects')`), /^42501/, 'nor the coordinator\'s, except through its views');
+  t.match(await failure(sql`select svc_dblink.dblink('dbname=x', 'select 1')`), /^42501/, 'nor dblink');
+  t.match(await failure(sql`set role svc_reporting_relay`), /^42501/, 'nor become the relay');
+  // Citus crashes the coordinator when a function it delegates by organization gets a NULL one,
+  // before any privilege is checked: a BI login may name none (docs/scaling.md).
+  const named = await a.admin`
+    select format('%I.%I', n.nspname, p.proname) as fn from pg_dist_object o
+      join pg_proc p on p.oid = o.objid join pg_namespace n on n.oid = p.pronamespace
+     where o.classid = 'pg_proc'::regclass and o.distribution_argument_index is not null
+       and has_schema_privilege(${g.role}, n.oid, 'USAGE')`;
+  t.same(named, [], 'no function Citus delegates is in a schema the BI login may use');
+  t.ok((await a.admin`select count(*)::int as n from pg_dist_object where classid = 'pg_proc'::regclass and distribution_argument_index is not null`)[0]!.n > 20,
+    'and there are such functions');
+
+  // On the worker, the function answers the relay's own sessions only (here a superuser's).
+  const worker = postgres(editDatabaseUrl(CITUS_WORKERS[0]!, { database: new URL(a.adminUrl).pathname.slice(1) }), { max: 1, onnotice: () => {} });
+  t.teardown(() => worker.end());
+  t.match(await failure(worker`select * from reporting_private.bi_rows_of('projects', ${theirs.orgId}, '{manager}')`), /^SV500 REPORTING_RELAY_ONLY/,
+    'bi_rows_of refuses any session but the relay\'s');
 });
