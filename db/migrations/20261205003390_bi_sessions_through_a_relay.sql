@@ -14,9 +14,11 @@
  *   `select … from reporting_private.bi_rows_of(view, organization, roles)`.
  * - `bi_rows_of` (on that worker, a definer that only the relay may run, and only in a session of
  *   its own) signs a context for that organization and the login's Roles in its backend
- *   (`app_private.set_context`, as a request does) and reads the original reporting view over the
- *   worker's copies of the api views for that shard group (`api_shard_<n>`, 20261205003100): the
- *   same policies and Role projections as one server.
+ *   (`app_private.set_context`, as a request does) and reads the original reporting view, as
+ *   svc_api, over the worker's copies of the api views for that shard group (`api_shard_<n>`,
+ *   20261205003100) and the organization's shards of the tables it reads itself: the same policies
+ *   and Role projections as one server, in that node alone (a connection to another node would
+ *   carry the relay's own SET LOCAL strings, as that connection's role).
  *
  * Why not through Citus: a BI session's `SET LOCAL` strings (with `citus.propagate_set_commands`)
  * are replayed by Citus on every connection of its transaction, whatever role that connection is
@@ -60,32 +62,75 @@ begin
   revoke all on schema reporting_private from public;
   grant usage on schema reporting_private to svc_reporting_relay;
 
-  -- On the worker: the rows of one reporting view for one organization, as its copies read them.
+  -- On the worker, as svc_api (row policies apply to it; to a superuser they would not): one
+  -- statement's rows as jsonb. Only bi_rows_of below, a superuser's function, calls it. (In
+  -- app_private, where svc_api's functions are made on a worker added later; in reporting_private
+  -- the new node refused it.)
+  create function app_private.reporting_rows_read(p_statement text) returns setof jsonb
+  language plpgsql volatile security definer
+  set search_path = pg_catalog, pg_temp
+  as $f$
+  begin
+    return query execute format('select to_jsonb(r) from (%s) r', p_statement);
+  end
+  $f$;
+  alter function app_private.reporting_rows_read(text) owner to svc_api;
+  revoke all on function app_private.reporting_rows_read(text) from public;
+
+  -- On the worker: the rows of one reporting view for one organization, read in this node alone.
   create function reporting_private.bi_rows_of(p_view text, p_organization_id text, p_roles text[]) returns setof jsonb
   language plpgsql volatile security definer
   set search_path = pg_catalog, pg_temp
   as $f$
   declare
+    v_view regclass;
     v_shard bigint;
-    v_schema text;
-    v_views text;
+    v_views text[];
+    v_flags text;
     v_source text;
+    r record;
   begin
-    if session_user <> 'svc_reporting_relay' or p_organization_id is null or p_roles is null
-       or to_regclass('reporting_private.' || quote_ident(p_view)) is null then
+    v_view := to_regclass('reporting_private.' || quote_ident(p_view));
+    if session_user <> 'svc_reporting_relay' or p_organization_id is null or p_roles is null or v_view is null then
       perform app_private.raise('SV500', 'REPORTING_RELAY_ONLY', 'reporting_private.bi_rows_of is for the reporting relay''s own sessions');
     end if;
     v_shard := get_shard_id_for_distribution_column('app.organizations', p_organization_id);
-    v_schema := 'api_shard_' || v_shard;
-    v_views := app_private.current_shard_views(v_shard);
-    if v_views is null then
+    v_views := string_to_array(app_private.current_shard_views(v_shard), '|');
+    if v_views is null or not exists (select from pg_dist_placement p where p.shardid = v_shard
+                                         and p.groupid = (select groupid from pg_dist_local_group)) then
       -- Made again within a minute (the worker process's citus_prepare task).
       perform app_private.raise('SV500', 'REPORTING_UNAVAILABLE', 'this organization''s reporting rows are being moved: try again in a minute');
     end if;
-    perform app_private.set_context(p_organization_id, null, p_roles);
-    v_source := regexp_replace(pg_get_viewdef(('reporting_private.' || quote_ident(p_view))::regclass),
-                               '(^|[^\w."])api\.(' || v_views || ')\M', '\1' || v_schema || '.\2', 'g');
-    return query execute format('select to_jsonb(r) from (%s) r', rtrim(v_source, '; '));
+    -- Nothing here may reach another node: Citus would replay this transaction's SET LOCAL strings
+    -- on that connection, as its role. The organization's flags come from its own shard (not
+    -- through set_context, which would read app.organizations through Citus), and the view is read
+    -- over this node's copies of the api views and shards of the tables (below).
+    execute format('select app_private.read_flags($1, o.ticket_module_enabled, o.finance_may_read_tickets, o.hr_may_read_tickets,
+                      o.hr_may_read_time_entries) from app.%I o where o.id = $2', 'organizations_' || v_shard)
+      into v_flags using p_roles, p_organization_id;
+    if v_flags is null then
+      return;
+    end if;
+    perform app_private.set_context(p_organization_id, null, p_roles, v_flags);
+    v_source := rtrim(pg_get_viewdef(v_view), '; ');
+    -- Every relation the view reads: an api view (this group's copy) or a table distributed by
+    -- organization (its shard for this organization, which is here); anything else is refused.
+    for r in select distinct n.nspname::text as schema, c.relname::text as name, c.oid as rel
+               from pg_rewrite w
+               join pg_depend d on d.classid = 'pg_rewrite'::regclass and d.objid = w.oid and d.refclassid = 'pg_class'::regclass
+               join pg_class c on c.oid = d.refobjid join pg_namespace n on n.oid = c.relnamespace
+              where w.ev_class = v_view and d.refobjid <> v_view loop
+      if r.schema = 'api' and r.name = any (v_views) then
+        v_source := regexp_replace(v_source, '(^|[^\w."])api\.' || r.name || '\M', '\1' || format('api_shard_%s.%I', v_shard, r.name), 'g');
+      elsif exists (select from pg_dist_partition p where p.logicalrelid = r.rel and p.partmethod = 'h'
+                      and p.colocationid = (select colocationid from pg_dist_partition where logicalrelid = 'app.organizations'::regclass)) then
+        v_source := regexp_replace(v_source, '(^|[^\w."])' || r.schema || '\.' || r.name || '\M',
+                                   '\1' || format('%I.%I', r.schema, r.name || '_' || get_shard_id_for_distribution_column(r.rel, p_organization_id)), 'g');
+      else
+        perform app_private.raise('SV500', 'REPORTING_UNAVAILABLE', format('reporting view %s reads %s.%s, which this node cannot read alone', p_view, r.schema, r.name));
+      end if;
+    end loop;
+    return query select * from app_private.reporting_rows_read(v_source);
   end
   $f$;
   revoke all on function reporting_private.bi_rows_of(text, text, text[]) from public;
@@ -119,8 +164,12 @@ begin
     end if;
     select nd.nodeid, nd.nodename, nd.nodeport into n
       from pg_dist_placement p join pg_dist_node nd using (groupid)
-     where p.shardid = get_shard_id_for_distribution_column('app.organizations', b.organization_id) and nd.isactive
+     where p.shardid = get_shard_id_for_distribution_column('app.organizations', b.organization_id)
+       and nd.isactive and nd.noderole = 'primary'
      limit 1;
+    if n.nodename is null then
+      perform app_private.raise('SV500', 'REPORTING_UNAVAILABLE', 'no active worker holds this organization''s rows');
+    end if;
     select a.authinfo into v_auth from pg_dist_authinfo a
      where a.rolename = 'svc_reporting_relay' and a.nodeid in (n.nodeid, 0)
      order by a.nodeid desc limit 1;
@@ -151,6 +200,51 @@ begin
   end loop;
 end
 $do$;
+
+/** On the coordinator: on every worker, what Citus does not carry there for the relay (the
+ * extension's functions come with PUBLIC's EXECUTE on a worker, and a worker added later gets the
+ * schema without its grant). Part of app_private.citus_prepare_workers(), which the next migration
+ * and app_private.citus_add_worker call. Nothing to do without the relay. */
+create function app_private.citus_relay_privileges() returns void
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $fn$
+declare
+  v_failed text;
+begin
+  if to_regnamespace('reporting_private') is null then
+    return;
+  end if;
+  select string_agg(format('%s:%s: %s', nodename, nodeport, result), '; ') into v_failed
+    from run_command_on_workers($w$do $r$ begin set local citus.enable_ddl_propagation = off;
+      revoke execute on all functions in schema svc_dblink from public;
+      revoke all on schema svc_dblink, reporting_private from public;
+      grant usage on schema reporting_private to svc_reporting_relay;
+      revoke all on function reporting_private.bi_rows_of(text, text, text[]) from public;
+      grant execute on function reporting_private.bi_rows_of(text, text, text[]) to svc_reporting_relay;
+      end $r$$w$)
+   where not success;
+  if v_failed is not null then
+    perform app_private.raise('SV500', 'CITUS_PRIVILEGES_NOT_COPIED', format('the relay''s privileges on the workers: %s', v_failed));
+  end if;
+end
+$fn$;
+revoke execute on function app_private.citus_relay_privileges() from public;
+
+create or replace procedure app_private.citus_prepare_workers()
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  perform app_private.citus_context_keys();
+  -- A moved shard is made anew without the column grants of 20261205000600: svc_api's inserts there
+  -- were refused (measured).
+  call app_private.citus_shard_privileges();
+  -- Before the copies are made: a grant on a worker advances its generation (20261205003100).
+  perform app_private.citus_relay_privileges();
+  call app_private.citus_copy_privileges();
+end
+$$;
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'restore a backup taken before 20261205003390'); end $$;

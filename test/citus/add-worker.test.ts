@@ -78,6 +78,14 @@ t.test('a worker added, rebalanced onto and serving the organizations that moved
     }).finally(() => rt.end());
     t.notMatch(plan, /Function Scan/, 'the list reads the copy of api.tasks');
   }
+  // A BI login of a moved organization reads there through the relay (its grants on the new node).
+  const movedOrg = byGroup.get(moved[0]!)!;
+  const g = await a.cli('reporting', 'grant', '--org', movedOrg.orgId, '--roles', 'manager');
+  t.teardown(() => a.cli('reporting', 'revoke', '--role', g.role).catch(() => undefined));
+  const bi = postgres(g.connection_string, { max: 1, onnotice: () => {} });
+  t.teardown(() => bi.end({ timeout: 1 }));
+  t.same((await bi`select name from tasks order by name`).map((r) => r.name), ['after', `before ${movedOrg.orgId}`],
+    'a BI login of a moved organization reads its tasks on the new worker');
   // The organizations that stayed are served as before.
   const stayed = [...byGroup].filter(([g]) => !moved.includes(g)).map(([, p]) => p)[0]!;
   t.equal((await a.request({ url: '/v1/tasks', token: stayed.token })).json.data?.length, 1, 'an organization that did not move');

@@ -6,6 +6,7 @@ import postgres from 'postgres';
 import { startApp, CITUS_WORKERS } from '../helpers/app.ts';
 import { failure } from '../helpers/sql.ts';
 import { editDatabaseUrl } from '../../src/db/url.ts';
+import { startWorker } from '../../src/worker/index.ts';
 
 t.test('BI logins: one organization, its Roles\' columns, read-only, a timeout, revocable', async (t) => {
   const a = await startApp(t);
@@ -105,4 +106,73 @@ t.test('on a cluster: a BI session reaches its worker through the relay only, an
   t.teardown(() => worker.end());
   t.match(await failure(worker`select * from reporting_private.bi_rows_of('projects', ${theirs.orgId}, '{manager}')`), /^SV500 REPORTING_RELAY_ONLY/,
     'bi_rows_of refuses any session but the relay\'s');
+
+  // The relay's own session (this cluster trusts it on 127.0.0.1): bi_rows_of reads in its node
+  // alone, so the SET LOCAL strings of its transaction, which Citus would replay on any connection
+  // it opened, as that connection's role, reach no other node. The string takes an advisory lock
+  // wherever it runs (shared: Citus opens several connections to a node); only the relay's own
+  // session may hold it.
+  const database = new URL(a.adminUrl).pathname.slice(1);
+  const [home] = await a.admin`select n.nodeport from pg_dist_placement p join pg_dist_node n using (groupid)
+    where p.shardid = get_shard_id_for_distribution_column('app.organizations', ${mine.orgId}::text)`;
+  const homeUrl = CITUS_WORKERS.find((w) => new URL(w).port === String(home!.nodeport))!;
+  const others = [a.adminUrl, ...CITUS_WORKERS.filter((w) => w !== homeUrl).map((w) => editDatabaseUrl(w, { database }))]
+    .map((u) => postgres(u, { max: 1, onnotice: () => {} }));
+  t.teardown(() => Promise.all(others.map((o) => o.end())));
+  const relay = postgres(editDatabaseUrl(homeUrl, { database, username: 'svc_reporting_relay', password: '' }), { max: 1, onnotice: () => {} });
+  t.teardown(() => relay.end());
+  const elsewhere = await relay.begin(async (tx) => {
+    await tx`set local citus.propagate_set_commands = 'local'`;
+    await tx.unsafe(`set local work_mem = '7MB'; select pg_advisory_xact_lock_shared(4242)`).simple();
+    for (const view of ['members', 'projects', 'tasks', 'time_entries', 'approvals', 'invoices', 'payments', 'tickets']) {
+      await tx`select count(*) from reporting_private.bi_rows_of(${view}, ${mine.orgId}, '{member,manager,finance,hr}')`;
+    }
+    return Promise.all(others.map(async (o) => (await o`select count(*)::int as n from pg_locks
+      where locktype = 'advisory' and objid = 4242 and database = (select oid from pg_database where datname = current_database())`)[0]!.n));
+  });
+  t.same(elsewhere, others.map(() => 0), 'no other node ran the relay\'s SET LOCAL string');
+  // The probe sees a replay: a superuser's statement on that worker that reads every shard.
+  const admin = postgres(editDatabaseUrl(homeUrl, { database }), { max: 1, onnotice: () => {} });
+  t.teardown(() => admin.end());
+  const replayed = await admin.begin(async (tx) => {
+    await tx`set local citus.propagate_set_commands = 'local'`;
+    await tx.unsafe(`set local work_mem = '7MB'; select pg_advisory_xact_lock_shared(4242)`).simple();
+    await tx`select count(*) from app.organizations`;
+    return Promise.all(others.slice(1).map(async (o) => (await o`select count(*)::int as n from pg_locks
+      where locktype = 'advisory' and objid = 4242 and database = (select oid from pg_database where datname = current_database())`)[0]!.n));
+  });
+  t.ok(replayed.every((n) => n > 0), 'the probe: a statement that reaches the other worker runs the string there');
+});
+
+t.test('payments, read from their table: the organization\'s own, for manager and finance only', async (t) => {
+  const a = await startApp(t);
+  const worker = await startWorker(a.config, { pollInterval: 50 });
+  t.teardown(() => worker.stop());
+  const paid = async (name: string, amount: string) => {
+    const p = await a.principal('member,manager,finance');
+    const key = (() => { let n = 0; return () => ({ 'idempotency-key': `${name}-${++n}` }); })();
+    const cus = (await a.cli('customer', 'create', '--org', p.orgId, '--kind', 'billing', '--name', name, '--currency', 'EUR')).customer_id;
+    const inv = (await a.request({ method: 'POST', url: '/v1/invoices', token: p.token, headers: key(), payload: { customer_id: cus, currency: 'EUR',
+      due_date: '2026-12-01', issue_date: '2026-11-01', lines: [{ description: 'x', quantity: '1', unit_price: '100.00' }] } })).json;
+    t.equal((await a.request({ method: 'POST', url: `/v1/invoices/${inv.id}/send`, token: p.token, headers: key(), payload: { delivery: { email: false } } })).statusCode, 200);
+    t.equal((await a.request({ method: 'POST', url: '/v1/payments', token: p.token, headers: key(),
+      payload: { invoice_id: inv.id, amount, currency: 'EUR', received_date: '2026-11-20', method: `${name}-method` } })).statusCode, 201);
+    return p;
+  };
+  const mine = await paid('Mine', '11.00');
+  await paid('Theirs', '77.00');
+  const read = async (roles: string) => {
+    const g = await a.cli('reporting', 'grant', '--org', mine.orgId, '--roles', roles);
+    t.teardown(() => a.cli('reporting', 'revoke', '--role', g.role).catch(() => undefined));
+    const sql = postgres(g.connection_string, { max: 1, onnotice: () => {} });
+    try {
+      return (await sql`select amount::text, currency, method from payments`).map((r) => ({ ...r }));
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  };
+  t.same(await read('finance'), [{ amount: '11.00', currency: 'EUR', method: 'Mine-method' }], 'finance: its own payment, every column');
+  t.same(await read('manager'), [{ amount: '11.00', currency: 'EUR', method: 'Mine-method' }], 'manager too');
+  t.same(await read('member'), [], 'a member: none');
+  t.same(await read('hr'), [], 'hr: none');
 });
