@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: start test test-quick test-citus bench typecheck codegen migrate install client dbdoc
+.PHONY: start test test-quick test-citus bench typecheck codegen migrate build install client dbdoc
 
 $(NODE_MODULES_STAMP): package.json package-lock.json $(wildcard patches/*.patch)
 	npm install --no-audit --no-fund
@@ -28,6 +28,14 @@ bench: install
 
 typecheck: install
 	npx tsc --noEmit
+
+## Applies pending migrations to $$DATABASE_URL (the deploy step; README "Running in production").
+migrate: install
+	npx tsx scripts/db.ts migrate
+
+## Compiles src/ to dist/ (what production runs: node dist/main.js, node dist/worker/main.js).
+build: install
+	npm run build
 
 ## Regenerates src/db/schema.ts (Kysely types) from a freshly migrated database.
 codegen: install

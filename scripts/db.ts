@@ -71,3 +71,13 @@ export async function loadTestFixtures(url: string): Promise<void> {
     await sql.end();
   }
 }
+
+// `npx tsx scripts/db.ts migrate` (`make migrate`): the deploy step, against DATABASE_URL.
+if (import.meta.url === `file://${process.argv[1]}` && process.argv[2] === 'migrate') {
+  if (!process.env.DATABASE_URL) {
+    console.error('DATABASE_URL is required: the owner connection the migrations run as');
+    process.exit(2);
+  }
+  await migrate(process.env.DATABASE_URL);
+  console.log('migrated');
+}

@@ -12,7 +12,8 @@ export interface PdfRenderer {
 
 export function createPdfRenderer(threads: number): PdfRenderer {
   const pool = new Piscina({
-    filename: new URL('./pdf-thread.ts', import.meta.url).href,
+    // The thread's module sits beside this one: .ts under tsx, .js when compiled to dist/.
+    filename: new URL(`./pdf-thread${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url).href,
     minThreads: 0, maxThreads: threads, idleTimeout: 60_000,
   });
   return {

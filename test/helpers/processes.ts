@@ -1,5 +1,6 @@
 // Real server and worker processes for the tests that need more than one (scale-out, faults):
-// `node --import tsx src/main.ts` and `src/worker/main.ts`, as an operator runs them.
+// `node --import tsx src/main.ts` and `src/worker/main.ts`, or the compiled `dist/main.js` and
+// `dist/worker/main.js` as production runs them.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
@@ -26,7 +27,7 @@ export interface Proc {
 }
 
 function start(t: Test, script: string, env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const child = spawn(process.execPath, script.endsWith('.ts') ? ['--import', 'tsx', script] : [script], {
     cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
@@ -45,9 +46,9 @@ function start(t: Test, script: string, env: Record<string, string>): Proc {
 export interface ApiProc extends Proc { url: string }
 
 /** An API process (no in-process worker unless asked) listening on a free port, once /ready answers. */
-export async function spawnApi(t: Test, env: Record<string, string>): Promise<ApiProc> {
+export async function spawnApi(t: Test, env: Record<string, string>, entry = 'src/main.ts'): Promise<ApiProc> {
   const port = await freePort();
-  const proc = start(t, 'src/main.ts', { SVC_WORKER: 'off', HOST: '127.0.0.1', ...env, PORT: String(port) });
+  const proc = start(t, entry, { SVC_WORKER: 'off', HOST: '127.0.0.1', ...env, PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
   const until = Date.now() + 30_000;
   for (;;) {
@@ -61,8 +62,8 @@ export async function spawnApi(t: Test, env: Record<string, string>): Promise<Ap
   return { ...proc, url };
 }
 
-export function spawnWorker(t: Test, env: Record<string, string>): Proc {
-  return start(t, 'src/worker/main.ts', env);
+export function spawnWorker(t: Test, env: Record<string, string>, entry = 'src/worker/main.ts'): Proc {
+  return start(t, entry, env);
 }
 
 /** Form-encoded client credentials for the token endpoint (RFC 6749 §2.3.1). */
