@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: start test test-quick test-citus bench typecheck codegen migrate build install client dbdoc
+.PHONY: start test test-quick test-citus bench typecheck codegen migrate build lint-migrations install client dbdoc
 
 $(NODE_MODULES_STAMP): package.json package-lock.json $(wildcard patches/*.patch)
 	npm install --no-audit --no-fund
@@ -32,6 +32,10 @@ typecheck: install
 ## Applies pending migrations to $$DATABASE_URL (the deploy step; README "Running in production").
 migrate: install
 	npx tsx scripts/db.ts migrate
+
+## squawk on every migration after the baseline (make test runs it too; db/README.md has the rules).
+lint-migrations: install
+	npx tsx scripts/lint-migrations.ts
 
 ## Compiles src/ to dist/ (what production runs: node dist/main.js, node dist/worker/main.js).
 build: install

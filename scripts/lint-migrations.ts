@@ -1,0 +1,63 @@
+// Lints migrations with squawk (the PostgreSQL migration linter) for what hurts a live database:
+// locks taken without lock_timeout/statement_timeout, indexes built without CONCURRENTLY,
+// constraints validated under the lock that adds them, table rewrites, columns dropped or renamed.
+// The rule set and how to satisfy it: db/README.md "Migrations on a live database".
+// `npx tsx scripts/lint-migrations.ts [file…]`: the files given, else every linted migration.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+export const MIGRATIONS = join(ROOT, 'db/migrations');
+const SQUAWK = join(ROOT, 'node_modules/.bin/squawk');
+
+/** The chain the baseline replaces: written before the rules, applied to every database already. */
+const BEFORE_THE_RULES = '20261205003400';
+
+/** The migrations the rules apply to: every one after the baseline (the baseline itself creates
+ * empty tables, which no lock can hurt). */
+export function lintedMigrations(dir = MIGRATIONS): string[] {
+  return readdirSync(dir).filter((f) => /^\d+_.*\.sql$/.test(f))
+    .filter((f) => !/^\d+_baseline_/.test(f) && f.split('_')[0]! > BEFORE_THE_RULES)
+    .sort().map((f) => join(dir, f));
+}
+
+/** squawk's defaults, less these (db/README.md says why). */
+export const EXCLUDED = ['prefer-bigint-over-int', 'prefer-bigint-over-smallint'];
+
+export interface Finding { file: string; line: number; rule: string; message: string }
+
+/** dbmate's up section and whether dbmate wraps it in a transaction (`transaction:false` opts out). */
+export function upSection(text: string): { sql: string; inTransaction: boolean } {
+  const up = /^-- migrate:up(.*)$/m.exec(text);
+  if (!up) return { sql: text, inTransaction: true };
+  const start = up.index + up[0].length;
+  const down = text.indexOf('\n-- migrate:down', start);
+  // Blank lines in place of what precedes keep squawk's line numbers those of the file.
+  const before = text.slice(0, start).replace(/[^\n]/g, '');
+  return { sql: before + text.slice(start, down < 0 ? undefined : down), inTransaction: !/transaction:false/.test(up[1]!) };
+}
+
+export function lintSql(sql: string, name: string, inTransaction = true): Finding[] {
+  const out = spawnSync(SQUAWK, ['--reporter=json', '--pg-version=15', `--exclude=${EXCLUDED.join(',')}`, '--stdin-filepath', name,
+    inTransaction ? '--assume-in-transaction' : '--no-assume-in-transaction'], { input: sql, encoding: 'utf8' });
+  if (out.error) throw out.error;
+  const start = out.stdout.indexOf('[');
+  if (start < 0) throw new Error(`squawk: ${out.stderr || out.stdout}`);
+  return (JSON.parse(out.stdout.slice(start)) as Array<{ file: string; line: number; rule_name: string; message: string }>)
+    .map((f) => ({ file: f.file, line: f.line + 1, rule: f.rule_name, message: f.message }));
+}
+
+export function lintMigration(file: string): Finding[] {
+  const { sql, inTransaction } = upSection(readFileSync(file, 'utf8'));
+  return lintSql(sql, basename(file), inTransaction);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const files = process.argv.length > 2 ? process.argv.slice(2) : lintedMigrations();
+  const findings = files.flatMap(lintMigration);
+  for (const f of findings) console.log(`${f.file}:${f.line}: ${f.rule}: ${f.message}`);
+  console.log(`${files.length} migration(s), ${findings.length} finding(s)`);
+  process.exit(findings.length ? 1 : 0);
+}
