@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: start test test-quick test-citus bench typecheck codegen migrate build lint-migrations install client dbdoc
+.PHONY: start test test-quick test-citus bench typecheck codegen migrate build lint-migrations schema install client dbdoc
 
 $(NODE_MODULES_STAMP): package.json package-lock.json $(wildcard patches/*.patch)
 	npm install --no-audit --no-fund
@@ -36,6 +36,10 @@ migrate: install
 ## squawk on every migration after the baseline (make test runs it too; db/README.md has the rules).
 lint-migrations: install
 	npx tsx scripts/lint-migrations.ts
+
+## Rewrites db/schema.sql (dbmate's dump of a freshly migrated database; DATABASE_URL: PostgreSQL 15).
+schema: install
+	npx tsx scripts/schema-file.ts
 
 ## Compiles src/ to dist/ (what production runs: node dist/main.js, node dist/worker/main.js).
 build: install
