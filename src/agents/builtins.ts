@@ -1,7 +1,7 @@
 // The built-in agents: deterministic code over the skills, confirming every change they propose
 // through requires_action before applying it. Their definitions (schemas, Roles, skills) are in
 // db/migrations/20261126000100_agents_and_runs.sql.
-import type { AgentImpl, RequiredAction, RunContext } from './engine.ts';
+import type { AgentImpl, RequiredAction } from './agent.ts';
 
 const confirmation = (id: string, description: string, choices: string[], extra: Record<string, object> = {},
   more: Record<string, unknown> = {}): RequiredAction => ({
@@ -104,5 +104,3 @@ export const BUILTIN_AGENTS: Record<string, AgentImpl> = {
   agt_task_triage: taskTriage,
   agt_invoice_draft: invoiceDraft,
 };
-
-export type { RunContext };

@@ -5,7 +5,7 @@
 // The prompt, the model's messages and the provider's credentials are never stored in the run, an
 // event or a log: the run keeps its input, tool summaries and the final text only.
 import type { Config } from '../config.ts';
-import { RunFailure, type AgentImpl, type Block, type RunContext, type ToolSpec } from './engine.ts';
+import { RunFailure, type AgentImpl, type Block, type RunContext, type ToolSpec } from './agent.ts';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';

@@ -8,7 +8,7 @@ import { TokenService, type TokenClaims } from '../auth/tokens.ts';
 import { deriveKey } from '../auth/sealing.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { ApiError } from './errors.ts';
-import { header as readHeader } from './operation.ts';
+import { header as readHeader } from './headers.ts';
 import { createTransport, type Transport } from '../webhooks/transport.ts';
 import { createMailer, type Mailer } from '../invoices/mailer.ts';
 import { Semaphore } from './semaphore.ts';

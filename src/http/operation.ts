@@ -11,6 +11,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { pipelined, pipelinedRead, runAgainIfLostAtBegin, type Tx } from '../db/database.ts';
 import { requestOrganization } from '../db/cluster.ts';
 import { parseJsonBody } from './body-limits.ts';
+import { header } from './headers.ts';
 import { ApiError, PROBLEMS, type FieldError, type ProblemCode, fromDatabaseError, problemResponse } from './errors.ts';
 import type { AppContext } from './context.ts';
 import type { Semaphore } from './semaphore.ts';
@@ -290,11 +291,7 @@ function outcomeError(op: Operation, outcome: string | undefined): ApiError {
   return (OUTCOME_ERRORS[outcome] ?? OUTCOME_ERRORS.invalid_token!)();
 }
 
-/** A request header as a string (hapi types headers loosely). */
-export function header(request: Request, name: string): string | undefined {
-  const v = (request.headers as Record<string, string | string[] | undefined>)[name];
-  return Array.isArray(v) ? v.join(', ') : v;
-}
+export { header } from './headers.ts';
 
 // Request ids: a random per-process prefix and a counter (unique, and no entropy drawn per request),
 // given on first use (no onRequest extension, which every request would pay a lifecycle step for).
