@@ -68,7 +68,8 @@ export interface PoolRebuilt {
   /** What made the watchdog look: no progress at all, a wait past its deadline, or a statement
    * past it whose session turned out not to be working on it. */
   reason: 'stalled' | 'timed-out' | 'slow';
-  /** How long its waits or statements had made no progress. */
+  /** How long the longest of its waits or statements had waited (Progress.stalledMs): at least
+   * the acquire deadline, whatever the reason. */
   stalled_ms: number;
   /** The wedged pool's driver state, as it was replaced. */
   driver: DriverPoolState;

@@ -14,6 +14,8 @@ export class Progress {
   private since = 0;
   private last = 0;
   private timedOut = false;
+  /** How long the longest wait that passed its deadline had waited (since the last restart). */
+  private timedOutMs = 0;
 
   start(): { at: number } {
     const token = { at: Date.now() };
@@ -27,13 +29,17 @@ export class Progress {
   finish(token: { at: number }, progressed = true, suspicious = !progressed): void {
     this.outstanding.delete(token);
     if (progressed) this.last = Date.now();
-    if (suspicious) this.timedOut = true;
+    if (suspicious) {
+      this.timedOut = true;
+      this.timedOutMs = Math.max(this.timedOutMs, Date.now() - token.at);
+    }
   }
 
   /** The watchdog looked: the clocks start over (a pool found busy rather than wedged). */
   restart(): void {
     this.last = Date.now();
     this.timedOut = false;
+    this.timedOutMs = 0;
     for (const token of this.outstanding) token.at = this.last;
   }
 
@@ -48,9 +54,13 @@ export class Progress {
     return undefined;
   }
 
-  /** How long work has been outstanding without any progress (0 when there is none). */
+  /** How long the longest of its waits or statements has waited: the oldest still outstanding,
+   * or one that passed its deadline (0 when there is neither). Whatever made the pool suspect,
+   * this is at least the deadline; the time since the last progress is not (another connection
+   * of the pool may have answered since the oldest statement was sent). */
   stalledMs(now = Date.now()): number {
-    return this.outstanding.size > 0 ? now - Math.max(this.since, this.last) : 0;
+    const oldest = this.outstanding.values().next().value;
+    return Math.max(oldest ? now - oldest.at : 0, this.timedOutMs);
   }
 }
 

@@ -10,6 +10,7 @@ import { createTestDatabase } from '../helpers/app.ts';
 import { proxy } from '../helpers/proxy.ts';
 import { spawnApi, orgWithClient, tokenFrom } from '../helpers/processes.ts';
 import { connect, type PoolRebuilt } from '../../src/db/database.ts';
+import { Progress } from '../../src/db/watchdog.ts';
 
 const within = <T>(p: Promise<T>, ms: number, what: string) => Promise.race([p,
   new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: still waiting after ${ms} ms`)), ms).unref())]);
@@ -140,4 +141,31 @@ t.test('over HTTP: /ready answers 503 while a pool hands out nothing, the rebuil
   const lines = api.stdout().split('\n').filter((l) => l.includes('rebuilt')).map((l) => JSON.parse(l));
   t.same(lines.map((l) => l.pool).sort(), ['points', 'reads', 'transactions'], 'one log line per rebuild');
   t.match(lines[0], { level: 'error', stalled_ms: Number, driver: { connections: Array } });
+});
+
+t.test('a rebuilt pool reports how long its longest wait waited, whatever made it suspect', async (t) => {
+  // What made this test flaky on a loaded machine: the transactions pool was suspected for its
+  // stuck statement ('slow') after another of its connections had answered, and the time since
+  // that progress, then reported, was under the deadline.
+  const now = Date.now();
+  const slow = new Progress();
+  const stuck = slow.start();
+  stuck.at = now - 800;
+  slow.finish(slow.start());
+  t.equal(slow.suspect(500, now), 'slow', 'a statement outstanding past the deadline, another answered since');
+  t.ok(slow.stalledMs(now) >= 800, `its wait is reported (${slow.stalledMs(now)} ms)`);
+
+  const timedOut = new Progress();
+  const wait = timedOut.start();
+  wait.at = Date.now() - 600;
+  timedOut.finish(wait, false);
+  t.equal(timedOut.suspect(500), 'timed-out', 'a wait that passed its deadline, nothing outstanding');
+  t.ok(timedOut.stalledMs() >= 600, `its wait is reported (${timedOut.stalledMs()} ms)`);
+  timedOut.restart();
+  t.equal(timedOut.stalledMs(), 0, 'and forgotten once the watchdog looked');
+
+  const stalled = new Progress();
+  stalled.start().at = now - 700;
+  t.equal(stalled.suspect(500, now + 600), 'stalled');
+  t.ok(stalled.stalledMs(now + 600) >= 500, 'no progress at all');
 });
