@@ -42,11 +42,12 @@ function dbmateBin(): string {
   return require.resolve(`@dbmate/${process.platform}-${process.arch === 'x64' ? 'x64' : process.arch}/bin/dbmate`);
 }
 
-/** Creates the database if needed and applies every pending migration. */
-export async function migrate(url: string): Promise<void> {
+/** Creates the database if needed and applies every pending migration (of `dir`: another chain,
+ * e.g. one taken from git history by scripts/catalog-diff.ts). */
+export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<void> {
   const u = new URL(url);
   if (!u.searchParams.has('sslmode')) u.searchParams.set('sslmode', 'disable');
-  const out = spawnSync(dbmateBin(), ['--url', u.toString(), '--migrations-dir', MIGRATIONS_DIR, '--no-dump-schema', 'up'],
+  const out = spawnSync(dbmateBin(), ['--url', u.toString(), '--migrations-dir', dir, '--no-dump-schema', 'up'],
     { encoding: 'utf8' });
   if (out.status !== 0) throw new Error(`dbmate failed: ${out.stderr || out.stdout}`);
   // graphile-worker's own schema (the job queue the outbox triggers write to), at its pinned version.
