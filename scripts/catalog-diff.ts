@@ -16,7 +16,7 @@
 // options), constraints, indexes, policies, ACLs of every object and column, functions
 // (pg_get_functiondef, owner), views and their definitions, triggers (definition, enabled state),
 // event triggers, sequences, types, domains and enums, extensions, comments, default privileges,
-// the roles of the cluster that are not PostgreSQL's own (attributes, memberships, settings), the
+// the roles of the cluster that are not PostgreSQL's own nor BI logins (attributes, memberships, settings), the
 // database's own settings, and each table's row count (the rows a migration inserts).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -112,7 +112,9 @@ const QUERIES: Record<string, string> = {
                     from pg_auth_members m join pg_roles g on g.oid = m.roleid where m.member = r.oid),
       'settings', (select array_agg(x order by x) from pg_db_role_setting s, unnest(s.setconfig) x
                    where s.setrole = r.oid and s.setdatabase in (0, (select oid from pg_database where datname = current_database())))) as v
-    from pg_roles r where r.oid >= 16384 and r.rolname !~ '^pg_'`,
+    from pg_roles r where r.oid >= 16384 and r.rolname !~ '^pg_'
+      -- BI logins: made by svc-admin reporting grant (and by tests running beside), not by migrations.
+      and r.rolname !~ '^svc_bi_'`,
   database: `select 'settings' as key, to_json((select array_agg(x order by x) from pg_db_role_setting s, unnest(s.setconfig) x
       where s.setrole = 0 and s.setdatabase = (select oid from pg_database where datname = current_database()))) as v`,
 };
