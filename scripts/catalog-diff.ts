@@ -16,7 +16,7 @@
 // options), constraints, indexes, policies, ACLs of every object and column, functions
 // (pg_get_functiondef, owner), views and their definitions, triggers (definition, enabled state),
 // event triggers, sequences, types, domains and enums, extensions, comments, default privileges,
-// the roles of the cluster that are not PostgreSQL's own nor BI logins (attributes, memberships, settings), the
+// the roles the database names that are not PostgreSQL's own nor BI logins (attributes, memberships, settings), the
 // database's own settings, and each table's row count (the rows a migration inserts).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -113,7 +113,7 @@ const QUERIES: Record<string, string> = {
       'settings', (select array_agg(x order by x) from pg_db_role_setting s, unnest(s.setconfig) x
                    where s.setrole = r.oid and s.setdatabase in (0, (select oid from pg_database where datname = current_database())))) as v
     from pg_roles r where r.oid >= 16384 and r.rolname !~ '^pg_'
-      -- BI logins: made by svc-admin reporting grant (and by tests running beside), not by migrations.
+      -- BI logins: made by svc-admin reporting grant, not by migrations.
       and r.rolname !~ '^svc_bi_'`,
   database: `select 'settings' as key, to_json((select array_agg(x order by x) from pg_db_role_setting s, unnest(s.setconfig) x
       where s.setrole = 0 and s.setdatabase = (select oid from pg_database where datname = current_database()))) as v`,
@@ -159,11 +159,31 @@ export async function readCatalog(url: string): Promise<{ catalog: Catalog; work
     const normalize = citus ? await shardNormalizer(sql) : (s: string) => s;
     const catalog: Catalog = new Map();
     const queries = { ...QUERIES, ...(citus ? CITUS_QUERIES : {}) };
+    const roles = new Map<string, string>();
     for (const [kind, q] of Object.entries(queries)) {
       for (const row of await sql.unsafe<{ key: string; v: unknown }[]>(q)) {
-        catalog.set(`${kind} ${normalize(row.key)}`, normalize(JSON.stringify(row.v)));
+        if (kind === 'role') roles.set(row.key, JSON.stringify(row.v));
+        else catalog.set(`${kind} ${normalize(row.key)}`, normalize(JSON.stringify(row.v)));
       }
     }
+    // Roles belong to the cluster, which other databases share (tests beside make and drop theirs):
+    // the ones this database names (owners, grantees, policies' roles, default privileges), and
+    // those these are members of.
+    const named = new Set<string>();
+    for (const v of catalog.values()) {
+      for (const m of v.matchAll(/"owner":"([^"]+)"/g)) named.add(m[1]!);
+      for (const m of v.matchAll(/"([a-z_][a-z0-9_]*)=[a-zA-Z*]*\/([a-z_][a-z0-9_]*)"/g)) { named.add(m[1]!); named.add(m[2]!); }
+      for (const m of v.matchAll(/"roles":\[([^\]]*)\]/g)) for (const r of m[1]!.matchAll(/"([^"]+)"/g)) named.add(r[1]!);
+    }
+    for (let grew = true; grew;) {
+      grew = false;
+      for (const r of [...named]) {
+        for (const m of (roles.get(r) ?? '').matchAll(/"([a-z_][a-z0-9_]*) admin=[tf]"/g)) {
+          if (!named.has(m[1]!)) { named.add(m[1]!); grew = true; }
+        }
+      }
+    }
+    for (const [r, v] of roles) if (named.has(r)) catalog.set(`role ${r}`, v);
     // Rows: what a migration inserts (counted, as the owner: a superuser reads past the policies);
     // not dbmate's own record of the files that ran.
     const tables = await sql.unsafe<{ t: string }[]>(`select format('%I.%I', n.nspname, c.relname) as t
