@@ -42,11 +42,59 @@ function dbmateBin(): string {
   return require.resolve(`@dbmate/${process.platform}-${process.arch === 'x64' ? 'x64' : process.arch}/bin/dbmate`);
 }
 
-/** Creates the database if needed and applies every pending migration. */
-export async function migrate(url: string): Promise<void> {
+/** The newest migration of the chain the baseline replaced (issue 38: 76 files, 20261122000100 to
+ * this one, in git history before the baseline): a database that ran it has what the baseline makes. */
+export const OLD_CHAIN_LAST = '20261205003400';
+
+/** The baseline's versions (files named `<version>_baseline_<area>.sql`), oldest first. */
+export function baselineVersions(dir = MIGRATIONS_DIR): string[] {
+  return readdirSync(dir).map((f) => /^(\d+)_baseline_.*\.sql$/.exec(f)?.[1]).filter((v): v is string => !!v).sort();
+}
+
+/** Before dbmate runs: a database the whole old chain migrated gets the baseline's versions
+ * recorded as applied, in one transaction (the baseline would make what it has; dbmate then runs
+ * only what came after). A database with part of the old chain is refused: the baseline holds the
+ * definitions of the chain's end, not its steps. A new database, or one already past the baseline,
+ * is left to dbmate. Answers the versions recorded. */
+export async function adoptBaseline(url: string, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const baseline = baselineVersions(dir);
+  if (!baseline.length) return [];
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    return await sql.begin(async (tx) => {
+      const [found] = await tx<{ table: string | null }[]>`select to_regclass('public.schema_migrations')::text as table`;
+      if (!found?.table) return [];
+      // One migrator at a time: a second one waits here, then finds the versions recorded.
+      await tx`lock table public.schema_migrations in share row exclusive mode`;
+      const applied = new Set((await tx<{ version: string }[]>`select version::text from public.schema_migrations`).map((r) => r.version));
+      const missing = baseline.filter((v) => !applied.has(v));
+      // Versions no file here has: the old chain's (its 20261128000100 is also the baseline's first).
+      const files = new Set(readdirSync(dir).map((f) => /^(\d+)_.*\.sql$/.exec(f)?.[1]));
+      const old = [...applied].filter((v) => !files.has(v));
+      if (!missing.length || !old.length) return [];
+      if (!applied.has(OLD_CHAIN_LAST)) {
+        throw new Error(`this database ran part of the migrations the baseline replaced (its newest: ${old.sort().pop()}, the chain's last: ${OLD_CHAIN_LAST}): `
+          + `migrate it with the release before the baseline first (the chain is in git history: git log -- db/migrations/${OLD_CHAIN_LAST}_*), then with this one`);
+      }
+      await tx`insert into public.schema_migrations (version) select unnest(${missing}::text[])`;
+      return missing;
+    });
+  } catch (e) {
+    // No such database yet: dbmate creates it, and the baseline runs.
+    if ((e as { code?: string }).code === '3D000') return [];
+    throw e;
+  } finally {
+    await sql.end();
+  }
+}
+
+/** Creates the database if needed and applies every pending migration (of `dir`: another chain,
+ * e.g. one taken from git history by scripts/catalog-diff.ts). */
+export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<void> {
   const u = new URL(url);
   if (!u.searchParams.has('sslmode')) u.searchParams.set('sslmode', 'disable');
-  const out = spawnSync(dbmateBin(), ['--url', u.toString(), '--migrations-dir', MIGRATIONS_DIR, '--no-dump-schema', 'up'],
+  await adoptBaseline(url, dir);
+  const out = spawnSync(dbmateBin(), ['--url', u.toString(), '--migrations-dir', dir, '--no-dump-schema', 'up'],
     { encoding: 'utf8' });
   if (out.status !== 0) throw new Error(`dbmate failed: ${out.stderr || out.stdout}`);
   // graphile-worker's own schema (the job queue the outbox triggers write to), at its pinned version.
