@@ -255,12 +255,12 @@ async function captureListTransaction(o: TaskBenchOptions, database: string, pat
   } finally {
     await sql.end();
   }
-  // Fallback: the statement src/http/operation.ts and src/routes/common.ts issue for
+  // Fallback: the statement src/http/operation/statement.ts and src/routes/common.ts issue for
   // GET /v1/tasks?limit=50 (no filters: archived=false, sort created_at desc), values inlined.
   // A context needs a live token (issue 13): the benchmarked token itself.
   return {
     source: 'reconstructed',
-    note: note + 'statement reconstructed from src/http/operation.ts and src/routes/common.ts',
+    note: note + 'statement reconstructed from src/http/operation/statement.ts and src/routes/common.ts',
     statements: [
       `with request as materialized (select * from api.begin_request('${seeded.organizationId}', '${createHash('sha256').update(o.token).digest('hex')}', NULL::text[])),
      request_checks as materialized (select true as ready from request where request.outcome = 'ok')

@@ -1,9 +1,9 @@
 // The OpenAPI 3.1 document, generated from the same Operation definitions that serve requests.
 import type Joi from 'joi';
 import { BODY_LIMITS } from './body-limits.ts';
-import { MAX_URI_LENGTH } from './operation.ts';
+import { MAX_URI_LENGTH } from './operation/route.ts';
 import joiToJson from 'joi-to-json';
-import type { Operation } from './operation.ts';
+import type { CommandOperation, HandlerOperation, Operation } from './operation.ts';
 import { PROBLEMS, type ProblemCode } from './errors.ts';
 import { TOKEN_ERRORS } from '../routes/oauth.ts';
 import { schemas } from '../routes/schemas.ts';
@@ -26,10 +26,16 @@ const TAGS: Record<string, string> = {
   Files: 'Files linked to a project, task or invoice: uploaded through a short-lived capability URL (PUT), verified, virus-scanned, downloaded through another (GET, with Range).',
 };
 
+/** The kinds that take a body and the headers that guard a write. */
+const writeOf = (op: Operation): CommandOperation | HandlerOperation | undefined =>
+  (op.kind === 'command' || op.kind === 'handler' ? op : undefined);
+const requiresIfMatch = (op: Operation) => op.kind === 'handler' && op.ifMatch === true;
+
 const toSchema = (s: Joi.Schema) => (joiToJson as unknown as (s: Joi.Schema, type: string) => unknown)(s, 'open-api-3.1') as Record<string, unknown>;
 const openApiPath = (p: string) => p.replace(/\{(\w+)\??\}/g, '{$1}');
 
 function parameters(op: Operation) {
+  const write = writeOf(op);
   const out: Record<string, unknown>[] = [];
   for (const [where, schema] of [['path', op.params], ['query', op.query]] as const) {
     if (!schema) continue;
@@ -39,14 +45,14 @@ function parameters(op: Operation) {
       out.push({ name, in: where, required: where === 'path' || (json.required ?? []).includes(name), description, schema: rest });
     }
   }
-  if (op.idempotencyKey) {
+  if (write?.idempotencyKey) {
     out.push({ name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string', minLength: 1, maxLength: 255 },
       description: 'Unique per intended effect; replays return the stored response for 24 hours' });
   }
-  if (op.ifMatch) {
+  if (requiresIfMatch(op)) {
     out.push({ name: 'If-Match', in: 'header', required: true, schema: { type: 'string' }, description: 'The ETag from the last read' });
   }
-  if (op.schemaVersion) {
+  if (write?.schemaVersion) {
     out.push({ name: 'Svc-Schema-Version', in: 'header', required: false, schema: { type: 'integer', minimum: 1 },
       description: 'The schema_version of the object type you read; a mismatch answers 409 OBJECT_SCHEMA_CHANGED' });
   }
@@ -59,6 +65,7 @@ function parameters(op: Operation) {
  * the operation's flags) and the operation's area codes. The contract check in the test suite
  * fails on any problem whose code is not listed here for its operation and status. */
 export function problemCodesOf(op: Operation): Map<number, ProblemCode[]> {
+  const write = writeOf(op);
   const codes = new Set<ProblemCode>(['INVALID_TOKEN', 'CLIENT_DISABLED', 'LICENSE_INACTIVE', 'ORG_SUBSCRIPTION_INACTIVE',
     'ROLE_REQUIRED', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'URI_TOO_LONG', 'HEADERS_TOO_LARGE', 'REQUEST_TIMEOUT', 'INVALID_REQUEST']);
   if (op.query && 'after' in (op.query.describe().keys ?? {})) codes.add('INVALID_CURSOR');
@@ -67,13 +74,13 @@ export function problemCodesOf(op: Operation): Map<number, ProblemCode[]> {
       'BODY_TOO_DEEP', 'BODY_OBJECT_TOO_LARGE', 'BODY_ARRAY_TOO_LONG', 'BODY_TOO_MANY_VALUES'] as const) codes.add(c);
   }
   if (op.method !== 'GET') codes.add('CONFLICT');
-  if (op.idempotencyKey) {
+  if (write?.idempotencyKey) {
     for (const c of ['IDEMPOTENCY_KEY_REQUIRED', 'IDEMPOTENCY_KEY_INVALID', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED'] as const) codes.add(c);
   }
-  if (op.ifMatch) { codes.add('PRECONDITION_REQUIRED'); codes.add('STALE_RESOURCE'); }
-  if (op.schemaVersion) { codes.add('INVALID_SCHEMA_VERSION'); codes.add('OBJECT_SCHEMA_CHANGED'); }
+  if (requiresIfMatch(op)) { codes.add('PRECONDITION_REQUIRED'); codes.add('STALE_RESOURCE'); }
+  if (write?.schemaVersion) { codes.add('INVALID_SCHEMA_VERSION'); codes.add('OBJECT_SCHEMA_CHANGED'); }
   for (const c of op.errors ?? []) codes.add(c);
-  for (const c of Object.values(op.fieldCodes ?? {})) codes.add(c);
+  for (const c of Object.values(write?.fieldCodes ?? {})) codes.add(c);
   const byStatus = new Map<number, ProblemCode[]>();
   for (const c of [...codes].sort()) {
     const status = PROBLEMS[c].status;
@@ -108,6 +115,7 @@ function generate(ops: Operation[], info: { serverUrl?: string }) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of ops.filter((o) => !o.hidden)) {
     const path = (paths[openApiPath(op.path)] ??= {});
+    const body = writeOf(op)?.body;
     const responseHeaders: Record<string, unknown> = {
       RateLimit: { schema: { type: 'string' } }, 'RateLimit-Policy': { schema: { type: 'string' } },
     };
@@ -119,7 +127,7 @@ function generate(ops: Operation[], info: { serverUrl?: string }) {
       security: [{ bearer: [] }],
       ...(op.roles ? { 'x-svc-roles': op.roles, description: `Requires one of the Roles: ${op.roles.join(', ')}.` } : {}),
       parameters: parameters(op),
-      ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(op.body) } } } } : {}),
+      ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(body) } } } } : {}),
       responses: {
         ...Object.fromEntries([op.response.status, ...(op.response.also ?? [])].map((status) => [String(status), {
           description: op.response.description,

@@ -5,7 +5,8 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { AppContext } from './context.ts';
 import { ApiError, problemResponse } from './errors.ts';
-import { requestIdOf, header } from './operation.ts';
+import { requestIdOf } from './operation/route.ts';
+import { header } from './headers.ts';
 
 /** The newest migration this code was written for (dbmate's version is the file name's prefix). */
 export function expectedSchemaVersion(dir = new URL('../../db/migrations/', import.meta.url)): string {

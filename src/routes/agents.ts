@@ -4,7 +4,7 @@ import Joi from 'joi';
 import { sql } from 'kysely';
 import { PassThrough } from 'node:stream';
 import type { Operation, StreamContext } from '../http/operation.ts';
-import { header } from '../http/operation.ts';
+import { header } from '../http/headers.ts';
 import { ApiError, type FieldError } from '../http/errors.ts';
 import { schemaErrors } from '../http/json-schema.ts';
 import { schemas } from './schemas.ts';
@@ -23,6 +23,7 @@ const modelAvailable = (ctx: { app: { config: { agents: { modelUrl?: string } } 
 
 export const agentOperations: Operation[] = [
   {
+    kind: 'statement',
     operationId: 'listAgents', method: 'GET', path: '/v1/agents', tag: 'Agents',
     summary: 'Published agents that accept API Clients and whose required_roles the caller holds',
     query: Joi.object({ ...listQuery }),
@@ -30,6 +31,7 @@ export const agentOperations: Operation[] = [
     statement: (ctx) => listStatement(ctx, 'api.agents', { expr: 'sort_id', type: 'text' }, 'asc', []),
   },
   {
+    kind: 'statement',
     operationId: 'getAgent', method: 'GET', path: '/v1/agents/{agent_id}', tag: 'Agents', params: agentParams,
     summary: 'One agent: AGENT_NOT_PUBLISHED when the organization unpublished it',
     errors: ['AGENT_NOT_FOUND', 'AGENT_NOT_PUBLISHED', 'API_PRINCIPAL_NOT_SUPPORTED'],
@@ -38,6 +40,7 @@ export const agentOperations: Operation[] = [
       () => new ApiError('AGENT_NOT_FOUND', `no agent ${params.agent_id}`)),
   },
   {
+    kind: 'handler',
     operationId: 'checkAgentReadiness', method: 'POST', path: '/v1/agents/{agent_id}/readiness', tag: 'Agents', params: agentParams,
     summary: 'Whether this client can start the agent with this input now, and every blocker (Role, principal type, license level, an unavailable skill, a connection that is not ready, the input); performs nothing',
     body: Joi.object({
@@ -58,6 +61,7 @@ export const agentOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'createAgentRun', method: 'POST', path: '/v1/agents/{agent_id}/runs', tag: 'Agents', idempotencyKey: true,
     params: agentParams,
     summary: 'Start a run: 202 with the run, queued; the worker executes it as this client (every tool call checked as the client), and its events stream from GET /v1/runs/{run_id}/events',
@@ -96,6 +100,7 @@ export const agentOperations: Operation[] = [
     },
   },
   {
+    kind: 'statement',
     operationId: 'listRuns', method: 'GET', path: '/v1/runs', tag: 'Runs',
     summary: 'The calling client\'s runs, newest first',
     query: Joi.object({
@@ -121,6 +126,7 @@ export const agentOperations: Operation[] = [
     },
   },
   {
+    kind: 'statement',
     operationId: 'getRun', method: 'GET', path: '/v1/runs/{run_id}', tag: 'Runs', params: runParams,
     summary: 'One of the calling client\'s runs (others: RUN_NOT_FOUND)',
     errors: ['RUN_NOT_FOUND'],
@@ -129,6 +135,7 @@ export const agentOperations: Operation[] = [
       () => new ApiError('RUN_NOT_FOUND', `no run ${params.run_id} of your client`)),
   },
   {
+    kind: 'stream',
     operationId: 'streamRunEvents', method: 'GET', path: '/v1/runs/{run_id}/events', tag: 'Runs', params: runParams,
     summary: 'The run\'s events as text/event-stream (WHATWG): each with `id` (the run\'s sequence), `event` (its type) and `data` (JSON: id, type, created_at, data); `Last-Event-ID` resumes after that event; `: ping` comments keep an idle stream open; the stream ends after run.completed, run.failed or run.cancelled; resuming after the last event of a finished run answers 204 (an EventSource then stops reconnecting)',
     errors: ['RUN_NOT_FOUND', 'RUN_OUTPUT_EXPIRED'],
@@ -136,6 +143,7 @@ export const agentOperations: Operation[] = [
     stream: streamRunEvents,
   },
   {
+    kind: 'handler',
     operationId: 'submitRunAction', method: 'POST', path: '/v1/runs/{run_id}/actions', tag: 'Runs', idempotencyKey: true,
     params: runParams,
     summary: 'Answer a run that requires_action with one of the offered choices; the run is queued again. Never an approval, an identity assertion or a grant of permission',
@@ -167,6 +175,7 @@ export const agentOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'cancelRun', method: 'POST', path: '/v1/runs/{run_id}/cancel', tag: 'Runs', idempotencyKey: true, params: runParams,
     summary: 'Cancel a run (best effort): the effects of tool operations that completed stay, and the run lists them; RUN_CANCEL_NOT_AVAILABLE while it is applying one',
     errors: ['RUN_NOT_FOUND', 'RUN_ALREADY_TERMINAL', 'RUN_CANCEL_NOT_AVAILABLE'],

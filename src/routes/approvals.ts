@@ -8,6 +8,7 @@ import { idOf, listStatement, timestamp } from './common.ts';
 
 export const approvalOperations: Operation[] = [
   {
+    kind: 'statement',
     operationId: 'listApprovals', method: 'GET', path: '/v1/approvals', tag: 'Approvals',
     summary: 'Approvals of resources your Roles cover (manager: project; finance: financial; hr: HR), newest request last',
     query: Joi.object({
@@ -34,6 +35,7 @@ export const approvalOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'getApproval', method: 'GET', path: '/v1/approvals/{approval_id}', tag: 'Approvals',
     summary: 'One approval (fetch it before acting on an approval event)', etag: true,
     params: Joi.object({ approval_id: idOf('apr').required() }),
@@ -62,12 +64,14 @@ const refusal = async (): Promise<never> => {
 };
 export const approvalDecisionRefusals: Operation[] = [
   ...(['POST', 'PUT', 'PATCH'] as const).map((method): Operation => ({
+    kind: 'handler',
     operationId: `refuseApprovalDecision${method}`, method, path: '/v1/approvals/{approval_id}/{action}', tag: 'Approvals',
     summary: 'Not available to API Clients: named users decide approvals', hidden: true,
     params: Joi.object({ approval_id: Joi.string().max(100).required(), action: Joi.string().max(64).required() }),
     body: Joi.any(), response: { status: 403, description: 'API_PRINCIPAL_NOT_ALLOWED' }, handler: refusal,
   })),
   ...(['PUT', 'PATCH', 'DELETE'] as const).map((method): Operation => ({
+    kind: 'handler',
     operationId: `refuseApprovalChange${method}`, method, path: '/v1/approvals/{approval_id}', tag: 'Approvals',
     summary: 'Not available to API Clients: approvals are read-only', hidden: true,
     params: Joi.object({ approval_id: Joi.string().max(100).required() }),

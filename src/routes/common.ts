@@ -2,7 +2,10 @@
 import Joi from 'joi';
 import { sql, type RawBuilder } from 'kysely';
 import type { Request } from '@hapi/hapi';
-import { header, READY, RawJson, type ReadStatement, type StatementContext } from '../http/operation.ts';
+import type { ReadStatement, StatementContext } from '../http/operation.ts';
+import { header } from '../http/headers.ts';
+import { READY } from '../http/operation/statement.ts';
+import { RawJson } from '../http/operation/answer.ts';
 import { ApiError } from '../http/errors.ts';
 import { decodeCursor, encodeCursor, listQuery, type SortSpec, type SortOrder } from '../http/pagination.ts';
 

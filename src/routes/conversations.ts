@@ -46,6 +46,7 @@ const notFound = (id: string) => () => new ApiError('CONVERSATION_NOT_FOUND', `n
 
 export const conversationOperations: Operation[] = [
   {
+    kind: 'handler',
     operationId: 'createConversation', method: 'POST', path: '/v1/conversations', tag: 'Conversations', idempotencyKey: true,
     summary: 'Start a conversation; its subject (one member) is fixed for its life',
     body: Joi.object({
@@ -65,6 +66,7 @@ export const conversationOperations: Operation[] = [
     },
   },
   {
+    kind: 'statement',
     operationId: 'listConversations', method: 'GET', path: '/v1/conversations', tag: 'Conversations',
     summary: 'The calling client\'s conversations, most recently updated first',
     query: Joi.object({
@@ -81,6 +83,7 @@ export const conversationOperations: Operation[] = [
     ]),
   },
   {
+    kind: 'statement',
     operationId: 'getConversation', method: 'GET', path: '/v1/conversations/{conversation_id}', tag: 'Conversations', params: conversationId,
     summary: 'One of the calling client\'s conversations (others: CONVERSATION_NOT_FOUND)',
     errors: ['CONVERSATION_NOT_FOUND'],
@@ -88,6 +91,7 @@ export const conversationOperations: Operation[] = [
     statement: ({ params }) => getStatement(sql`select * from api.conversation_get(${params.conversation_id})`, notFound(params.conversation_id)),
   },
   {
+    kind: 'statement',
     operationId: 'listConversationMessages', method: 'GET', path: '/v1/conversations/{conversation_id}/messages', tag: 'Conversations',
     params: conversationId,
     summary: 'The whole history, oldest first (clearing or expiring the working context keeps it)',
@@ -99,6 +103,7 @@ export const conversationOperations: Operation[] = [
       [sql`exists (select from api.conversation_get(${ctx.params.conversation_id}))`]),
   },
   {
+    kind: 'handler',
     operationId: 'createConversationMessage', method: 'POST', path: '/v1/conversations/{conversation_id}/messages', tag: 'Conversations',
     idempotencyKey: true, params: conversationId,
     summary: 'Send a message: 202 with it and the chat run that answers (as this client, with the skills its Roles allow); the reply is appended when the run ends (conversation.message.created)',
@@ -119,6 +124,7 @@ export const conversationOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'archiveConversation', method: 'POST', path: '/v1/conversations/{conversation_id}/archive', tag: 'Conversations',
     idempotencyKey: true, params: conversationId,
     summary: 'Archive: everything is kept for audit; new messages are refused (CONVERSATION_ARCHIVED). Archiving an archived conversation changes nothing',
@@ -130,6 +136,7 @@ export const conversationOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'clearConversationContext', method: 'POST', path: '/v1/conversations/{conversation_id}/clear-context', tag: 'Conversations',
     idempotencyKey: true, params: conversationId,
     summary: 'Start the working context afresh: the history stays, earlier messages are no longer shown to the model',

@@ -4,7 +4,8 @@ import { contentDisposition } from '../http/content-disposition.ts';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import { Readable } from 'node:stream';
 import type { Operation, OperationContext } from '../http/operation.ts';
-import { header, requestIdOf } from '../http/operation.ts';
+import { requestIdOf } from '../http/operation/route.ts';
+import { header } from '../http/headers.ts';
 import type { AppContext } from '../http/context.ts';
 import { ApiError, fromDatabaseError, problemResponse } from '../http/errors.ts';
 import type { SortSpec } from '../http/pagination.ts';
@@ -46,6 +47,7 @@ async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version:
 
 export const fileOperations: Operation[] = [
   {
+    kind: 'statement',
     operationId: 'listFiles', method: 'GET', path: '/v1/files', tag: 'Files',
     summary: 'Files whose linked resource the caller may read (archived ones only with status=archived)',
     query: Joi.object({
@@ -68,6 +70,7 @@ export const fileOperations: Operation[] = [
     },
   },
   {
+    kind: 'statement',
     operationId: 'getFile', method: 'GET', path: '/v1/files/{file_id}', tag: 'Files',
     summary: 'One file', params: fileId,
     errors: ['FILE_NOT_FOUND', 'FILE_ACCESS_DENIED'],
@@ -76,6 +79,7 @@ export const fileOperations: Operation[] = [
       () => new ApiError('FILE_NOT_FOUND', `no file ${params.file_id} in your organization`)),
   },
   {
+    kind: 'handler',
     operationId: 'createFileUpload', method: 'POST', path: '/v1/files/uploads', tag: 'Files', idempotencyKey: true,
     summary: 'Start an upload: answers a short-lived, single-use upload URL (PUT the bytes there with the headers given), then call completeFileUpload. Needs write access to the linked resource.',
     body: Joi.object({
@@ -105,6 +109,7 @@ export const fileOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'completeFileUpload', method: 'POST', path: '/v1/files/uploads/{upload_id}/complete', tag: 'Files',
     idempotencyKey: true, params: Joi.object({ upload_id: idOf('upl').required() }),
     summary: 'Verify what was uploaded (size, SHA-256, content type) and create the file: processing while it is scanned, then ready or rejected (file.ready / file.rejected). Completing a completed upload answers its file.',
@@ -113,6 +118,7 @@ export const fileOperations: Operation[] = [
     handler: (ctx) => one(ctx, sql`select * from api.file_upload_complete(${ctx.params.upload_id})`),
   },
   {
+    kind: 'handler',
     operationId: 'createFileDownload', method: 'POST', path: '/v1/files/{file_id}/download', tag: 'Files', params: fileId,
     summary: 'A short-lived download URL for a ready file: a bearer capability, not to be logged or shared',
     errors: ['FILE_NOT_FOUND', 'FILE_ACCESS_DENIED', 'FILE_SCAN_FAILED'],
@@ -125,6 +131,7 @@ export const fileOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'archiveFile', method: 'POST', path: '/v1/files/{file_id}/archive', tag: 'Files', idempotencyKey: true,
     params: fileId,
     summary: 'Archive a ready file (an archived file is answered as is); refused for files under retention, a legal hold, or attached to a posted invoice',

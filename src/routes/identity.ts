@@ -5,15 +5,16 @@ import { schemas } from './schemas.ts';
 
 export const identityOperations: Operation[] = [
   {
+    kind: 'principal',
     operationId: 'getCurrentPrincipal',
     method: 'GET',
     path: '/v1/me',
     tag: 'Authentication and identity',
     summary: 'The calling API Client, with its current Roles and license state',
-    principalOnly: true,
     response: { status: 200, description: 'The API Client principal', schema: schemas.principal },
   },
   {
+    kind: 'handler',
     operationId: 'getOrganization',
     method: 'GET',
     path: '/v1/organization',

@@ -18,6 +18,7 @@ const RESOURCE_VIEWS: Record<string, string> = {
 
 export const integrationOperations: Operation[] = [
   {
+    kind: 'statement',
     operationId: 'listIntegrationConnections', method: 'GET', path: '/v1/integration-connections', tag: 'Integration connections', roles,
     summary: 'Organization connections relevant to your Roles (accounting: finance; others: manager)',
     query: Joi.object({ category: Joi.string().max(40), status: Joi.string().max(40), ...sortQuery(SORTS, 'created_at', 'asc') }),
@@ -30,6 +31,7 @@ export const integrationOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'getIntegrationConnection', method: 'GET', path: '/v1/integration-connections/{connection_id}',
     tag: 'Integration connections', roles, summary: 'One connection (never credentials or provider tokens)', etag: true,
     params: Joi.object({ connection_id: idOf('icn').required() }),
@@ -51,6 +53,7 @@ export const integrationOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'checkIntegrationConnectionReadiness', method: 'POST', path: '/v1/integration-connections/readiness',
     tag: 'Integration connections', roles,
     summary: 'Whether an eligible organization connection offers a capability for a resource; performs nothing',

@@ -38,6 +38,7 @@ const roles = ['manager', 'finance'] as const;
 
 export const invoiceOperations: Operation[] = [
   {
+    kind: 'statement',
     operationId: 'listInvoices', method: 'GET', path: '/v1/invoices', tag: 'Invoicing', roles,
     summary: 'Invoices of the organization',
     query: Joi.object({
@@ -64,6 +65,7 @@ export const invoiceOperations: Operation[] = [
     },
   },
   {
+    kind: 'command',
     operationId: 'createInvoice', method: 'POST', path: '/v1/invoices', tag: 'Invoicing', roles, idempotencyKey: true,
     summary: 'A draft invoice; line amounts and totals are calculated by the service',
     body: Joi.object({ ...writable, customer_id: writable.customer_id.required() }),
@@ -73,6 +75,7 @@ export const invoiceOperations: Operation[] = [
     command: ({ body }) => ({ statement: sql`select * from api.invoice_create(${body}::jsonb)`, location: '/v1/invoices/' }),
   },
   {
+    kind: 'statement',
     operationId: 'getInvoice', method: 'GET', path: '/v1/invoices/{invoice_id}', tag: 'Invoicing', roles, etag: true,
     summary: 'One invoice with its lines', params: invoiceId,
     errors: ['INVOICE_NOT_FOUND'],
@@ -81,6 +84,7 @@ export const invoiceOperations: Operation[] = [
       () => new ApiError('INVOICE_NOT_FOUND', `no invoice ${params.invoice_id} in your organization`)),
   },
   {
+    kind: 'handler',
     operationId: 'updateInvoice', method: 'PATCH', path: '/v1/invoices/{invoice_id}', tag: 'Invoicing', roles,
     ifMatch: true, etag: true, params: invoiceId,
     summary: 'Change the supplied fields of a draft (lines, when supplied, replace all lines)',
@@ -92,6 +96,7 @@ export const invoiceOperations: Operation[] = [
       ${`{${ctx.ifMatch.join(',')}}`}::integer[], ${ctx.body}::jsonb)`),
   },
   {
+    kind: 'handler',
     operationId: 'replaceInvoiceLines', method: 'PUT', path: '/v1/invoices/{invoice_id}/lines', tag: 'Invoicing', roles,
     ifMatch: true, etag: true, params: invoiceId,
     summary: 'Replace every line of a draft, atomically: the whole validated set or nothing',
@@ -103,6 +108,7 @@ export const invoiceOperations: Operation[] = [
       ${`{${ctx.ifMatch.join(',')}}`}::integer[], (${ctx.body}::jsonb) -> 'lines')`),
   },
   {
+    kind: 'handler',
     operationId: 'sendInvoice', method: 'POST', path: '/v1/invoices/{invoice_id}/send', tag: 'Invoicing', roles,
     idempotencyKey: true, etag: true, params: invoiceId, bodyOptional: true,
     summary: 'Issue a draft: the next invoice number, a PDF stored as a file linked to the invoice, and (unless delivery.email is false) an email with the PDF to the customer\'s delivery address. If the mail provider refuses, nothing changes: the invoice stays a draft and no number is used.',
@@ -141,6 +147,7 @@ export const invoiceOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'voidInvoice', method: 'POST', path: '/v1/invoices/{invoice_id}/void', tag: 'Invoicing', roles,
     idempotencyKey: true, etag: true, params: invoiceId,
     summary: 'Void an issued invoice without payments (it stays, status void, nothing due); a void invoice is returned as is',
@@ -149,6 +156,7 @@ export const invoiceOperations: Operation[] = [
     handler: (ctx) => one(ctx, sql`select * from api.invoice_void(${ctx.params.invoice_id})`),
   },
   {
+    kind: 'handler',
     operationId: 'createPayment', method: 'POST', path: '/v1/payments', tag: 'Invoicing', roles, idempotencyKey: true,
     summary: 'Record a payment received outside the service (charges nothing)',
     body: Joi.object({

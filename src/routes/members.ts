@@ -12,6 +12,7 @@ const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);
 
 export const memberOperations: Operation[] = [
   {
+    kind: 'statement',
     operationId: 'listMembers',
     method: 'GET',
     path: '/v1/members',
@@ -37,6 +38,7 @@ export const memberOperations: Operation[] = [
     },
   },
   {
+    kind: 'statement',
     operationId: 'getMember',
     method: 'GET',
     path: '/v1/members/{member_id}',

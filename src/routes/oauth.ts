@@ -4,7 +4,7 @@ import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import { sql } from 'kysely';
 import { createHash } from 'node:crypto';
 import type { AppContext } from '../http/context.ts';
-import { header } from '../http/operation.ts';
+import { header } from '../http/headers.ts';
 import { isDatabaseUnavailable } from '../http/errors.ts';
 
 type TokenError = 'INVALID_REQUEST' | 'INVALID_CLIENT' | 'CLIENT_DISABLED' | 'LICENSE_INACTIVE'

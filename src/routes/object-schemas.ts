@@ -6,6 +6,7 @@ import { schemas } from './schemas.ts';
 
 export const objectSchemaOperations: Operation[] = [
   {
+    kind: 'handler',
     operationId: 'listObjectSchemas', method: 'GET', path: '/v1/schemas', tag: 'Custom-field schemas',
     summary: 'Object types with custom fields, and their schema versions',
     response: { status: 200, description: 'A list of object_schema_summary', schema: schemas.list(schemas.objectSchemaSummary) },
@@ -15,6 +16,7 @@ export const objectSchemaOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'getObjectSchema', method: 'GET', path: '/v1/schemas/{object_type}', tag: 'Custom-field schemas',
     summary: 'The fields of an object type that the caller may read', etag: true,
     params: Joi.object({ object_type: Joi.string().max(64).required() }),

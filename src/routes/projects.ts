@@ -43,6 +43,7 @@ async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version:
 
 export const projectOperations: Operation[] = [
   {
+    kind: 'statement',
     operationId: 'listProjects', method: 'GET', path: '/v1/projects', tag: 'Projects',
     summary: 'Projects of the organization; archived ones only with status=archived',
     query: Joi.object({
@@ -74,6 +75,7 @@ export const projectOperations: Operation[] = [
     },
   },
   {
+    kind: 'command',
     operationId: 'createProject', method: 'POST', path: '/v1/projects', tag: 'Projects',
     summary: 'Create a project (status active)', roles: ['manager'], idempotencyKey: true, schemaVersion: true,
     body: Joi.object({ ...writable, code: code.required(), name: writable.name.required() }),
@@ -86,6 +88,7 @@ export const projectOperations: Operation[] = [
     }),
   },
   {
+    kind: 'statement',
     operationId: 'getProject', method: 'GET', path: '/v1/projects/{project_id}', tag: 'Projects',
     summary: 'One project', etag: true, params: projectId,
     errors: ['PROJECT_NOT_FOUND'],
@@ -94,6 +97,7 @@ export const projectOperations: Operation[] = [
       () => new ApiError('PROJECT_NOT_FOUND', `no project ${params.project_id} in your organization`)),
   },
   {
+    kind: 'handler',
     operationId: 'updateProject', method: 'PATCH', path: '/v1/projects/{project_id}', tag: 'Projects',
     summary: 'Change the supplied fields', roles: ['manager'], ifMatch: true, etag: true, params: projectId, schemaVersion: true,
     body: Joi.object({ ...writable, ...echoed }).min(1),
@@ -104,6 +108,7 @@ export const projectOperations: Operation[] = [
       ${ctx.body}::jsonb, ${schemaVersionOf(ctx.request)}::integer)`),
   },
   {
+    kind: 'handler',
     operationId: 'archiveProject', method: 'POST', path: '/v1/projects/{project_id}/archive', tag: 'Projects',
     summary: 'Archive (409 PROJECT_ARCHIVE_BLOCKED while it has open tasks)', roles: ['manager'], idempotencyKey: true,
     etag: true, params: projectId,
@@ -112,6 +117,7 @@ export const projectOperations: Operation[] = [
     handler: (ctx) => one(ctx, sql`select * from api.project_set_status(${ctx.params.project_id}, 'archived')`),
   },
   {
+    kind: 'handler',
     operationId: 'restoreProject', method: 'POST', path: '/v1/projects/{project_id}/restore', tag: 'Projects',
     summary: 'Restore an archived project while its references are still valid', roles: ['manager'], etag: true,
     params: projectId,

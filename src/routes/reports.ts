@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import { schemaErrors } from '../http/json-schema.ts';
 import type { Operation, OperationContext } from '../http/operation.ts';
-import { requestIdOf } from '../http/operation.ts';
+import { requestIdOf } from '../http/operation/route.ts';
 import type { AppContext } from '../http/context.ts';
 import { ApiError, fromDatabaseError, problemResponse } from '../http/errors.ts';
 import { schemas } from './schemas.ts';
@@ -38,6 +38,7 @@ const baseUrl = (app: AppContext, request: Request) =>
 
 export const reportOperations: Operation[] = [
   {
+    kind: 'statement',
     operationId: 'listReports', method: 'GET', path: '/v1/reports', tag: 'Reports',
     summary: 'The report definitions the caller can use (those whose required_roles it holds)',
     query: Joi.object({ ...listQuery }),
@@ -45,6 +46,7 @@ export const reportOperations: Operation[] = [
     statement: (ctx) => listStatement(ctx, 'api.reports', { expr: 'sort_id', type: 'text' }, 'asc', []),
   },
   {
+    kind: 'statement',
     operationId: 'getReport', method: 'GET', path: '/v1/reports/{report_id}', tag: 'Reports',
     summary: 'One report definition', params: Joi.object({ report_id: reportId.required() }),
     errors: ['REPORT_NOT_FOUND', 'REPORT_ROLE_REQUIRED'],
@@ -53,6 +55,7 @@ export const reportOperations: Operation[] = [
       () => new ApiError('REPORT_NOT_FOUND', `no report ${params.report_id}`)),
   },
   {
+    kind: 'handler',
     operationId: 'createReportRun', method: 'POST', path: '/v1/reports/{report_id}/runs', tag: 'Reports', idempotencyKey: true,
     summary: 'Run a report: 202 with the run (queued); the worker computes it in one snapshot, as the caller, and report_run.succeeded or report_run.failed follows',
     params: Joi.object({ report_id: reportId.required() }),
@@ -72,6 +75,7 @@ export const reportOperations: Operation[] = [
     },
   },
   {
+    kind: 'statement',
     operationId: 'getReportRun', method: 'GET', path: '/v1/reports/{report_id}/runs/{run_id}', tag: 'Reports', params: runParams,
     summary: 'One run of the caller\'s (runs are visible to the client that created them only)',
     errors: ['REPORT_NOT_FOUND', 'REPORT_ROLE_REQUIRED', 'REPORT_RUN_NOT_FOUND'],
@@ -80,6 +84,7 @@ export const reportOperations: Operation[] = [
       () => new ApiError('REPORT_RUN_NOT_FOUND', `no run ${params.run_id}`)),
   },
   {
+    kind: 'statement',
     operationId: 'getReportResults', method: 'GET', path: '/v1/reports/{report_id}/runs/{run_id}/results', tag: 'Reports', params: runParams,
     summary: 'The rows of a succeeded run, in order, cursor-paginated (each row an object keyed by the definition\'s columns)',
     query: Joi.object({ ...listQuery }),
@@ -89,6 +94,7 @@ export const reportOperations: Operation[] = [
       [sql`run_id = ${ctx.params.run_id}`], [sql`api.report_results_ready(${ctx.params.report_id}, ${ctx.params.run_id})`]),
   },
   {
+    kind: 'handler',
     operationId: 'createReportDownload', method: 'POST', path: '/v1/reports/{report_id}/runs/{run_id}/download', tag: 'Reports',
     params: runParams,
     summary: 'A short-lived download URL for a succeeded run\'s results in its format (CSV per RFC 4180 with a header row, or a JSON array); a bearer capability, not to be logged or shared',

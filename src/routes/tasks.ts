@@ -41,6 +41,7 @@ async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version:
 
 export const taskOperations: Operation[] = [
   {
+    kind: 'statement',
     operationId: 'listTasks', method: 'GET', path: '/v1/tasks', tag: 'Tasks',
     summary: 'Tasks of the organization (archived ones with archived=true)',
     query: Joi.object({
@@ -77,6 +78,7 @@ export const taskOperations: Operation[] = [
     },
   },
   {
+    kind: 'command',
     operationId: 'createTask', method: 'POST', path: '/v1/tasks', tag: 'Tasks',
     summary: 'Create a task in its workflow\'s initial status', roles: ['manager'], idempotencyKey: true, schemaVersion: true,
     body: Joi.object({ ...writable, project_id: idOf('prj').required(), name: writable.name.required() }),
@@ -89,6 +91,7 @@ export const taskOperations: Operation[] = [
     }),
   },
   {
+    kind: 'statement',
     operationId: 'getTask', method: 'GET', path: '/v1/tasks/{task_id}', tag: 'Tasks',
     summary: 'One task, with the transitions it currently offers', etag: true, params: taskId,
     errors: ['TASK_NOT_FOUND'],
@@ -97,6 +100,7 @@ export const taskOperations: Operation[] = [
       () => new ApiError('TASK_NOT_FOUND', `no task ${params.task_id} in your organization`)),
   },
   {
+    kind: 'handler',
     operationId: 'updateTask', method: 'PATCH', path: '/v1/tasks/{task_id}', tag: 'Tasks',
     summary: 'Change the supplied fields (status changes go through transitions)', roles: ['manager'], ifMatch: true, schemaVersion: true,
     etag: true, params: taskId, body: Joi.object({ ...writable, ...echoed }).min(1),
@@ -107,6 +111,7 @@ export const taskOperations: Operation[] = [
       ${schemaVersionOf(ctx.request)}::integer)`),
   },
   {
+    kind: 'handler',
     operationId: 'transitionTask', method: 'POST', path: '/v1/tasks/{task_id}/transitions', tag: 'Tasks',
     summary: 'Apply a transition the task offers', roles: ['manager'], idempotencyKey: true, etag: true, params: taskId,
     body: Joi.object({
@@ -121,6 +126,7 @@ export const taskOperations: Operation[] = [
       ${ctx.body.completed_at ?? null}::timestamptz, ${ctx.body.subject?.member_id ?? null}::text)`),
   },
   {
+    kind: 'handler',
     operationId: 'addTaskNote', method: 'POST', path: '/v1/tasks/{task_id}/notes', tag: 'Tasks',
     summary: 'Add a note (manager, or member where the task policy permits)', roles: ['manager', 'member'],
     idempotencyKey: true, params: taskId,
@@ -135,6 +141,7 @@ export const taskOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'replaceTaskDependencies', method: 'PUT', path: '/v1/tasks/{task_id}/dependencies', tag: 'Tasks',
     summary: 'Replace the task\'s predecessors (no cycles)', roles: ['manager'], ifMatch: true, etag: true, params: taskId,
     body: Joi.object({ predecessor_task_ids: Joi.array().items(idOf('tsk')).unique().max(100).required() }),
@@ -144,6 +151,7 @@ export const taskOperations: Operation[] = [
       ${`{${ctx.body.predecessor_task_ids.join(',')}}`}::text[])`),
   },
   {
+    kind: 'handler',
     operationId: 'archiveTask', method: 'POST', path: '/v1/tasks/{task_id}/archive', tag: 'Tasks',
     summary: 'Archive (409 TASK_ARCHIVE_BLOCKED while open tasks depend on it)', roles: ['manager'], idempotencyKey: true,
     etag: true, params: taskId,
@@ -152,6 +160,7 @@ export const taskOperations: Operation[] = [
     handler: (ctx) => one(ctx, sql`select * from api.task_set_archived(${ctx.params.task_id}, true)`),
   },
   {
+    kind: 'handler',
     operationId: 'restoreTask', method: 'POST', path: '/v1/tasks/{task_id}/restore', tag: 'Tasks',
     summary: 'Restore an archived task (its project must be active)', roles: ['manager'], idempotencyKey: true,
     etag: true, params: taskId,

@@ -25,6 +25,7 @@ const moduleErrors = ['TICKET_MODULE_DISABLED'] as const;
 
 export const ticketOperations: Operation[] = [
   {
+    kind: 'statement',
     operationId: 'listTickets', method: 'GET', path: '/v1/tickets', tag: 'Tickets',
     summary: 'Tickets of the organization (member and manager; finance and hr where the organization grants them tickets)',
     query: Joi.object({
@@ -57,6 +58,7 @@ export const ticketOperations: Operation[] = [
     },
   },
   {
+    kind: 'command',
     operationId: 'createTicket', method: 'POST', path: '/v1/tickets', tag: 'Tickets', roles: ['manager'], idempotencyKey: true,
     summary: 'Create a ticket (status new, the next display number)',
     body: Joi.object({
@@ -72,6 +74,7 @@ export const ticketOperations: Operation[] = [
     command: ({ body }) => ({ statement: sql`select * from api.ticket_create(${body}::jsonb)`, location: '/v1/tickets/' }),
   },
   {
+    kind: 'statement',
     operationId: 'getTicket', method: 'GET', path: '/v1/tickets/{ticket_id}', tag: 'Tickets', etag: true, params: ticketId,
     summary: 'One ticket, with the transitions it offers',
     errors: [...moduleErrors, 'TICKET_NOT_FOUND'],
@@ -80,6 +83,7 @@ export const ticketOperations: Operation[] = [
       () => new ApiError('TICKET_NOT_FOUND', `no ticket ${params.ticket_id} in your organization`)),
   },
   {
+    kind: 'handler',
     operationId: 'updateTicket', method: 'PATCH', path: '/v1/tickets/{ticket_id}', tag: 'Tickets', roles: ['manager'],
     ifMatch: true, etag: true, params: ticketId,
     summary: 'Change the supplied fields; status changes only through transitions (sending status is 409 INVALID_TRANSITION)',
@@ -100,6 +104,7 @@ export const ticketOperations: Operation[] = [
     handler: (ctx) => one(ctx, sql`select * from api.ticket_update(${ctx.params.ticket_id}, ${`{${ctx.ifMatch.join(',')}}`}::integer[], ${ctx.body}::jsonb)`),
   },
   {
+    kind: 'statement',
     operationId: 'listTicketMessages', method: 'GET', path: '/v1/tickets/{ticket_id}/messages', tag: 'Tickets', params: ticketId,
     summary: 'Replies and internal notes, oldest first (internal notes for member and manager only)',
     query: Joi.object({ ...sortQuery({ created_at: { expr: 'created_at', type: 'timestamptz' } }, 'created_at', 'asc') }),
@@ -112,6 +117,7 @@ export const ticketOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'createTicketMessage', method: 'POST', path: '/v1/tickets/{ticket_id}/messages', tag: 'Tickets', roles: ['manager'],
     idempotencyKey: true, params: ticketId,
     summary: 'Add a reply (emailed to the requester by the worker; its delivery shows on the message) or an internal note (never leaves the service)',
@@ -130,6 +136,7 @@ export const ticketOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'transitionTicket', method: 'POST', path: '/v1/tickets/{ticket_id}/transitions', tag: 'Tickets', roles: ['manager'],
     etag: true, params: ticketId,
     summary: 'Apply a transition the ticket offers (resolve takes a resolution)',

@@ -1,6 +1,8 @@
 import Joi from 'joi';
 import { sql, type RawBuilder } from 'kysely';
-import { fieldErrors, READY, withFieldCodes, type Operation, type OperationContext } from '../http/operation.ts';
+import type { Operation, OperationContext } from '../http/operation.ts';
+import { fieldErrors, withFieldCodes } from '../http/operation/input.ts';
+import { READY } from '../http/operation/statement.ts';
 import { ApiError, PROBLEMS, type ProblemCode } from '../http/errors.ts';
 import { listQuery } from '../http/pagination.ts';
 import { schemas } from './schemas.ts';
@@ -41,6 +43,7 @@ async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version:
 
 export const timeEntryOperations: Operation[] = [
   {
+    kind: 'statement',
     operationId: 'listTimeEntries', method: 'GET', path: '/v1/time-entries', tag: 'Time entries',
     summary: `Time entries by work date; an organization-wide listing needs work_date_gte and work_date_lte at most ${MAX_ORG_WIDE_DAYS} days apart`,
     roles: ['manager', 'finance', 'hr'],
@@ -86,6 +89,7 @@ export const timeEntryOperations: Operation[] = [
     },
   },
   {
+    kind: 'command',
     operationId: 'createTimeEntry', method: 'POST', path: '/v1/time-entries', tag: 'Time entries',
     summary: 'Record time for a subject member (status draft)', roles: ['manager'], idempotencyKey: true, body: entry,
     fieldCodes: TIME_ENTRY_FIELD_CODES,
@@ -94,6 +98,7 @@ export const timeEntryOperations: Operation[] = [
     command: ({ body }) => ({ statement: sql`select * from api.time_entry_create(${body}::jsonb)`, location: '/v1/time-entries/' }),
   },
   {
+    kind: 'handler',
     operationId: 'createTimeEntryBatch', method: 'POST', path: '/v1/time-entries/batches', tag: 'Time entries',
     summary: `Up to ${MAX_BATCH} entries in one request; atomic by default`, roles: ['manager'], idempotencyKey: true,
     body: Joi.object({
@@ -137,6 +142,7 @@ export const timeEntryOperations: Operation[] = [
     },
   },
   {
+    kind: 'statement',
     operationId: 'getTimeEntry', method: 'GET', path: '/v1/time-entries/{time_entry_id}', tag: 'Time entries',
     summary: 'One time entry', roles: ['manager', 'finance', 'hr'], etag: true, params: timeEntryId,
     errors: ['TIME_ENTRY_NOT_FOUND'],
@@ -145,6 +151,7 @@ export const timeEntryOperations: Operation[] = [
       () => new ApiError('TIME_ENTRY_NOT_FOUND', `no time entry ${params.time_entry_id} in your organization`)),
   },
   {
+    kind: 'handler',
     operationId: 'updateTimeEntry', method: 'PATCH', path: '/v1/time-entries/{time_entry_id}', tag: 'Time entries',
     summary: 'Change a draft or rejected entry', roles: ['manager'], ifMatch: true, etag: true, params: timeEntryId,
     body: Joi.object({ ...fields, ...echoed }).min(1),
@@ -155,6 +162,7 @@ export const timeEntryOperations: Operation[] = [
       ${ctx.body}::jsonb)`),
   },
   {
+    kind: 'handler',
     operationId: 'submitTimeEntry', method: 'POST', path: '/v1/time-entries/{time_entry_id}/submit', tag: 'Time entries',
     summary: 'Request approval from a named user (never approves)', roles: ['manager'], idempotencyKey: true, etag: true,
     params: timeEntryId,
@@ -163,6 +171,7 @@ export const timeEntryOperations: Operation[] = [
     handler: (ctx) => one(ctx, sql`select * from api.time_entry_submit(${ctx.params.time_entry_id})`),
   },
   {
+    kind: 'handler',
     operationId: 'deleteTimeEntry', method: 'DELETE', path: '/v1/time-entries/{time_entry_id}', tag: 'Time entries',
     summary: 'Delete a draft or rejected entry (audited; deleting again succeeds)', roles: ['manager'], idempotencyKey: true,
     params: timeEntryId,

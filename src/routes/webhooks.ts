@@ -1,7 +1,8 @@
 import Joi from 'joi';
 import { sql, type RawBuilder } from 'kysely';
 import { randomBytes } from 'node:crypto';
-import { READY, type Operation, type OperationContext, type PreflightContext } from '../http/operation.ts';
+import type { Operation, OperationContext, PreflightContext } from '../http/operation.ts';
+import { READY } from '../http/operation/statement.ts';
 import { ApiError } from '../http/errors.ts';
 import type { SortSpec } from '../http/pagination.ts';
 import { seal, unseal } from '../auth/sealing.ts';
@@ -66,6 +67,7 @@ const sealKey = (ctx: OperationContext) => webhookSecretKey(ctx.app.config.secre
 
 export const webhookOperations: Operation[] = [
   {
+    kind: 'handler',
     operationId: 'createWebhookEndpoint', method: 'POST', path: '/v1/webhook-endpoints', tag: 'Webhook endpoints',
     summary: 'Register an HTTPS endpoint; it must answer the verification challenge. Returns the signing secret once.',
     idempotencyKey: true, oneTimeSecret: true,
@@ -91,6 +93,7 @@ export const webhookOperations: Operation[] = [
     },
   },
   {
+    kind: 'statement',
     operationId: 'listWebhookEndpoints', method: 'GET', path: '/v1/webhook-endpoints', tag: 'Webhook endpoints',
     summary: "The calling client's endpoints",
     query: Joi.object({ status: Joi.string().valid('enabled', 'disabled'), ...sortQuery(SORTS, 'created_at', 'desc') }),
@@ -102,6 +105,7 @@ export const webhookOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'getWebhookEndpoint', method: 'GET', path: '/v1/webhook-endpoints/{endpoint_id}', tag: 'Webhook endpoints',
     summary: 'One endpoint (never its secret)', etag: true, params: endpointId,
     errors: ['WEBHOOK_ENDPOINT_NOT_FOUND'],
@@ -112,6 +116,7 @@ export const webhookOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'updateWebhookEndpoint', method: 'PATCH', path: '/v1/webhook-endpoints/{endpoint_id}', tag: 'Webhook endpoints',
     summary: 'Change url, events or description; a new url must answer the verification challenge',
     ifMatch: true, etag: true, params: endpointId,
@@ -136,6 +141,7 @@ export const webhookOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'rotateWebhookEndpointSecret', method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/rotate-secret',
     tag: 'Webhook endpoints', idempotencyKey: true, oneTimeSecret: true, bodyOptional: true, params: endpointId, etag: true,
     summary: 'A new signing secret, shown once; the previous one keeps signing for previous_secret_expires_in seconds (default 86400)',
@@ -150,6 +156,7 @@ export const webhookOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'disableWebhookEndpoint', method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/disable',
     tag: 'Webhook endpoints', idempotencyKey: true, params: endpointId, etag: true,
     summary: 'Stop deliveries; pending ones are cancelled when their turn comes',
@@ -158,6 +165,7 @@ export const webhookOperations: Operation[] = [
     handler: (ctx) => one(ctx, sql`select * from api.webhook_endpoint_set_status(${ctx.params.endpoint_id}, 'disabled')`),
   },
   {
+    kind: 'handler',
     operationId: 'enableWebhookEndpoint', method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/enable',
     tag: 'Webhook endpoints', idempotencyKey: true, params: endpointId, etag: true,
     summary: 'Resume deliveries; the endpoint must answer the verification challenge again',
@@ -174,6 +182,7 @@ export const webhookOperations: Operation[] = [
       ${ctx.preflight?.verified === true})`),
   },
   {
+    kind: 'statement',
     operationId: 'listWebhookDeliveries', method: 'GET', path: '/v1/webhook-endpoints/{endpoint_id}/deliveries',
     tag: 'Webhook endpoints', params: endpointId,
     summary: 'Deliveries to one endpoint (kept 30 days), newest first',
@@ -203,6 +212,7 @@ export const webhookOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'getWebhookDelivery', method: 'GET', path: '/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}',
     tag: 'Webhook endpoints', params: deliveryParams,
     summary: 'One delivery with every attempt (status, duration, error category)',
@@ -217,6 +227,7 @@ export const webhookOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'replayWebhookDelivery', method: 'POST',
     path: '/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/replay', tag: 'Webhook endpoints',
     idempotencyKey: true, params: deliveryParams,
@@ -230,6 +241,7 @@ export const webhookOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'testWebhookEndpoint', method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/test', tag: 'Webhook endpoints',
     idempotencyKey: true, params: endpointId,
     summary: 'Send a signed webhook_endpoint.test event to this endpoint',

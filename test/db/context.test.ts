@@ -188,7 +188,7 @@ t.test('api.idempotency_claim (reads the context once, issue 21): without a sign
 t.test('one-round-trip creates (issue 21), as the runtime role in SQL: only a fresh claim marks the transaction, the gated command runs only under it, and a command answering other than one row fails', async (t) => {
   const { a, p, rt } = await world(t);
   const projects = async () => (await a.admin`select count(*)::int as n from app.projects where organization_id = ${p.orgId} and code like 'G%'`)[0]!.n;
-  // The statement the API sends behind the claim (src/http/operation.ts, sendTogether), reduced to its gate.
+  // The statement the API sends behind the claim (src/http/operation/command.ts, sendTogether), reduced to its gate.
   const gated = (q: Tagged, code: string) => q`select c.doc from api.project_create(${JSON.stringify({ code, name: 'gated' })}::text::jsonb, null::integer) c
     where current_setting('svc.claimed', true) = 'yes'`;
   const attempt = (key: string, fingerprint: string, code: string) => rt.begin(async (tx) => {

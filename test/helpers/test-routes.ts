@@ -8,6 +8,7 @@ const widget = Joi.object({ name: Joi.string().min(1).max(100).required() });
 
 export const testOperations: Operation[] = [
   {
+    kind: 'handler',
     operationId: 'testCreateWidget', method: 'POST', path: '/v1/_test/widgets', tag: 'Test', summary: 'test only',
     roles: ['manager'], idempotencyKey: true, body: widget,
     response: { status: 201, description: 'created', schema: Joi.object().unknown(true) },
@@ -21,6 +22,7 @@ export const testOperations: Operation[] = [
   },
   {
     // The same create as a `command`: with a valid body it goes out with the key's claim.
+    kind: 'command',
     operationId: 'testCommandWidget', method: 'POST', path: '/v1/_test/command-widgets', tag: 'Test', summary: 'test only',
     roles: ['manager'], idempotencyKey: true, body: widget,
     response: { status: 201, description: 'created', schema: Joi.object().unknown(true) },
@@ -33,6 +35,7 @@ export const testOperations: Operation[] = [
   {
     // A command that answers `rows` rows: anything but one must fail the transaction (500), not
     // leave the key claimed with no response.
+    kind: 'command',
     operationId: 'testRowsCommand', method: 'POST', path: '/v1/_test/rows-commands', tag: 'Test', summary: 'test only',
     roles: ['manager'], idempotencyKey: true, body: Joi.object({ rows: Joi.number().integer().min(0).max(3).required() }),
     response: { status: 201, description: 'created', schema: Joi.object().unknown(true) },
@@ -42,6 +45,7 @@ export const testOperations: Operation[] = [
     }),
   },
   {
+    kind: 'handler',
     operationId: 'testUpdateWidget', method: 'PATCH', path: '/v1/_test/widgets/{id}', tag: 'Test', summary: 'test only',
     roles: ['manager'], ifMatch: true, body: widget, params: Joi.object({ id: Joi.string().required() }),
     errors: ['RESOURCE_NOT_FOUND'],
@@ -53,6 +57,7 @@ export const testOperations: Operation[] = [
     },
   },
   {
+    kind: 'handler',
     operationId: 'testSleep', method: 'GET', path: '/v1/_test/sleep', tag: 'Test', summary: 'test only: a slow statement',
     query: Joi.object({ ms: Joi.number().integer().min(0).max(60_000).required() }),
     response: { status: 200, description: 'slept', schema: Joi.object().unknown(true) },

@@ -1,4 +1,4 @@
-// The shared request pipeline (src/http/operation.ts, server.ts, errors.ts): Idempotency-Key,
+// The shared request pipeline (src/http/operation.ts and operation/, server.ts, errors.ts): Idempotency-Key,
 // ETag/If-Match, problem+json errors, rate limiting and the OpenAPI document, exercised through
 // the test-only widget routes (test/helpers/test-routes.ts) and the real routes.
 import t, { type Test } from 'tap';
