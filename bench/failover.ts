@@ -12,6 +12,7 @@ import { spawnApi, tokenFrom, orgWithClient } from '../test/helpers/processes.ts
 import { startLoad } from '../test/helpers/load.ts';
 import { primaryAndStandby, replicaMissing } from '../test/helpers/replica.ts';
 import { scope } from './faults.ts';
+import { isMain } from '../src/is-main.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (msg: string) => process.stderr.write(`[bench:failover] ${msg}\n`);
@@ -71,7 +72,7 @@ export async function runFailoverBench(runs: number): Promise<{ markdown: string
   return { markdown, failed: rows.some((r) => r.lost > 0 || !(r.firstOkMs >= 0)) ? ['failover'] : [] };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   const { markdown, failed } = await runFailoverBench(Number(process.env.BENCH_FAILOVER_RUNS ?? 5));
   process.stdout.write(markdown);
   process.exitCode = failed.length ? 1 : 0;

@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
 import { serverUrl, migrate, withDatabase } from '../scripts/db.ts';
 import { spawnApi, tokenFrom, orgWithClient } from '../test/helpers/processes.ts';
+import { isMain } from '../src/is-main.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (msg: string) => process.stderr.write(`[bench:faults] ${msg}\n`);
@@ -120,7 +121,7 @@ export async function runFaultBench(serverRoot: string, runs: number): Promise<{
   return { markdown, wedges };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   const { url, embedded } = await serverUrl('pg-bench', 54331);
   try {
     const { markdown, wedges } = await runFaultBench(url, Number(process.env.BENCH_FAULT_RUNS ?? 100));

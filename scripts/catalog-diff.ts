@@ -25,6 +25,7 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { migrate, withDatabase } from './db.ts';
 import { startCluster, createClusterDatabase, dropClusterDatabase, type Cluster } from './citus.ts';
+import { isMain } from '../src/is-main.ts';
 
 export type Catalog = Map<string, string>;
 
@@ -259,7 +260,7 @@ export function migrationsOf(rev: string): string {
 }
 
 // `npx tsx scripts/catalog-diff.ts [--citus] <A> <B>`
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   const args = process.argv.slice(2);
   const citus = args.includes('--citus');
   const sides = args.filter((a) => a !== '--citus');

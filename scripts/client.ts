@@ -5,6 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import openapiTS, { astToString, COMMENT_HEADER, type OpenAPI3 } from 'openapi-typescript';
 import { buildOpenApi } from '../src/http/openapi.ts';
 import { operations } from '../src/http/server.ts';
+import { isMain } from '../src/is-main.ts';
 
 export const CLIENT_FILES = { openapi: 'client/openapi.json', schema: 'client/schema.d.ts', lintIgnore: '.redocly.lint-ignore.yaml' } as const;
 
@@ -29,7 +30,7 @@ export async function renderClient(): Promise<{ openapi: string; schema: string;
   return { openapi, schema, lintIgnore: lintIgnore(doc) };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   const files = await renderClient();
   mkdirSync('client', { recursive: true });
   writeFileSync(CLIENT_FILES.openapi, files.openapi);

@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import postgres from 'postgres';
 import { serverUrl, migrate, withDatabase, embeddedPort } from './db.ts';
+import { isMain } from '../src/is-main.ts';
 
 export const CODEGEN_ARGS = ['--dialect', 'postgres', '--include-pattern', 'api.*', '--out-file', 'src/db/schema.ts'];
 
@@ -12,7 +13,7 @@ export function runCodegen(url: string, verify: boolean): { ok: boolean; output:
   return { ok: out.status === 0, output: `${out.stdout}${out.stderr}` };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   const { url: server, embedded } = await serverUrl('pg-dev', embeddedPort('dev'));
   const name = `svc_codegen_${process.pid}`;
   const root = postgres(server, { max: 1, onnotice: () => {} });

@@ -9,6 +9,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import postgres from 'postgres';
 import { serverUrl, migrate, withDatabase, embeddedPort } from './db.ts';
+import { isMain } from '../src/is-main.ts';
 
 export const DOC_PATH = 'docs/database.md';
 const TABLE_SCHEMAS = ['app', 'app_private'];
@@ -347,7 +348,7 @@ export async function databaseDoc(sql: postgres.Sql, opts: DocOptions = {}): Pro
   return renderDoc(await readCatalog(sql), opts);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   // Like scripts/test.ts: a scratch database migrated from db/migrations, dropped afterwards.
   const { url: server, embedded } = await serverUrl('pg-dev', embeddedPort('dev'));
   const name = `svc_dbdoc_${process.pid}`;

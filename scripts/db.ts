@@ -7,6 +7,7 @@ import postgres from 'postgres';
 import { Logger, runMigrations } from 'graphile-worker';
 import { EmbeddedPgError, startEmbedded, throwawayDataRoot, type EmbeddedHandle } from './embedded-pg.ts';
 import { editDatabaseUrl } from '../src/db/url.ts';
+import { isMain } from '../src/is-main.ts';
 
 const quietLogger = new Logger(() => () => {});
 
@@ -101,6 +102,9 @@ export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<void> 
   await runMigrations({ connectionString: url, logger: quietLogger });
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
+    if (process.env.NODE_ENV === 'production' && !process.env.SVC_RUNTIME_DB_PASSWORD) {
+      throw new Error('SVC_RUNTIME_DB_PASSWORD is required when NODE_ENV=production (the migrate step sets it on svc_runtime)');
+    }
     const password = process.env.SVC_RUNTIME_DB_PASSWORD ?? 'svc_runtime';
     await sql.unsafe(`alter role svc_runtime password '${password.replace(/'/g, "''")}'`);
   } finally {
@@ -121,7 +125,7 @@ export async function loadTestFixtures(url: string): Promise<void> {
 }
 
 // `npx tsx scripts/db.ts migrate` (`make migrate`): the deploy step, against DATABASE_URL.
-if (import.meta.url === `file://${process.argv[1]}` && process.argv[2] === 'migrate') {
+if (isMain(import.meta.url) && process.argv[2] === 'migrate') {
   if (!process.env.DATABASE_URL) {
     console.error('DATABASE_URL is required: the owner connection the migrations run as');
     process.exit(2);

@@ -5,6 +5,7 @@
 import ts from 'typescript';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import { isMain } from '../src/is-main.ts';
 
 /** The project's compiler options, so that specifiers resolve as tsc resolves them. */
 function projectOptions(): ts.CompilerOptions {
@@ -100,7 +101,7 @@ function shortestCircle(graph: Map<string, string[]>, component: Set<string>): s
 
 export const describeCycle = (cycle: string[], base = process.cwd()) => cycle.map((f) => relative(base, f)).join(' → ');
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   const cycles = importCycles(importGraph(process.argv[2] ?? 'src'));
   for (const cycle of cycles) process.stdout.write(describeCycle(cycle) + '\n');
   process.stdout.write(`${cycles.length} import circle${cycles.length === 1 ? '' : 's'}\n`);

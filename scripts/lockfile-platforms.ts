@@ -6,6 +6,7 @@
 // entry carries no integrity, as none could be read here). Run after `npm install` changes
 // the lockfile: `npx tsx scripts/lockfile-platforms.ts`; test/scripts/lockfile.test.ts checks.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { isMain } from '../src/is-main.ts';
 
 interface LockEntry { version?: string; optionalDependencies?: Record<string, string>; [k: string]: unknown }
 interface Lockfile { packages: Record<string, LockEntry>; [k: string]: unknown }
@@ -31,7 +32,9 @@ export function completeLockfile(lock: Lockfile): { lock: Lockfile; added: strin
     const platform = PLATFORM.exec(path);
     if (!platform) { unknown.push(path); continue; }
         // The platform packages carry their parent's licence (dbmate's and squawk-cli's do).
-    packages[path] = { version, cpu: [platform[2]], license: parent.license, optional: true, os: [platform[1]] };
+    // and its dev flag: `npm ci --omit=dev` leaves a devDependency's binaries out.
+    packages[path] = { version, cpu: [platform[2]], ...(parent.dev ? { dev: true } : {}), license: parent.license, optional: true,
+      os: [platform[1]] };
     added.push(`${path}@${version}`);
   }
   // npm writes the entries sorted by path, the root ('') first.
@@ -39,7 +42,7 @@ export function completeLockfile(lock: Lockfile): { lock: Lockfile; added: strin
   return { lock: { ...lock, packages: sorted }, added, unknown };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   const file = new URL('../package-lock.json', import.meta.url);
   const { lock, added, unknown } = completeLockfile(JSON.parse(readFileSync(file, 'utf8')));
   writeFileSync(file, `${JSON.stringify(lock, null, 2)}\n`);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { MIGRATIONS_DIR, migrate, withDatabase } from './db.ts';
+import { isMain } from '../src/is-main.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const SCHEMA_FILE = join(ROOT, 'db/schema.sql');
@@ -54,7 +55,9 @@ export function dumpSchema(url: string): string {
 
 /** The dump less what differs between minor releases of the same server and pg_dump (lines kept,
  * so a difference is reported at the file's own line). */
-export const comparable = (dump: string) => dump.replace(/^-- Dumped (from database|by pg_dump) version .*$/gm, '-- Dumped $1 version');
+export const comparable = (dump: string) => dump.replace(/^-- Dumped (from database|by pg_dump) version .*$/gm, '-- Dumped $1 version')
+  // pg_dump 15.14 and later fence the file with \restrict/\unrestrict; earlier releases do not.
+  .replace(/^\\(un)?restrict .*$/gm, '');
 
 /** Migrates a new database on `server`, dumps it, drops it. */
 export async function freshSchema(server: string, name = `svc_schema_${process.pid}`): Promise<string> {
@@ -69,7 +72,7 @@ export async function freshSchema(server: string, name = `svc_schema_${process.p
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   const server = process.env.DATABASE_URL;
   if (!server) {
     console.error(`DATABASE_URL is required: a PostgreSQL ${SCHEMA_MAJOR} server to migrate a scratch database on`);

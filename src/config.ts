@@ -144,6 +144,10 @@ export function masterKey(env: NodeJS.ProcessEnv = process.env): Buffer {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = env.DATABASE_URL;
   if (!databaseUrl) throw new Error('DATABASE_URL is not set');
+  // The development default is a password anyone can read here: production names its own.
+  if (env.NODE_ENV === 'production' && !env.RUNTIME_DATABASE_URL && !env.SVC_RUNTIME_DB_PASSWORD) {
+    throw new Error('SVC_RUNTIME_DB_PASSWORD (or RUNTIME_DATABASE_URL) is required when NODE_ENV=production');
+  }
   const runtimePassword = env.SVC_RUNTIME_DB_PASSWORD ?? 'svc_runtime';
   return {
     databaseUrl,

@@ -5,6 +5,7 @@ import { createAppContext } from './http/context.ts';
 import { createServer } from './http/server.ts';
 import { startWorker } from './worker/index.ts';
 import { survivePoolRejections } from './db/faults.ts';
+import { isMain } from './is-main.ts';
 
 export async function serve(config: Config = loadConfig(), opts: { onStopped?: () => Promise<void> } = {}) {
   const database = connectRuntime(config);
@@ -54,6 +55,6 @@ export async function serve(config: Config = loadConfig(), opts: { onStopped?: (
   return { server, app, stop };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   await serve();
 }

@@ -21,6 +21,7 @@ import { integrationCommands } from './integrations.ts';
 import { invoiceCommands } from './invoices.ts';
 import { notificationCommands } from './notifications.ts';
 import { signingKeyCommands } from './signing-keys.ts';
+import { isMain } from '../is-main.ts';
 
 export type { CommandSpec, FlagSpec } from './command.ts';
 
@@ -76,7 +77,7 @@ export async function run(argv: string[], databaseUrl = process.env.DATABASE_URL
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}` || process.env.SVC_ADMIN_MAIN === '1') {
+if (isMain(import.meta.url) || process.env.SVC_ADMIN_MAIN === '1') {
   // run() turns every failure into a JSON error; the catch only keeps a stack trace off the terminal.
   const result: RunResult = await run(process.argv.slice(2)).catch((e: unknown) => ({ code: 1, err: describeError(e) }));
   if (result.text !== undefined) process.stdout.write(result.text);

@@ -13,7 +13,8 @@ import { freePort, orgWithClient, spawnApi, spawnWorker, tokenFrom } from '../he
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DIST = join(ROOT, 'dist');
 // What NODE_ENV=production asks for; the test database's keys are sealed with the development key.
-const PRODUCTION = { NODE_ENV: 'production', SVC_SECRET_KEY: 'dev-only-secret-key-change-me-in-production' };
+const PRODUCTION = { NODE_ENV: 'production', SVC_SECRET_KEY: 'dev-only-secret-key-change-me-in-production',
+  SVC_RUNTIME_DB_PASSWORD: 'svc_runtime' };
 
 const jsFiles = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
   e.isDirectory() ? jsFiles(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : []);
@@ -66,4 +67,13 @@ t.test('the invoice PDF thread starts from dist/', async (t) => {
   await renderer.warm();
   await renderer.close();
   t.pass('warmed a thread');
+});
+
+t.test('production names its own runtime password', async (t) => {
+  const { loadConfig } = await import('../../src/config.ts');
+  const env = { DATABASE_URL: 'postgres://owner@db/svc', NODE_ENV: 'production', SVC_SECRET_KEY: 'k' };
+  t.throws(() => loadConfig(env), /SVC_RUNTIME_DB_PASSWORD \(or RUNTIME_DATABASE_URL\) is required/,
+    'not the development default anyone can read');
+  t.match(loadConfig({ ...env, SVC_RUNTIME_DB_PASSWORD: 's3cret' }).runtimeDatabaseUrl, /svc_runtime:s3cret@/);
+  t.equal(loadConfig({ ...env, RUNTIME_DATABASE_URL: 'postgres://svc_runtime:x@db/svc' }).runtimeDatabaseUrl, 'postgres://svc_runtime:x@db/svc');
 });
