@@ -19,9 +19,10 @@
 // the roles the database names that are not PostgreSQL's own nor BI logins (attributes, memberships, settings), the
 // database's own settings, and each table's row count (the rows a migration inserts).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { migrate, withDatabase } from './db.ts';
 import { startCluster, createClusterDatabase, dropClusterDatabase, type Cluster } from './citus.ts';
@@ -32,6 +33,8 @@ export type Catalog = Map<string, string>;
 type Sql = postgres.Sql;
 
 /** Schemas of PostgreSQL and of Citus itself, and extension members: not what the migrations made. */
+/** An array in a stable order: the order an ACL or option list is stored in says nothing. */
+const sorted = (expr: string) => `(select array_agg(e order by e) from unnest(${expr}) e)`;
 const SYSTEM_SCHEMAS = `n.nspname not in ('pg_catalog', 'information_schema', 'pg_toast', 'citus', 'citus_internal', 'columnar', 'columnar_internal')
   and n.nspname !~ '^pg_(toast_)?temp_'`;
 const notExtensionMember = (classid: string, oid: string) =>
@@ -39,13 +42,13 @@ const notExtensionMember = (classid: string, oid: string) =>
 
 /** The queries: each row is one object, its key (unique in its kind) and its description. */
 const QUERIES: Record<string, string> = {
-  schema: `select n.nspname as key, json_build_object('owner', pg_get_userbyid(n.nspowner), 'acl', n.nspacl::text[]) as v
+  schema: `select n.nspname as key, json_build_object('owner', pg_get_userbyid(n.nspowner), 'acl', ${sorted('n.nspacl::text[]')}) as v
     from pg_namespace n where ${SYSTEM_SCHEMAS} and ${notExtensionMember('pg_namespace', 'n.oid')}`,
   relation: `select format('%s.%s', n.nspname, c.relname) as key, json_build_object(
       'kind', c.relkind, 'owner', pg_get_userbyid(c.relowner), 'rls', c.relrowsecurity, 'forced', c.relforcerowsecurity,
-      'options', c.reloptions, 'persistence', c.relpersistence, 'replident', c.relreplident,
+      'options', ${sorted('c.reloptions')}, 'persistence', c.relpersistence, 'replident', c.relreplident,
       'partition', pg_get_expr(c.relpartbound, c.oid), 'partkey', case when c.relkind = 'p' then pg_get_partkeydef(c.oid) end,
-      'acl', c.relacl::text[], 'access_method', (select amname from pg_am where oid = c.relam),
+      'acl', ${sorted('c.relacl::text[]')}, 'access_method', (select amname from pg_am where oid = c.relam),
       'view', case when c.relkind in ('v', 'm') then pg_get_viewdef(c.oid) end) as v
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where c.relkind in ('r', 'p', 'v', 'm', 'S', 'f', 'c') and ${SYSTEM_SCHEMAS} and ${notExtensionMember('pg_class', 'c.oid')}
@@ -55,7 +58,7 @@ const QUERIES: Record<string, string> = {
       'not_null', a.attnotnull, 'default', pg_get_expr(ad.adbin, ad.adrelid), 'identity', a.attidentity,
       'generated', a.attgenerated, 'collation', case when a.attcollation <> t.typcollation then (select collname from pg_collation where oid = a.attcollation) end,
       -- pg_attver: an option this machine's PostgreSQL 15 puts on every view column, its value per database.
-      'options', (select array_agg(o order by o) from unnest(a.attoptions) o where o !~ '^pg_attver='), 'acl', a.attacl::text[], 'storage', nullif(a.attstorage, t.typstorage)) as v
+      'options', (select array_agg(o order by o) from unnest(a.attoptions) o where o !~ '^pg_attver='), 'acl', ${sorted('a.attacl::text[]')}, 'storage', nullif(a.attstorage, t.typstorage)) as v
     from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
       join pg_type t on t.oid = a.atttypid left join pg_attrdef ad on ad.adrelid = a.attrelid and ad.adnum = a.attnum
     where a.attnum > 0 and not a.attisdropped and c.relkind in ('r', 'p', 'v', 'm', 'f', 'c')
@@ -74,7 +77,7 @@ const QUERIES: Record<string, string> = {
       'roles', (select array_agg(r order by r) from unnest(roles) r), 'cmd', cmd, 'qual', qual, 'with_check', with_check) as v
     from pg_policies where schemaname not in ('pg_catalog', 'information_schema')`,
   function: `select format('%s.%s(%s)', n.nspname, p.proname, pg_get_function_identity_arguments(p.oid)) as key, json_build_object(
-      'kind', p.prokind, 'owner', pg_get_userbyid(p.proowner), 'acl', p.proacl::text[], 'config', p.proconfig,
+      'kind', p.prokind, 'owner', pg_get_userbyid(p.proowner), 'acl', ${sorted('p.proacl::text[]')}, 'config', ${sorted('p.proconfig')},
       'def', case when p.prokind <> 'a' then pg_get_functiondef(p.oid) end) as v
     from pg_proc p join pg_namespace n on n.oid = p.pronamespace
     where ${SYSTEM_SCHEMAS} and ${notExtensionMember('pg_proc', 'p.oid')}`,
@@ -92,7 +95,7 @@ const QUERIES: Record<string, string> = {
     from pg_sequence s join pg_class c on c.oid = s.seqrelid join pg_namespace n on n.oid = c.relnamespace
     where ${SYSTEM_SCHEMAS} and ${notExtensionMember('pg_class', 'c.oid')}`,
   type: `select format('%s.%s', n.nspname, t.typname) as key, json_build_object('kind', t.typtype, 'owner', pg_get_userbyid(t.typowner),
-      'acl', t.typacl::text[], 'base', case when t.typtype = 'd' then format_type(t.typbasetype, t.typtypmod) end,
+      'acl', ${sorted('t.typacl::text[]')}, 'base', case when t.typtype = 'd' then format_type(t.typbasetype, t.typtypmod) end,
       'not_null', t.typnotnull, 'default', t.typdefault,
       'labels', case when t.typtype = 'e' then (select array_agg(enumlabel order by enumsortorder) from pg_enum where enumtypid = t.oid) end,
       'range', case when t.typtype = 'r' then (select format_type(rngsubtype, null) from pg_range where rngtypid = t.oid) end) as v
@@ -104,8 +107,21 @@ const QUERIES: Record<string, string> = {
   comment: `select pg_describe_object(d.classoid, d.objoid, d.objsubid) as key, to_json(d.description) as v
     from pg_description d where d.objoid >= 16384
       and not exists (select from pg_depend x where x.classid = d.classoid and x.objid = d.objoid and x.deptype = 'e')`,
+  // PostgreSQL's and the extensions' own objects whose privileges a migration changed (Citus's
+  // functions that run SQL on other nodes are revoked from PUBLIC): their ACL against initdb's or
+  // the extension script's.
+  system_acl: `select format('%s %s', k.kind, k.name) as key, to_json(${sorted('k.acl::text[]')}) as v from (
+      select 'function' as kind, p.oid::regprocedure::text as name, p.proacl as acl, p.oid, 'pg_proc'::regclass as cls,
+             p.pronamespace = 'pg_catalog'::regnamespace or not ${notExtensionMember('pg_proc', 'p.oid')} as system
+        from pg_proc p
+      union all
+      select 'relation', c.oid::regclass::text, c.relacl, c.oid, 'pg_class'::regclass,
+             c.relnamespace = 'pg_catalog'::regnamespace or not ${notExtensionMember('pg_class', 'c.oid')}
+        from pg_class c) k
+      left join pg_init_privs i on i.classoid = k.cls and i.objoid = k.oid and i.objsubid = 0
+    where k.system and k.acl is distinct from i.initprivs`,
   default_acl: `select format('%s %s %s', pg_get_userbyid(a.defaclrole), coalesce(a.defaclnamespace::regnamespace::text, '*'), a.defaclobjtype) as key,
-      to_json(a.defaclacl::text[]) as v from pg_default_acl a`,
+      to_json(${sorted('a.defaclacl::text[]')}) as v from pg_default_acl a`,
   role: `select r.rolname as key, json_build_object('superuser', r.rolsuper, 'inherit', r.rolinherit, 'createrole', r.rolcreaterole,
       'createdb', r.rolcreatedb, 'login', r.rolcanlogin, 'replication', r.rolreplication, 'bypassrls', r.rolbypassrls,
       'connlimit', r.rolconnlimit, 'valid_until', r.rolvaliduntil,
@@ -149,7 +165,7 @@ async function shardNormalizer(sql: Sql): Promise<(s: string) => string> {
   const rank = new Map(rows.map((r) => [r.shardid, r.rank]));
   return (s) => s
     .replace(/_(\d{5,})\b/g, (m, id: string) => (rank.has(id) ? `_#${rank.get(id)}` : m))
-    .replace(/shard_views_current\((?:\\"|')?\d+(?:'::bigint)?/g, 'shard_views_current(<generation>')
+    .replace(/shard_views_current\((?:\\"|'|\()?\d+(?:'::bigint|\)::bigint)?/g, 'shard_views_current(<generation>')
     .replace(/^"\d+:/, '"<generation>:');
 }
 
@@ -246,15 +262,19 @@ export async function compareDatabases(urlA: string, urlB: string): Promise<{ li
 }
 
 /** A revision's db/migrations in a new temporary directory (WORKTREE: the files as they are). */
+/** This repository's root and migrations, wherever the command runs. */
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const MIGRATIONS = join(ROOT, 'db/migrations');
+
 export function migrationsOf(rev: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'svc-migrations-'));
-  const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, cwd: ROOT });
   const files = rev === 'WORKTREE'
-    ? git('ls-files', '--cached', '--others', '--exclude-standard', 'db/migrations').split('\n').filter(Boolean)
-    : git('ls-tree', '--name-only', `${rev}:db/migrations`).split('\n').filter(Boolean).map((f) => `db/migrations/${f}`);
+    ? readdirSync(MIGRATIONS)
+    : git('ls-tree', '--name-only', `${rev}:db/migrations`).split('\n').filter(Boolean);
   for (const f of files.filter((f) => f.endsWith('.sql'))) {
-    const text = rev === 'WORKTREE' ? execFileSync('cat', [f], { encoding: 'utf8' }) : git('show', `${rev}:${f}`);
-    writeFileSync(join(dir, f.split('/').pop()!), text);
+    const text = rev === 'WORKTREE' ? readFileSync(join(MIGRATIONS, f), 'utf8') : git('show', `${rev}:db/migrations/${f}`);
+    writeFileSync(join(dir, f), text);
   }
   return dir;
 }

@@ -1,6 +1,7 @@
 // Database bootstrap shared by `make start`, `make test` and the benchmarks: choose
 // DATABASE_URL or an embedded PostgreSQL, apply dbmate migrations, set the runtime role's password.
 import { spawnSync } from 'node:child_process';
+import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import postgres from 'postgres';
@@ -10,6 +11,18 @@ import { editDatabaseUrl } from '../src/db/url.ts';
 import { isMain } from '../src/is-main.ts';
 
 const quietLogger = new Logger(() => () => {});
+
+/** The SCRAM-SHA-256 verifier PostgreSQL stores for a password (RFC 5802, RFC 7677; its own
+ * format: `SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>`). The password as
+ * PostgreSQL's SASLprep leaves it: NFKC, which is the same for every password but those holding
+ * characters SASLprep maps to nothing or to a space. */
+export function scramVerifier(password: string, salt = randomBytes(16), iterations = 4096): string {
+  const salted = pbkdf2Sync(password.normalize('NFKC'), salt, iterations, 32, 'sha256');
+  const hmac = (key: Buffer, text: string) => createHmac('sha256', key).update(text).digest();
+  const storedKey = createHash('sha256').update(hmac(salted, 'Client Key')).digest();
+  const serverKey = hmac(salted, 'Server Key');
+  return `SCRAM-SHA-256$${iterations}:${salt.toString('base64')}$${storedKey.toString('base64')}:${serverKey.toString('base64')}`;
+}
 
 export const MIGRATIONS_DIR = 'db/migrations';
 
@@ -69,7 +82,7 @@ export async function adoptBaseline(url: string, dir = MIGRATIONS_DIR): Promise<
       await tx`lock table public.schema_migrations in share row exclusive mode`;
       const applied = new Set((await tx<{ version: string }[]>`select version::text from public.schema_migrations`).map((r) => r.version));
       const missing = baseline.filter((v) => !applied.has(v));
-      // Versions no file here has: the old chain's (its 20261128000100 is also the baseline's first).
+      // Versions no file here has: the old chain's.
       const files = new Set(readdirSync(dir).map((f) => /^(\d+)_.*\.sql$/.exec(f)?.[1]));
       const old = [...applied].filter((v) => !files.has(v));
       if (!missing.length || !old.length) return [];
@@ -106,7 +119,8 @@ export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<void> 
       throw new Error('SVC_RUNTIME_DB_PASSWORD is required when NODE_ENV=production (the migrate step sets it on svc_runtime)');
     }
     const password = process.env.SVC_RUNTIME_DB_PASSWORD ?? 'svc_runtime';
-    await sql.unsafe(`alter role svc_runtime password '${password.replace(/'/g, "''")}'`);
+    // A SCRAM verifier, not the password: the statement text reaches logs and pg_stat_statements.
+    await sql.unsafe(`alter role svc_runtime password '${scramVerifier(password)}'`);
   } finally {
     await sql.end();
   }

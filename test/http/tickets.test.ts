@@ -247,7 +247,7 @@ t.test('a ticket\'s file is there only for those who may read tickets', async (t
   const file = (await w.a.request({ method: 'POST', url: `/v1/files/uploads/${u.id}/complete`, token: w.token, headers: w.key() })).json.id;
   t.equal((await w.a.request({ url: `/v1/files/${file}`, token: w.token })).statusCode, 200, 'the manager finds it');
   const finance = await w.a.token(await w.a.createClient(w.org, { roles: 'finance' }));
-  // The file's row policy follows the ticket's (db/migrations/20261205000100): not found, not forbidden.
+  // The file's row policy follows the ticket's ("Files are visible where the linked resource is"): not found, not forbidden.
   assertProblem(t, await w.a.request({ url: `/v1/files/${file}`, token: finance }), 404, 'FILE_NOT_FOUND');
   await w.a.cli('org', 'set-ticket-policy', '--org', w.org, '--finance-may-read', 'true');
   t.equal((await w.a.request({ url: `/v1/files/${file}`, token: finance })).statusCode, 200, 'once finance may read tickets');

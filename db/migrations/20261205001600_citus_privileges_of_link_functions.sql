@@ -1,7 +1,0 @@
--- migrate:up
-
-/** Issue 37: on Citus, the functions of 20261205001500 get on every worker the privileges they
- * have on the coordinator (a migration of its own: see 20261205001200). */
-call app_private.citus_copy_privileges();
-
--- migrate:down
