@@ -8,7 +8,7 @@
 // beside the database (BESIDE_THE_DATABASE, for CI's time), each named with its reason when the run
 // starts. Name files or directories to run those instead.
 import postgres from 'postgres';
-import { citusMissing, startCluster, createClusterDatabase, dropClusterDatabase } from './citus.ts';
+import { citusMissing, startCluster, createClusterDatabase, dropClusterDatabase, dropDatabase } from './citus.ts';
 import { migrate, loadTestFixtures } from './db.ts';
 import { runTap, testFiles } from './tap.ts';
 
@@ -84,8 +84,8 @@ try {
   for (const node of nodes) {
     const sql = postgres(node, { max: 1, onnotice: () => {} });
     const leftovers = await sql`select datname from pg_database where datname like ${`svc_t_${process.pid}_%`}`;
-    for (const { datname } of leftovers) await sql.unsafe(`drop database if exists ${datname} with (force)`);
     await sql.end();
+    for (const { datname } of leftovers) await dropDatabase(node, datname);
   }
   await dropClusterDatabase(cluster, template);
   await cluster.stop();

@@ -13,6 +13,7 @@ import { createServer } from '../../src/http/server.ts';
 import type { Operation } from '../../src/http/operation.ts';
 import { run as admin } from '../../src/admin/cli.ts';
 import { withDatabase } from '../../scripts/db.ts';
+import { dropDatabase } from '../../scripts/citus.ts';
 import { testOperations } from './test-routes.ts';
 import { ContractChecker } from './contract.ts';
 
@@ -36,21 +37,7 @@ export async function createTestDatabase(t: Test): Promise<{ adminUrl: string; r
     await root.end();
   }
   t.teardown(async () => {
-    for (const server of servers) {
-      const r = postgres(server, { max: 1, onnotice: () => {} });
-      // FORCE ends the database's sessions and waits 5 s for them to go: on a loaded cluster a
-      // session a coordinator's backend had open on a worker may take longer (55006): try again.
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await r.unsafe(`drop database if exists ${name} with (force)`);
-          break;
-        } catch (e) {
-          if ((e as { code?: string }).code !== '55006' || attempt === 5) throw e;
-          await new Promise((done) => setTimeout(done, 1000));
-        }
-      }
-      await r.end();
-    }
+    for (const server of servers) await dropDatabase(server, name);
   });
   const adminUrl = withDatabase(SERVER, name);
   const config = loadConfig({ ...process.env, DATABASE_URL: adminUrl });

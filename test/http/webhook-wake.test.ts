@@ -19,8 +19,10 @@ async function waitOrExplain<T>(a: { admin: import('postgres').Sql }, wait: Prom
     const state = await a.admin`
       select e.resource_id, e.fanout_pending, d.status, d.attempt_count, d.lease_until is not null as leased,
              (select json_agg(json_build_object('n', x.attempt, 'status', x.response_status, 'error', x.error))
-                from app.webhook_delivery_attempts x where x.delivery_id = d.id) as attempts
-        from app.events e left join app.webhook_deliveries d on d.event_id = e.id
+                from app.webhook_delivery_attempts x
+               where x.organization_id = d.organization_id and x.delivery_id = d.id) as attempts
+        from app.events e
+        left join app.webhook_deliveries d on d.organization_id = e.organization_id and d.event_id = e.id
        where e.type = 'project.created' order by e.created_at`;
     throw new Error(`${(e as Error).message}; events: ${JSON.stringify(state)}`);
   }
