@@ -109,11 +109,15 @@ t.test('the worker loop: woken by the commit, every event sent once, past an eve
   // is the oldest, so first in every claim. Its project exists, so its client may read it.
   const [prj] = await a.admin`insert into app.projects (organization_id, code, name, currency)
     values (${w.org}, 'POISON', 'poison', 'EUR') returning id`;
-  const [bad] = await a.admin`insert into app.events (organization_id, type, resource_type, resource_id, resource_version, fanout_pending, created_at)
-    values (${w.org}, 'project.created', 'project', ${prj!.id}, 1, true, now() - interval '1 minute') returning id`;
-  await a.admin.unsafe(`create function public.poison() returns trigger language plpgsql as $$
-    begin if new.event_id = '${bad!.id}' then raise exception 'poisoned'; end if; return new; end $$;
-    create trigger poison before insert on app.webhook_deliveries for each row execute function public.poison()`);
+  // The event and its fault commit together: the loop's first claim may come at any moment.
+  const bad = await a.admin.begin(async (tx) => {
+    const [event] = await tx`insert into app.events (organization_id, type, resource_type, resource_id, resource_version, fanout_pending, created_at)
+      values (${w.org}, 'project.created', 'project', ${prj!.id}, 1, true, now() - interval '1 minute') returning id`;
+    await tx.unsafe(`create function public.poison() returns trigger language plpgsql as $$
+      begin if new.event_id = '${event!.id}' then raise exception 'poisoned'; end if; return new; end $$`);
+    await tx.unsafe('create trigger poison before insert on app.webhook_deliveries for each row execute function public.poison()');
+    return event!;
+  });
   const started = Date.now();
   await w.projects(7, 'L');
   const until = Date.now() + 15_000;

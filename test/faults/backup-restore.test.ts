@@ -82,7 +82,7 @@ t.test('pg_dump of a live database, restored into a new one, serves the API', { 
   t.ok(token2, 'the client secret issues new tokens');
 
   const after = await (await post(api2.url, '/v1/projects', { code: 'AFTER', name: 'After the restore' }, token2)).json();
-  const [delivery] = await rx.waitFor((e) => e.some((x) => x.body?.data?.object?.id === after.id), 20_000)
+  const [delivery] = await rx.waitFor((e) => e.some((x) => x.body?.data?.object?.id === after.id), 60_000)
     .then((e) => e.filter((x) => x.body?.data?.object?.id === after.id));
   t.ok(verifySignature(secret, delivery!.headers, delivery!.raw), 'the webhook secret still signs its deliveries');
 

@@ -57,7 +57,7 @@ t.test('pg_terminate_backend of every session, under load', async (t) => {
 
   // The in-process worker lost its sessions too: every project's event still arrives, fanned out once.
   const [{ n: projects }] = await sql`select count(*)::int as n from app.projects where organization_id = ${org}` as any;
-  const events = await rx.waitFor((e) => new Set(e.map((x) => x.body?.data?.object?.id)).size >= projects, 20_000).catch(async (e) => {
+  const events = await rx.waitFor((e) => new Set(e.map((x) => x.body?.data?.object?.id)).size >= projects, 60_000).catch(async (e) => {
     console.error(JSON.stringify(await sql`select task_identifier, locked_by is not null as locked, attempts, count(*)::int, min(run_at), max(locked_at) from graphile_worker.jobs group by 1,2,3`));
     console.error(JSON.stringify(await sql`select count(*) filter (where fanout_pending) as pending, count(*) from app.events`));
     console.error(JSON.stringify(await sql`select status, count(*) from app.webhook_deliveries group by 1`));

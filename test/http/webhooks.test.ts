@@ -253,7 +253,7 @@ t.test('receiver failures follow the rules: retry, permanent failure, no redirec
     const res = await a.request({ method: 'POST', url: `/v1/webhook-endpoints/${ep.id}/test`, token: p.token, headers: idem() });
     const id = res.json.id;
     let d: any;
-    const until = Date.now() + 15_000;
+    const until = Date.now() + 30_000;
     do {
       await sleep(100);
       d = (await a.request({ url: `/v1/webhook-endpoints/${ep.id}/deliveries/${id}`, token: p.token })).json;

@@ -134,12 +134,12 @@ t.test('two APIs and two workers against one database', async (t) => {
       if (res.status === 201) projects.push(res.json.id);
     };
     for (let i = 0; i < BURST / 2; i += 10) await Promise.all(Array.from({ length: 10 }, (_, k) => create(i + k)));
-    await rx.waitFor((e) => e.length >= 5, 20_000);
+    await rx.waitFor((e) => e.length >= 5, 60_000);
     await workers[0]!.kill('SIGKILL');
     t.pass('worker 1 killed mid-run');
     for (let i = BURST / 2; i < BURST; i += 10) await Promise.all(Array.from({ length: 10 }, (_, k) => create(i + k)));
     t.equal(projects.length, BURST, `${BURST} projects created through both APIs`);
-    const events = await rx.waitFor((e) => new Set(e.map((x) => x.body?.data?.object?.id)).size >= BURST, 60_000);
+    const events = await rx.waitFor((e) => new Set(e.map((x) => x.body?.data?.object?.id)).size >= BURST, 120_000);
     const delivered = new Set(events.map((x) => x.body.data.object.id));
     t.same([...delivered].sort(), [...projects].sort(), 'every event delivered at least once');
     const [fan] = await sql`
