@@ -53,6 +53,9 @@ interface Ctx {
   token: string;
   clientId: string;
   today: string;
+  /** Reads today again: a check against the server's today (future, a year ago) refreshes it first,
+   * because a run that crosses midnight in Berlin (23:00 UTC) moved the server's day under it. */
+  refresh: () => Promise<void>;
   /** n days before today (Europe/Berlin). */
   ago: (n: number) => string;
   project: string;
@@ -72,14 +75,15 @@ async function setup(t: Test): Promise<Ctx> {
   await a.addMember(p.orgId, WORKER, { roles: 'member' });
   await a.addMember(p.orgId, WORKER2, { roles: 'member' });
   await a.addMember(p.orgId, BOSS, { roles: 'member,manager' });
-  const [{ today }] = await a.admin`select (now() at time zone 'Europe/Berlin')::date::text as today` as any;
+  const readToday = async () => ((await a.admin`select (now() at time zone 'Europe/Berlin')::date::text as today`)[0] as any).today as string;
+  const today = await readToday();
   const projectReq = async (payload: Record<string, unknown>) => {
     const r = await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: key(), payload: { name: 'P', ...payload } });
     if (r.statusCode !== 201) throw new Error(`createProject: ${r.statusCode} ${r.body}`);
     return r.json.id as string;
   };
   const project = await projectReq({ code: 'MAIN' });
-  const ago = (n: number) => addDays(today, -n);
+  const ago = (n: number) => addDays(ctx.today, -n);
   const create: Ctx['create'] = (payload = {}, token = p.token) => a.request({ method: 'POST', url: '/v1/time-entries', token, headers: key(),
     payload: { subject: { member_id: WORKER }, project_id: project, work_date: ago(3), minutes: 60, ...payload } });
   const entry: Ctx['entry'] = async (payload = {}, token = p.token) => {
@@ -87,8 +91,9 @@ async function setup(t: Test): Promise<Ctx> {
     if (r.statusCode !== 201) throw new Error(`createTimeEntry: ${r.statusCode} ${r.body}`);
     return r.json;
   };
-  return {
+  const ctx: Ctx = {
     a, org: p.orgId, token: p.token, clientId: p.id, today, ago, project, create, entry, projectReq,
+    refresh: async () => { ctx.today = await readToday(); },
     get: (id, token = p.token) => a.request({ url: `/v1/time-entries/${id}`, token }),
     patch: (id, payload, ifMatch, token = p.token) => a.request({ method: 'PATCH', url: `/v1/time-entries/${id}`, token,
       headers: ifMatch === undefined ? {} : { 'if-match': ifMatch }, payload }),
@@ -96,6 +101,7 @@ async function setup(t: Test): Promise<Ctx> {
     del: (id, token = p.token, headers = key()) => a.request({ method: 'DELETE', url: `/v1/time-entries/${id}`, token, headers }),
     list: (query, token = p.token) => a.request({ url: `/v1/time-entries?${query}`, token }),
   };
+  return ctx;
 }
 
 /** The first errors[] entry with this pointer. */
@@ -186,10 +192,14 @@ t.test('createTimeEntry: shape, defaults, and every create error code', async (t
   });
 
   await t.test('INVALID_WORK_DATE: outside the project dates, future, more than 366 days ago -> /work_date', async (t) => {
-    const dated = await c.projectReq({ code: 'DATED', start_date: c.ago(10), end_date: c.ago(5) });
+    await c.refresh();
+    // The project's dates stay where they were made; what is checked against the server's today
+    // is written after a fresh read of it.
+    const d0 = c.today;
+    const dated = await c.projectReq({ code: 'DATED', start_date: addDays(d0, -10), end_date: addDays(d0, -5) });
     const cases: [string, Record<string, unknown>][] = [
-      ['before the project start', { project_id: dated, work_date: c.ago(11) }],
-      ['after the project end', { project_id: dated, work_date: c.ago(4) }],
+      ['before the project start', { project_id: dated, work_date: addDays(d0, -11) }],
+      ['after the project end', { project_id: dated, work_date: addDays(d0, -4) }],
       ['tomorrow (Europe/Berlin)', { work_date: addDays(c.today, 1) }],
       ['367 days ago', { work_date: c.ago(367) }],
     ];
@@ -200,9 +210,10 @@ t.test('createTimeEntry: shape, defaults, and every create error code', async (t
       t.equal(errorAt(r, '/work_date')?.code, 'INVALID_WORK_DATE', `pointer /work_date (${label})`);
       await unchanged(t, a, org, before, label);
     }
+    await c.refresh();
     for (const [label, payload] of [
-      ['project start', { project_id: dated, work_date: c.ago(10) }],
-      ['project end', { project_id: dated, work_date: c.ago(5) }],
+      ['project start', { project_id: dated, work_date: addDays(d0, -10) }],
+      ['project end', { project_id: dated, work_date: addDays(d0, -5) }],
       ['today', { work_date: c.today }],
       ['366 days ago', { work_date: c.ago(366) }],
     ] as const) {
@@ -211,6 +222,7 @@ t.test('createTimeEntry: shape, defaults, and every create error code', async (t
     }
     // --time-entry-future-days widens "today".
     await a.cli('org', 'set-policy', '--org', org, '--time-entry-future-days', '2');
+    await c.refresh();
     t.equal((await c.create({ work_date: addDays(c.today, 2) })).statusCode, 201, 'today + 2 allowed with future-days 2');
     const before = await state(a, org);
     const r = await c.create({ work_date: addDays(c.today, 3) });
@@ -532,6 +544,7 @@ t.test('updateTimeEntry: fields, If-Match, IMMUTABLE_FIELD, APPROVAL_REQUIRED, r
     t.equal((await a.request({ method: 'POST', url: `/v1/projects/${archived}/archive`, token: c.token, headers: key() })).statusCode, 200);
     const otherProject = await c.projectReq({ code: 'OTH2' });
     const tk = await a.request({ method: 'POST', url: '/v1/tasks', token: c.token, headers: key(), payload: { project_id: otherProject, name: 'x' } });
+    await c.refresh();
     const cases: [string, Record<string, unknown>, number, string, string][] = [
       ['future work_date', { work_date: addDays(c.today, 1) }, 422, 'INVALID_WORK_DATE', '/work_date'],
       ['too old work_date', { work_date: c.ago(400) }, 422, 'INVALID_WORK_DATE', '/work_date'],
