@@ -115,9 +115,25 @@ function portInUse(port: number): Promise<boolean> {
 
 /** The requests issue 21 compares with their own SQL: a list, the principal, a month of time
  * entries, invoices, and a task creation (in the benchmarked organization's first project). */
-async function ratioCases(token: string) {
-  const res = await fetch(`${BASE}/v1/projects?limit=1`, { headers: { authorization: `Bearer ${token}` } });
-  const project = ((await res.json()) as { data: { id: string }[] }).data[0];
+/** The first item of a list through the API, when the parts that seed it ran. */
+async function firstOf(token: string, path: string): Promise<{ id: string } | undefined> {
+  const res = await fetch(`${BASE}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  return res.ok ? ((await res.json()) as { data: { id: string }[] }).data[0] : undefined;
+}
+
+async function ratioCases(token: string, url: string, clientId: string) {
+  const project = await firstOf(token, '/v1/projects?limit=1');
+  const ticket = await firstOf(token, '/v1/tickets?limit=1');
+  const file = await firstOf(token, '/v1/files?limit=1');
+  const run = await firstOf(token, '/v1/runs?limit=1');
+  const conversation = await firstOf(token, '/v1/conversations?limit=1');
+  // A report run of the reports part with its rows kept (no list operation names runs).
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const [report] = await sql<{ id: string; report_id: string }[]>`select r.id, r.report_id from app.report_runs r
+    join app.api_clients c on c.organization_id = r.organization_id and c.id = ${clientId}
+   where r.status = 'succeeded' and not r.results_purged and r.format = 'json' order by r.row_count desc nulls last limit 1`;
+  await sql.end();
+  const get = (name: string, path: string) => ({ name, method: 'GET' as const, path, status: 200 });
   const now = new Date();
   const first = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)).toISOString().slice(0, 10);
   const last = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 0)).toISOString().slice(0, 10);
@@ -129,6 +145,13 @@ async function ratioCases(token: string) {
     { name: 'GET /v1/invoices?limit=50', method: 'GET' as const, path: '/v1/invoices?limit=50', status: 200 },
     ...(project ? [{ name: 'POST /v1/tasks', method: 'POST' as const, path: '/v1/tasks', status: 201,
       body: JSON.stringify({ project_id: project.id, name: 'Ratio bench task', priority: 'high' }) }] : []),
+    // Issue 39: every other list and get the parts seeded.
+    ...(ticket ? [get('GET /v1/tickets?limit=50', '/v1/tickets?limit=50'), get('GET /v1/tickets/{id}', `/v1/tickets/${ticket.id}`)] : []),
+    ...(file ? [get('GET /v1/files?limit=50', '/v1/files?limit=50'), get('GET /v1/files/{id}', `/v1/files/${file.id}`)] : []),
+    ...(run ? [get('GET /v1/runs?limit=50', '/v1/runs?limit=50'), get('GET /v1/runs/{id}', `/v1/runs/${run.id}`)] : []),
+    ...(conversation ? [get('GET /v1/conversations?limit=50', '/v1/conversations?limit=50'),
+      get('GET /v1/conversations/{id}/messages?limit=50', `/v1/conversations/${conversation.id}/messages?limit=50`)] : []),
+    ...(report ? [get('GET report results (limit=100)', `/v1/reports/${report.report_id}/runs/${report.id}/results?limit=100`)] : []),
   ];
 }
 
@@ -345,7 +368,7 @@ async function main(): Promise<number> {
   // Issue 21: each request next to pgbench replaying its own SQL (bench/ratio.ts), over what the parts above seeded.
   const ratio = only.has('ratio') ? await runRatioBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP,
     serverGroup: server?.pid },
-    await ratioCases(token)) : skipped;
+    await ratioCases(token, url, client.id)) : skipped;
   // Issue 6 (outbox and webhooks): bench/webhooks.ts, last (its endpoint would receive the others' events).
   const webhooks = only.has('webhooks') ? await runWebhookBench({ url, base: BASE, token, clientId: client.id }) : skipped;
   // Issue 20 (faults): bench/soak.ts, minutes of mixed load on the same server, last.
