@@ -52,7 +52,10 @@ export async function runAgentBench(o: BenchOptions & { serverGroup?: number }):
         insert into app.runs (organization_id, kind, agent_id, agent_version, client_id, input)
         select ${org}, 'agent', 'agt_echo', '1.0.0', ${o.clientId}, '{"message":"drain"}' from generate_series(1, ${DRAIN_RUNS}::int)
         returning id`;
-      await tx`select app_private.queue_agent_run(id) from unnest(${ids.map((r) => r.id)}::text[]) id`;
+      // As the owner, outside a request: queue_agent_run reads the request's organization, so the job is
+      // queued as it does, naming the organization itself.
+      await tx`select app_private.queue_job(${org}, 'agent_run', json_build_object('run_id', id), null, 3)
+                 from unnest(${ids.map((r) => r.id)}::text[]) id`;
     });
     for (;;) {
       const [left] = await sql<{ n: number }[]>`select count(*)::int as n from app.runs where organization_id = ${org} and input = '{"message":"drain"}' and status <> 'succeeded'`;
