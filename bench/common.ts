@@ -37,6 +37,22 @@ export async function cli(url: string, ...argv: string[]): Promise<Record<string
   return r.out as Record<string, unknown>;
 }
 
+export const basic = (c: { id: string; secret: string }) =>
+  'Basic ' + Buffer.from(`${encodeURIComponent(c.id)}:${encodeURIComponent(c.secret)}`).toString('base64');
+export const TOKEN_FORM = 'grant_type=client_credentials&scope=svc.api';
+
+/** An access token of an API Client, from the running server's token endpoint. */
+export async function clientToken(base: string, client: { id: string; secret: string }): Promise<string> {
+  const res = await fetch(`${base}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client) },
+    body: TOKEN_FORM,
+  });
+  const body = await res.text();
+  if (res.status !== 200) throw new Error(`POST /oauth/token: ${res.status} ${body}`);
+  return (JSON.parse(body) as { access_token: string }).access_token;
+}
+
 /** The largest resident set (VmRSS, KiB) among the live processes of a process group (the server's node process). */
 export function serverRssKb(group: number): number {
   let best = 0;

@@ -12,6 +12,21 @@ const ENTRIES = Number(process.env.BENCH_REPORT_ENTRIES ?? 500_000);
 const PROJECTS = 50;
 const MIB = 1024 * 1024;
 
+/** The run's stored rows as PostgreSQL's CSV, columns in the run's order: bytes and milliseconds. */
+async function copyCsv(url: string, runId: string, columns: string[]): Promise<{ bytes: number; ms: number }> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const cols = columns.map((c) => `x.data->>'${c.replaceAll("'", "''")}' as "${c.replaceAll('"', '""')}"`).join(', ');
+    const t0 = process.hrtime.bigint();
+    const stream = await sql.unsafe(`copy (select ${cols} from app.report_results x where x.run_id = '${runId}' order by x.organization_id, x.run_id, x.n)
+      to stdout with (format csv, header)`).readable();
+    let bytes = 0;
+    for await (const part of stream as AsyncIterable<Buffer>) bytes += part.length;
+    return { bytes, ms: Number(process.hrtime.bigint() - t0) / 1e6 };
+  } finally {
+    await sql.end();
+  }
+}
 
 export async function runReportBench(o: BenchOptions & { serverGroup?: number }): Promise<BenchResult> {
   const auth = { authorization: `Bearer ${o.token}` };
@@ -70,13 +85,22 @@ export async function runReportBench(o: BenchOptions & { serverGroup?: number })
   const res = await fetch(d.download_url);
   let bytes = 0;
   let lines = 0;
+  let header = '';
   for await (const part of res.body as unknown as AsyncIterable<Uint8Array>) {
+    if (!header.includes('\r\n')) header += Buffer.from(part).toString('utf8');
     bytes += part.length;
     for (const b of part) if (b === 10) lines++;
   }
   const dlMs = Number(process.hrtime.bigint() - t1) / 1e6;
   if (sampler) clearInterval(sampler);
   if (lines !== runDoc.row_count + 1) failed.push('report download');
+
+  // The yardstick: PostgreSQL's own CSV of the same stored rows, their columns in the run's order,
+  // as the owner over TCP, read to the end by this process as the download was.
+  log('COPY of the same rows TO STDOUT WITH CSV');
+  const copy = await copyCsv(o.url, created.id, header.split('\r\n')[0]!.split(','));
+  const apiMBps = bytes / MIB / (dlMs / 1000);
+  const copyMBps = copy.bytes / MIB / (copy.ms / 1000);
 
   const markdown = [
     `### Reports (issue 16): rpt_time_by_project over ${ENTRIES.toLocaleString('en')} time entries (a year, ${PROJECTS} projects × 1,000 members)`,
@@ -85,7 +109,9 @@ export async function runReportBench(o: BenchOptions & { serverGroup?: number })
     '|---|---|',
     `| run: createReportRun → succeeded (worker in the server process) | ${(runMs / 1000).toFixed(2)} s, ${runDoc.row_count.toLocaleString('en')} rows |`,
     `| getReportResults?limit=100, ${o.connections} connections, ${o.duration} s | ${Math.round(pages.requests.average)} req/s, p50 ${pages.latency.p50} ms, p99 ${pages.latency.p99} ms |`,
-    `| CSV download | ${(bytes / MIB).toFixed(1)} MiB in ${dlMs.toFixed(0)} ms: ${(bytes / MIB / (dlMs / 1000)).toFixed(1)} MB/s |`,
+    `| CSV download | ${(bytes / MIB).toFixed(1)} MiB in ${dlMs.toFixed(0)} ms: ${apiMBps.toFixed(1)} MB/s |`,
+    `| \`COPY (…) TO STDOUT WITH (FORMAT csv, HEADER)\` of the same rows | ${(copy.bytes / MIB).toFixed(1)} MiB in ${copy.ms.toFixed(0)} ms: ${copyMBps.toFixed(1)} MB/s |`,
+    `| CSV download ÷ COPY (MB/s) | **${(apiMBps / copyMBps).toFixed(2)}** (aim ≥ 0.5) |`,
     `| server RSS during the download | ${o.serverGroup ? `${Math.round(before / 1024)} MiB before, peak ${Math.round(peak / 1024)} MiB (+${Math.round((peak - before) / 1024)} MiB)` : 'not measured'} |`,
     '',
   ].join('\n');

@@ -6,7 +6,7 @@
 // BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 20), BENCH_PORT (default 3999),
 // BENCH_SERVER_NODE_ARGS (node flags for the server, before its script: e.g. "--cpu-prof --cpu-prof-dir=bench/results/prof";
 // Node 20 refuses --cpu-prof in NODE_OPTIONS).
-// BENCH_ONLY (comma-separated parts to run: core, tasks, scale, citus, time, invoices, files, tickets, reports, agents, conversations, ratio, webhooks, soak, faults, failover; default all; scale needs tasks;
+// BENCH_ONLY (comma-separated parts to run: core, tasks, scale, citus, time, invoices, files, tickets, reports, agents, streams, conversations, ratio, webhooks, soak, faults, failover; default all; scale needs tasks;
 // ratio measures what tasks, time and invoices seeded). BENCH_RATIO_CONNECTIONS/ROUNDS/DURATION: the ratio part's wrk and pgbench.
 // BENCH_SOAK_MINUTES (default 10): length of the soak part. BENCH_FAULT_RUNS (default 100): runs of the faults part; BENCH_FAILOVER_RUNS (default 5), of the failover part.
 // BENCH_INVOICES_ANALYZE=0 skips the ANALYZE bench/invoices.ts runs after its createInvoice warm-up.
@@ -34,6 +34,8 @@ import { runFileBench } from './files.ts';
 import { runTicketBench } from './tickets.ts';
 import { runReportBench } from './reports.ts';
 import { runAgentBench } from './agents.ts';
+import { runStreamBench } from './streams.ts';
+import { basic, clientToken, TOKEN_FORM } from './common.ts';
 import { BENCH_MODEL_ENV, runConversationBench, startScriptedModel } from './conversations.ts';
 
 const DATABASE = 'svc_bench';
@@ -235,21 +237,6 @@ process.once('SIGTERM', () => void cleanup().then(() => process.exit(143)));
 // Last resort (e.g. an uncaught exception): never leave the server running.
 process.once('exit', () => { if (server?.pid) try { process.kill(-server.pid, 'SIGKILL'); } catch { /* gone */ } });
 
-const basic = (c: { id: string; secret: string }) =>
-  'Basic ' + Buffer.from(`${encodeURIComponent(c.id)}:${encodeURIComponent(c.secret)}`).toString('base64');
-const TOKEN_FORM = 'grant_type=client_credentials&scope=svc.api';
-
-async function fetchToken(client: { id: string; secret: string }): Promise<string> {
-  const res = await fetch(`${BASE}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client) },
-    body: TOKEN_FORM,
-  });
-  const body = await res.text();
-  if (res.status !== 200) throw new Error(`POST /oauth/token: ${res.status} ${body}`);
-  return (JSON.parse(body) as { access_token: string }).access_token;
-}
-
 interface Target { name: string; path: string; method?: string; headers?: Record<string, string>; body?: string }
 
 /** One request before the load, so a misconfiguration fails with its response instead of a column of non-2xx. */
@@ -303,7 +290,7 @@ async function main(): Promise<number> {
   const model = await startScriptedModel();
   model.unref();
   await startServer(url);
-  const token = await fetchToken(client);
+  const token = await clientToken(BASE, client);
   const bearer = { authorization: `Bearer ${token}` };
 
   const targets: Target[] = [
@@ -313,7 +300,7 @@ async function main(): Promise<number> {
     { name: 'POST /oauth/token', path: '/oauth/token', method: 'POST', body: TOKEN_FORM,
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client) } },
   ];
-  const only = new Set((process.env.BENCH_ONLY ?? 'core,tasks,scale,citus,time,invoices,files,tickets,reports,agents,conversations,ratio,webhooks,soak,faults,failover').split(',').map((x) => x.trim()));
+  const only = new Set((process.env.BENCH_ONLY ?? 'core,tasks,scale,citus,time,invoices,files,tickets,reports,agents,streams,conversations,ratio,webhooks,soak,faults,failover').split(',').map((x) => x.trim()));
   const rows: Row[] = [];
   for (const t of only.has('core') ? targets : []) {
     await check(t);
@@ -362,6 +349,11 @@ async function main(): Promise<number> {
     ? await runAgentBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP,
       serverGroup: server?.pid })
     : skipped;
+  // Issue 39: 1,000 open run event streams of 40 clients under 200 events/s (bench/streams.ts).
+  const streams = only.has('streams')
+    ? await runStreamBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP,
+      serverGroup: server?.pid })
+    : skipped;
   // Issue 18 (conversations): bench/conversations.ts, message → reply stored with a scripted model on loopback.
   const conversations = only.has('conversations')
     ? await runConversationBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
@@ -388,14 +380,14 @@ async function main(): Promise<number> {
       `Node ${process.version}, ${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB.`,
     '',
   ].join('\n');
-  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + scale.markdown + '\n' + citus.markdown + '\n' + time.markdown + '\n' + invoices.markdown + '\n' + files.markdown + '\n' + tickets.markdown + '\n' + reports.markdown + '\n' + agents.markdown + '\n' + conversations.markdown + '\n' + ratio.markdown + '\n' + webhooks.markdown + '\n' + soak.markdown + '\n' + faults.markdown + '\n' + failover.markdown;
+  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + scale.markdown + '\n' + citus.markdown + '\n' + time.markdown + '\n' + invoices.markdown + '\n' + files.markdown + '\n' + tickets.markdown + '\n' + reports.markdown + '\n' + agents.markdown + '\n' + streams.markdown + '\n' + conversations.markdown + '\n' + ratio.markdown + '\n' + webhooks.markdown + '\n' + soak.markdown + '\n' + faults.markdown + '\n' + failover.markdown;
   process.stdout.write('\n' + text);
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.md', text);
   log('table written to bench/results/latest.md');
 
   const bad = rows.filter((r) => r.result.non2xx > 0 || r.result.errors > 0 || r.result.timeouts > 0);
-  const failed = [...bad.map((r) => r.name), ...tasks.failed, ...scale.failed, ...citus.failed, ...time.failed, ...invoices.failed, ...files.failed, ...tickets.failed, ...reports.failed, ...agents.failed, ...conversations.failed, ...webhooks.failed, ...soak.failed, ...faults.failed, ...failover.failed];
+  const failed = [...bad.map((r) => r.name), ...tasks.failed, ...scale.failed, ...citus.failed, ...time.failed, ...invoices.failed, ...files.failed, ...tickets.failed, ...reports.failed, ...agents.failed, ...streams.failed, ...conversations.failed, ...ratio.failed, ...webhooks.failed, ...soak.failed, ...faults.failed, ...failover.failed];
   if (failed.length) {
     log(`FAILED: non-2xx responses or errors for ${failed.join(', ')}`);
     return 1;

@@ -197,6 +197,9 @@ export interface StreamContext<P = any, Q = any> {
   /** Rate-limit headers, to be sent with the response. */
   headers: Record<string, string>;
   read: <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>;
+  /** A point read's rows in one statement with the request context set again from the token (no
+   * transaction): what a stream reads on every wake-up. */
+  rows: (query: RawBuilder<Record<string, unknown>>) => Promise<Record<string, any>[]>;
 }
 
 export interface OperationResult {

@@ -200,8 +200,10 @@ async function streamRunEvents(ctx: StreamContext): Promise<import('@hapi/hapi')
       { errors: [{ pointer: '/headers/last-event-id', detail: 'not an event id of this stream', code: 'INVALID_REQUEST' }] });
   }
   const after = raw ? Number(raw) : 0;
-  const read = (from: number) => ctx.read(async (tx) => (await sql<EventRow>`
-    select * from api.run_events_after(${runId}, ${from}::integer, ${STREAM_BATCH}::integer)`.execute(tx)).rows);
+  // One statement a read (the token checked in it), pipelined with other point reads: a wake-up
+  // reaches every stream of the run at once.
+  const read = async (from: number) => await ctx.rows(sql`
+    select * from api.run_events_after(${runId}, ${from}::integer, ${STREAM_BATCH}::integer)`) as EventRow[];
 
   const leave = app.runEvents.admit(ctx.clientId, app.config.agents.streamsPerClient);
   if (!leave) {
@@ -229,7 +231,7 @@ async function openRunEventStream(ctx: StreamContext, read: (from: number) => Pr
   const finish = () => {
     if (ended) return;
     ended = true;
-    clearInterval(heartbeat);
+    clearTimeout(heartbeat);
     unsubscribe();
     leave();
     out.end();
@@ -294,12 +296,19 @@ async function openRunEventStream(ctx: StreamContext, read: (from: number) => Pr
     if (first.length === STREAM_BATCH) dirty = true;
     // Each heartbeat also reads (with the token checked again), so an idle stream of a revoked
     // client or an expired token ends within one heartbeat.
-    heartbeat = setInterval(() => {
+    // The first beat comes at a random point of the first interval, so that streams opened
+    // together (a reconnecting fleet) do not all read in the same instant ever after.
+    const beat = () => {
       if (ended) return;
       out.write(': ping\n\n');
       dirty = true;
       void pump();
-    }, app.config.agents.streamHeartbeatMs);
+    };
+    const every = app.config.agents.streamHeartbeatMs;
+    heartbeat = setTimeout(() => {
+      beat();
+      if (!ended) heartbeat = setInterval(beat, every);
+    }, Math.ceil(every * Math.random()));
     if (request.raw.res.destroyed || request.raw.req.destroyed) finish();
     else void pump();
   }

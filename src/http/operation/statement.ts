@@ -1,7 +1,7 @@
 // A read in one statement and one round trip (README "Adding an endpoint"): begin_request, the
 // read's checks and its query in one statement, no BEGIN or COMMIT, the body built by PostgreSQL.
 import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { ReadStatement, StatementOperation } from '../operation.ts';
 import type { Caller, Endpoint, Runner } from './endpoint.ts';
 import { begin, inTransaction, outcomeError } from './begin.ts';
@@ -34,26 +34,35 @@ async function answerInvalid(endpoint: Endpoint, caller: Caller, request: Reques
   await inTransaction(endpoint.app, (tx) => begin(endpoint, tx, caller, request));
 }
 
-/** The context begin_request sets lives as long as the statement's own transaction, and the
- * query's rows wait for READY (an InitPlan over request_checks), so nothing is read before the
- * context and the checks exist. The query is gated here as well, so a route that forgot READY
- * still runs its checks first. */
-async function answerStatement({ op, app, roles }: Endpoint, plan: ReadStatement, h: ResponseToolkit, caller: Caller,
+async function answerStatement(endpoint: Endpoint, plan: ReadStatement, h: ResponseToolkit, caller: Caller,
   rateHeaders: Record<string, string>): Promise<ResponseObject> {
-  const checks = plan.checks?.length
-    ? sql.join(plan.checks.map((c, i) => sql`${c} as ${sql.ref(`check_${i}`)}`))
-    : sql`true as ready`;
-  const [row] = await app.database.query(sql<Record<string, any>>`
-    with request as materialized (
-           select * from api.begin_request(${caller.organizationId}, ${caller.tokenSha256}, ${roles}::text[])),
-         request_checks as materialized (select ${checks} from request where request.outcome = 'ok')
-    select request.outcome as request_outcome, r.*
-      from request left join lateral (select true as found, q.* from (${plan.query}) q where ${READY}) r on true`
-    .compile(app.database.db), { point: plan.point });
-  if (row?.request_outcome !== 'ok') throw outcomeError(op, row?.request_outcome);
-  const out = plan.respond(row.found ? row : undefined);
+  const { op } = endpoint;
+  const { outcome, rows: [row] } = await rowsInContext(endpoint, caller, plan.query, plan.checks, plan.point);
+  if (outcome !== 'ok') throw outcomeError(op, outcome);
+  const out = plan.respond(row);
   const headers: Record<string, string> = { ...(out.headers ?? {}) };
   if (out.version !== undefined) headers.ETag = etagOf(out.version);
   const body = out.body instanceof RawJson ? out.body.text : out.body === undefined ? '' : JSON.stringify(wireOrder(out.body));
   return sendAnswer(h, { replay: false, status: out.status ?? op.response.status, headers, body }, rateHeaders);
+}
+
+/** A query's rows in the caller's context, in one statement and one round trip: begin_request, the
+ * checks, then the query. The context begin_request sets lives as long as the statement's own
+ * transaction, and the query's rows wait for READY (an InitPlan over request_checks), so nothing
+ * is read before the context and the checks exist. The query is gated here as well, so a route
+ * that forgot READY still runs its checks first. `outcome` is begin_request's (undefined if the
+ * answer was lost); `rows` are the query's, none unless the outcome is ok. */
+export async function rowsInContext({ app, roles }: Endpoint, caller: Caller, query: RawBuilder<Record<string, unknown>>,
+  checkList?: RawBuilder<unknown>[], point?: boolean): Promise<{ outcome: string | undefined; rows: Record<string, any>[] }> {
+  const checks = checkList?.length
+    ? sql.join(checkList.map((c, i) => sql`${c} as ${sql.ref(`check_${i}`)}`))
+    : sql`true as ready`;
+  const rows = await app.database.query(sql<Record<string, any>>`
+    with request as materialized (
+           select * from api.begin_request(${caller.organizationId}, ${caller.tokenSha256}, ${roles}::text[])),
+         request_checks as materialized (select ${checks} from request where request.outcome = 'ok')
+    select request.outcome as request_outcome, r.*
+      from request left join lateral (select true as found, q.* from (${query}) q where ${READY}) r on true`
+    .compile(app.database.db), { point });
+  return { outcome: rows[0]?.request_outcome, rows: rows[0]?.found ? rows : [] };
 }
