@@ -363,7 +363,7 @@ async function main(): Promise<number> {
     serverGroup: server?.pid },
     await ratioCases(token, url, client.id)) : skipped;
   // Issue 6 (outbox and webhooks): bench/webhooks.ts, last (its endpoint would receive the others' events).
-  const webhooks = only.has('webhooks') ? await runWebhookBench({ url, base: BASE, token, clientId: client.id }) : skipped;
+  const webhooks = only.has('webhooks') ? await runWebhookBench({ url, base: BASE, token, clientId: client.id, serverGroup: server?.pid }) : skipped;
   // Issue 20 (faults): bench/soak.ts, minutes of mixed load on the same server, last.
   const soak = only.has('soak')
     ? await runSoakBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })

@@ -16,12 +16,13 @@
 // event's receipt time, latency and id go to bench/results/webhooks-steady.txt (for finding stalls).
 // Last, graphile-worker's own rate for as many no-op jobs as the burst has events, in the same run.
 import https from 'node:https';
+import { cpus } from 'node:os';
 import http from 'node:http';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHmac, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
-import { graphileNoopJobsPerSecond } from './common.ts';
+import { cpuMs, graphileNoopJobsPerSecond } from './common.ts';
 
 const TLS = new URL('../test/fixtures/tls/', import.meta.url);
 export const BENCH_WEBHOOK_ENV = {
@@ -38,7 +39,7 @@ const HISTORY = Number(process.env.WEBHOOK_HISTORY ?? 20_000);
 const NOOP_JOBS = BURST;
 const WORKER_CONCURRENCY = Number(process.env.SVC_WORKER_CONCURRENCY ?? 16);
 
-export interface WebhookBenchOptions { url: string; base: string; token: string; clientId: string }
+export interface WebhookBenchOptions { url: string; base: string; token: string; clientId: string; serverGroup?: number }
 
 /** The creates' client: node:http on kept-alive sockets (Node's fetch cost the bench ~1.4 ms of CPU
  * per request, on the two cores the API and PostgreSQL share; under overload it also opened new
@@ -220,6 +221,9 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<{ markdow
     let apiFailures = 0;
     const failureKinds = new Map<string, number>();
     const fail = (kind: string) => { apiFailures++; failureKinds.set(kind, (failureKinds.get(kind) ?? 0) + 1); };
+    // CPU over the phase, each create with its delivery: what bounds the rate served on this machine.
+    const cpu0 = cpuMs(o.serverGroup);
+    const bench0 = process.cpuUsage();
     const a0 = Date.now();
     let lastAnswer = a0;
     const sent: Promise<void>[] = [];
@@ -245,6 +249,12 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<{ markdow
     const apiUntil = Date.now() + 60_000;
     const arrived = () => [...answeredAt.keys()].filter((id) => receivedByResource.has(id)).length;
     while (arrived() < answeredAt.size && Date.now() < apiUntil) await new Promise((r) => setTimeout(r, 50));
+    const cpu1 = cpuMs(o.serverGroup);
+    const benchCpu = process.cpuUsage(bench0);
+    const perCreate = (ms: number) => (answeredAt.size ? (ms * 1000) / answeredAt.size : NaN); // µs
+    const apiCpu = { server: perCreate(cpu1.server - cpu0.server), postgres: perCreate(cpu1.postgres - cpu0.postgres),
+      bench: perCreate((benchCpu.user + benchCpu.system) / 1000) };
+    const apiCpuTotal = apiCpu.server + apiCpu.postgres + apiCpu.bench;
     const apiLatencies = [...answeredAt].filter(([id]) => receivedByResource.has(id))
       .map(([id, at]) => receivedByResource.get(id)! - at).sort((x, y) => x - y);
     const apiStages = await webhookStages(sql, ep.id, apiReceipts);
@@ -291,6 +301,8 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<{ markdow
         `| through the API: createProject offered at ${RATE}/s for ${API_SECONDS} s (open loop): served | ${answeredAt.size} / ${apiTotal}, **${servedPerSecond.toFixed(0)}/s** |`,
         `| through the API: 201 answer → receipt p50 / p99 / max | ${pct(apiLatencies, 0.5)} / **${pct(apiLatencies, 0.99)}** / ${apiLatencies[apiLatencies.length - 1]} ms |`,
         `| through the API: the create itself, scheduled send → answer, p50 / p99 | ${pct(createSorted, 0.5)} / ${pct(createSorted, 0.99)} ms |`,
+        `| through the API: CPU per create with its delivery: server / PostgreSQL / this process (load and receiver) | ${apiCpu.server.toFixed(0)} / ${apiCpu.postgres.toFixed(0)} / ${apiCpu.bench.toFixed(0)} µs |`,
+        `| through the API: the machine's ceiling, ${cpus().length} cores ÷ that CPU | ${(cpus().length * 1e6 / apiCpuTotal).toFixed(0)} creates/s |`,
         `| burst of ${BURST} events (one transaction): delivered | ${burstReceived} / ${BURST} |`,
         `| burst: sustained deliveries per second (first → last receipt) | ${Math.round(burstReceived / Math.max(0.001, (last - first) / 1000))} |`,
         `| graphile-worker's own no-op jobs per second (${NOOP_JOBS} jobs, concurrency ${WORKER_CONCURRENCY}, same database, same run) | ${noopPerS.toFixed(0)} |`,
