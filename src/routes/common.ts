@@ -23,7 +23,9 @@ export const email = Joi.string().email({ tlds: false }).max(320).description('a
 /** A calendar date that exists (2026-02-30 does not). */
 export const date = Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/).custom((v: string, h) => {
   const d = new Date(`${v}T00:00:00Z`);
-  return Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== v ? h.error('any.invalid') : v;
+  // Year 0000 is a date to JavaScript (ISO 8601's 1 BC) and none to PostgreSQL, whose cast would
+  // answer for the client's input.
+  return Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== v || v.startsWith('0000') ? h.error('any.invalid') : v;
 }).message('must be an existing calendar date, YYYY-MM-DD');
 export const timestamp = Joi.string().isoDate();
 /** The levels and bytes a free-form JSON value may hold, checked without recursion. */

@@ -231,7 +231,7 @@ t.test('createTimeEntry: shape, defaults, and every create error code', async (t
     await unchanged(t, a, org, before, 'today + 3');
     await a.cli('org', 'set-policy', '--org', org, '--time-entry-future-days', '0');
     // A date that does not exist, or is not YYYY-MM-DD: the spec's code for the field wins.
-    for (const bad of ['2025-02-30', '2025-2-3', 'yesterday']) {
+    for (const bad of ['2025-02-30', '2025-2-3', 'yesterday', '0000-01-01']) {
       const b2 = await state(a, org);
       assertProblem(t, await c.create({ work_date: bad }), 422, 'INVALID_WORK_DATE');
       await unchanged(t, a, org, b2, bad);
@@ -818,6 +818,7 @@ t.test('listTimeEntries: filters, ordering, pagination, bounded org-wide listing
 
   await t.test('list parameters: limit bounds, cursors, malformed filters', async (t) => {
     for (const q of [`${range}&limit=0`, `${range}&limit=201`, `${range}&status=deleted`, `${range}&work_date_gte=2025-13-01`,
+      `work_date_gte=0000-01-01&work_date_lte=0000-01-02`, `member_id=a@b.example&work_date_gte=0000-01-01`,
       'member_id=not-an-email', 'project_id=tsk_x', `${range}&billable=maybe`]) {
       assertProblem(t, await c.list(q), 400, 'INVALID_REQUEST');
     }
