@@ -1149,6 +1149,25 @@ $_$;
 
 
 --
+-- Name: file_upload_chunks(text, integer, bytea[]); Type: FUNCTION; Schema: api; Owner: -
+--
+
+CREATE FUNCTION api.file_upload_chunks(p_upload_id text, p_first_seq integer, VARIADIC p_data bytea[]) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+declare
+  v__organization_id text := app.current_organization_id();
+begin
+  insert into app.file_chunks (organization_id, upload_id, seq, data)
+  select v__organization_id, p_upload_id, p_first_seq + (d.n - 1)::integer, d.data
+    from unnest(p_data) with ordinality d (data, n);
+end
+$$;
+
+
+--
 -- Name: file_upload_chunks(text, integer, text[]); Type: FUNCTION; Schema: api; Owner: -
 --
 
@@ -15410,4 +15429,6 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261128181200'),
     ('20261128181300'),
     ('20261128181400'),
-    ('20261128181500');
+    ('20261128181500'),
+    ('20261129040000'),
+    ('20261129040100');

@@ -21,9 +21,9 @@ export interface FileStore {
 }
 
 /** Chunks written per statement (at 32 KiB chunks: 256 KiB per round trip). Chunks travel as
- * base64 text (postgres.js sends parameters as text: bytea would be hex, half again as large);
- * small chunks keep each string under V8's large-object size, so a transfer's garbage is
- * collected young instead of piling up until a full collection (measured in bench/files.ts). */
+ * bytea parameters in binary format (patches/postgres+3.4.9.patch, change 16): no string of them
+ * is made in the JS heap, where base64 text held until the statement answered was promoted to the
+ * old generation and piled up until a full collection (bench/files.ts, docs/benchmarks.md). */
 const WRITE_BATCH = 8;
 /** Chunks read per statement when streaming out (1 MiB). */
 const READ_BATCH = 32;
@@ -40,7 +40,7 @@ export const postgresStore: FileStore = {
     let batch: Buffer[] = [];
     const write = async () => {
       if (!batch.length) return;
-      await sql`select api.file_upload_chunks(${upload.id}, ${seq}::integer, ${sql.join(batch.map((b) => sql`${b.toString('base64')}::text`))})`.execute(tx);
+      await sql`select api.file_upload_chunks(${upload.id}, ${seq}::integer, ${sql.join(batch.map((b) => sql`${b}::bytea`))})`.execute(tx);
       seq += batch.length;
       batch = [];
     };

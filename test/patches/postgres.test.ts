@@ -313,3 +313,31 @@ t.test('change 14: target_session_attrs=read-write turns a hot standby away, rea
   t.equal(await settle(pool('read-write')`select 1`), 'TARGET_SESSION_ATTRS', 'read-write: turned away (before: taken)');
   t.equal(await settle(pool('read-only')`select 1`), 'answered', 'read-only: taken (before: turned away)');
 });
+
+t.test('change 16: a bytea parameter given as bytes is sent in binary format, byte for byte', async (t) => {
+  const { adminUrl } = await createTestDatabase(t);
+  const { sql, sockets } = onOwnSockets(adminUrl);
+  t.teardown(() => sql.end({ timeout: 1 }));
+  await sql`select 1`;
+  let written = 0;
+  const socket = sockets[0]!;
+  const write = socket.write;
+  socket.write = function (this: net.Socket, chunk: Buffer, ...rest: unknown[]) {
+    written += chunk.length;
+    return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+  } as typeof socket.write;
+  const every = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+  const big = Buffer.alloc(1 << 20, every);
+  // Text and binary parameters mixed, a null and an empty one among them, and a view of a larger buffer.
+  const [r] = await sql<{ a: string; b: string; c: string; d: string | null; e: number; f: string }[]>`
+    select md5(${big}::bytea) as a, ${'text'}::text as b, encode(${every}::bytea, 'hex') as c,
+           ${null}::bytea as d, octet_length(${Buffer.alloc(0)}::bytea) as e,
+           encode(${every.subarray(250, 254)}::bytea, 'hex') as f`;
+  t.equal(r!.a, (await import('node:crypto')).createHash('md5').update(big).digest('hex'), '1 MiB arrives intact');
+  t.equal(r!.b, 'text', 'a text parameter beside them still arrives as text');
+  t.equal(r!.c, every.toString('hex'), 'every byte value arrives as itself');
+  t.equal(r!.d, null);
+  t.equal(r!.e, 0, 'an empty one is empty');
+  t.equal(r!.f, 'fafbfcfd', 'a view of a larger buffer sends its own bytes only');
+  t.ok(written < 1.1 * (1 << 20), `${written} bytes written for 1 MiB of bytea (before: over 2 MiB, as hex text)`);
+});
