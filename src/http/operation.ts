@@ -205,7 +205,7 @@ export interface StreamContext<P = any, Q = any> {
 export interface OperationResult {
   status?: number;
   body: unknown;
-  /** Row version: sent as a strong ETag. */
-  version?: number;
+  /** Row version: sent as a strong ETag. A resource without versions (a file) has none: null. */
+  version?: number | null;
   headers?: Record<string, string>;
 }

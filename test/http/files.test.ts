@@ -140,6 +140,9 @@ t.test('upload, verify, ready, list, download with ranges, archive', async (t) =
 
   const arch = await w.a.request({ method: 'POST', url: `/v1/files/${file.id}/archive`, token: w.token, headers: { 'idempotency-key': w.key() } });
   t.match(arch.json, { status: 'archived', archived_at: /Z$/ });
+  // A file has no row version (api.files.version is null): no ETag, rather than "null".
+  t.equal(arch.headers.etag, undefined, 'archiveFile sends no ETag');
+  t.equal((await w.a.request({ url: `/v1/files/${file.id}`, token: w.token })).headers.etag, undefined, 'getFile sends no ETag');
   const twice = await w.a.request({ method: 'POST', url: `/v1/files/${file.id}/archive`, token: w.token, headers: { 'idempotency-key': w.key() } });
   t.equal(twice.statusCode, 200, 'archiving an archived file answers it');
   t.same((await w.a.request({ url: '/v1/files', token: w.token })).json.data, [], 'archived files are left out by default');

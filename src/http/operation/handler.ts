@@ -48,7 +48,7 @@ export function handlerRunner(op: HandlerOperation, endpoint: Endpoint): Runner 
       const out = await op.handler({ tx, principal, params, query, body, ifMatch, requestId, app, request, preflight, route });
       const status = out.status ?? op.response.status;
       const headers: Record<string, string> = { ...(out.headers ?? {}) };
-      if (out.version !== undefined) headers.ETag = etagOf(out.version);
+      if (out.version != null) headers.ETag = etagOf(out.version);
       const payload = out.body === undefined ? '' : JSON.stringify(wireOrder(out.body));
       if (key !== undefined) {
         const stored = op.oneTimeSecret && out.body && typeof out.body === 'object'

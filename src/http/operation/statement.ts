@@ -41,7 +41,7 @@ async function answerStatement(endpoint: Endpoint, plan: ReadStatement, h: Respo
   if (outcome !== 'ok') throw outcomeError(op, outcome);
   const out = plan.respond(row);
   const headers: Record<string, string> = { ...(out.headers ?? {}) };
-  if (out.version !== undefined) headers.ETag = etagOf(out.version);
+  if (out.version != null) headers.ETag = etagOf(out.version);
   const body = out.body instanceof RawJson ? out.body.text : out.body === undefined ? '' : JSON.stringify(wireOrder(out.body));
   return sendAnswer(h, { replay: false, status: out.status ?? op.response.status, headers, body }, rateHeaders);
 }
