@@ -5,7 +5,8 @@
 //  - next to it, psql's \copy of the same bytes, as the same 256 KiB chunks in hex (COPY's text
 //    format for bytea), into a table of the same database, ROUNDS times; and \copy out of them;
 //  - the server's resident memory (VmRSS of its node process, sampled every 20 ms) while
-//    CONCURRENT clients each upload and complete a 25 MiB file at once: peak minus the level before.
+//    CONCURRENT clients each upload and complete a 25 MiB file at once (then 100 MiB), and while
+//    CONCURRENT clients each download a 25 MiB file at once: peak minus the level before.
 // Returns a markdown section that run.ts appends to its output and to bench/results/latest.md.
 import { execFileSync } from 'node:child_process';
 import { randomBytes, createHash } from 'node:crypto';
@@ -115,6 +116,7 @@ export async function runFileBench(opts: BenchOptions & { serverGroup?: number }
   }
 
   const memory: string[] = [];
+  let downloads = '';
   if (opts.serverGroup) {
     // Two file sizes: what grows with the size of the files would be buffering; what does not is the runtime's own.
     for (const size of [SIZE, 4 * SIZE]) {
@@ -135,6 +137,29 @@ export async function runFileBench(opts: BenchOptions & { serverGroup?: number }
       memory.push(`| ${CONCURRENT} × ${size / MIB} MiB | ${Math.round(before / 1024)} MiB | ${Math.round(peak / 1024)} MiB | **${Math.round((peak - before) / 1024)} MiB** | ` +
         `${(took / 1000).toFixed(1)} s, ${mbps(CONCURRENT * size, took).toFixed(1)} MB/s together |`);
     }
+    // The way out: as many clients download a ready 25 MiB file each at once, reading as fast as they can.
+    const { file } = await upload();
+    await ready(file);
+    log(`${CONCURRENT} clients download ${SIZE / MIB} MiB each at once; sampling the server's RSS`);
+    await new Promise((r) => setTimeout(r, 1000));
+    const before = serverRssKb(opts.serverGroup);
+    let peak = before;
+    const sampler = setInterval(() => { peak = Math.max(peak, serverRssKb(opts.serverGroup!)); }, 20);
+    const t0 = process.hrtime.bigint();
+    try {
+      await Promise.all(Array.from({ length: CONCURRENT }, async () => {
+        const d = await post(`/v1/files/${file}/download`);
+        const res = await fetch(d.download_url);
+        let got = 0;
+        for await (const part of res.body as unknown as AsyncIterable<Uint8Array>) got += part.length;
+        if (got !== SIZE) { failed.push('concurrent download'); log(`a download ended after ${got} bytes`); }
+      }));
+    } finally {
+      clearInterval(sampler);
+    }
+    const took = ms(t0);
+    downloads = `| ${CONCURRENT} × ${SIZE / MIB} MiB | ${Math.round(before / 1024)} MiB | ${Math.round(peak / 1024)} MiB | **${Math.round((peak - before) / 1024)} MiB** | ` +
+      `${(took / 1000).toFixed(1)} s, ${mbps(CONCURRENT * SIZE, took).toFixed(1)} MB/s together |`;
   }
 
   const m = (k: 'put' | 'complete' | 'get' | 'total') => median(rounds.map((r) => r[k]));
@@ -157,6 +182,12 @@ export async function runFileBench(opts: BenchOptions & { serverGroup?: number }
     '| uploads | RSS before | peak | growth | time |',
     '|---|---:|---:|---:|---|',
     ...(memory.length ? memory : ['| not measured (no server process group) | | | | |']),
+    '',
+    `The same while ${CONCURRENT} clients download a ${SIZE / MIB} MiB file each at once:`,
+    '',
+    '| downloads | RSS before | peak | growth | time |',
+    '|---|---:|---:|---:|---|',
+    downloads || '| not measured (no server process group) | | | | |',
     '',
   ].join('\n');
   return { markdown, failed };
