@@ -341,3 +341,33 @@ t.test('change 16: a bytea parameter given as bytes is sent in binary format, by
   t.equal(r!.f, 'fafbfcfd', 'a view of a larger buffer sends its own bytes only');
   t.ok(written < 1.1 * (1 << 20), `${written} bytes written for 1 MiB of bytea (before: over 2 MiB, as hex text)`);
 });
+
+t.test('change 17: a described statement\'s bytea columns are received in binary format, byte for byte', async (t) => {
+  const { adminUrl } = await createTestDatabase(t);
+  const { sql, sockets } = onOwnSockets(adminUrl);
+  t.teardown(() => sql.end({ timeout: 1 }));
+  await sql`select 1`;
+  let received = 0;
+  sockets[0]!.on('data', (chunk: Buffer) => { received += chunk.length; });
+  const every = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+  const read = (n: number) => sql<{ big: Buffer; every: Buffer; none: Buffer | null; empty: Buffer; label: string; hashes: Buffer[] }[]>`
+    select decode(repeat(encode(${every}::bytea, 'hex'), ${n}::integer), 'hex') as big, ${every}::bytea as every,
+           null::bytea as none, ''::bytea as empty, 'text' as label, array['\\x01'::bytea, '\\xff'::bytea] as hashes`;
+  const sizes: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const before = received;
+    const [r] = await read(4096);
+    sizes.push(received - before);
+    t.ok(Buffer.isBuffer(r!.big) && r!.big.equals(Buffer.concat(Array(4096).fill(every))), `execution ${i + 1}: 1 MiB arrives intact`);
+    t.ok(r!.every.equals(every), 'every byte value arrives as itself');
+    t.equal(r!.none, null);
+    t.ok(Buffer.isBuffer(r!.empty) && r!.empty.length === 0, 'an empty one is an empty Buffer');
+    t.equal(r!.label, 'text', 'a text column beside them is still text');
+    t.same(r!.hashes.map((h) => h.toString('hex')), ['01', 'ff'], 'a bytea[] column is still parsed from text');
+  }
+  t.ok(sizes[0]! > 2 * (1 << 20), `the first execution, before the statement is described: hex text (${sizes[0]} bytes)`);
+  t.ok(sizes[1]! < 1.1 * (1 << 20) && sizes[2]! < 1.1 * (1 << 20),
+    `later executions: ${sizes[1]} and ${sizes[2]} bytes for 1 MiB (before: over 2 MiB, as hex text)`);
+  const [raw] = await sql`select ${every}::bytea as b`.raw();
+  t.equal(Buffer.from(raw![0] as Uint8Array).toString(), '\\x' + every.toString('hex'), '.raw() still gets the text form');
+});
