@@ -292,8 +292,13 @@ t.test('replay, test events, retention and its purge', async (t) => {
   const ep = (await createEndpoint(a, p.token, rx.url, ['project.created'])).json;
   await createProject(a, p.token);
   const [first] = await rx.waitFor((e) => e.length >= 1);
-  const list = await a.request({ url: `/v1/webhook-endpoints/${ep.id}/deliveries?status=succeeded`, token: p.token });
-  const d = list.json.data[0];
+  // The worker records the attempt once the receiver has answered: the receipt comes first, and
+  // the delivery shows as succeeded a moment later.
+  let d: { id: string } | undefined;
+  for (const until = Date.now() + 5000; !d && Date.now() < until; await sleep(20)) {
+    d = (await a.request({ url: `/v1/webhook-endpoints/${ep.id}/deliveries?status=succeeded`, token: p.token })).json.data[0];
+  }
+  if (!d) throw new Error('the delivery was received but never recorded as succeeded');
   await sleep(100);
   const replay = await a.request({ method: 'POST', url: `/v1/webhook-endpoints/${ep.id}/deliveries/${d.id}/replay`, token: p.token, headers: idem() });
   t.equal(replay.statusCode, 202, replay.body);
