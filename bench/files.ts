@@ -35,6 +35,23 @@ function payload(size = SIZE): Buffer {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const mbps = (bytes: number, msTaken: number) => bytes / MIB / (msTaken / 1000);
 
+/** CONCURRENT runs of `one` at once, with the server's RSS sampled every 20 ms: a table row of the
+ * level before, the peak, the growth and the time. */
+async function rssRow(group: number, size: number, one: () => Promise<unknown>): Promise<string> {
+  await new Promise((r) => setTimeout(r, 1000));
+  const before = serverRssKb(group);
+  let peak = before;
+  const sampler = setInterval(() => { peak = Math.max(peak, serverRssKb(group)); }, 20);
+  const t0 = process.hrtime.bigint();
+  try {
+    await Promise.all(Array.from({ length: CONCURRENT }, one));
+  } finally {
+    clearInterval(sampler);
+  }
+  const took = ms(t0);
+  return `| ${CONCURRENT} × ${size / MIB} MiB | ${Math.round(before / 1024)} MiB | ${Math.round(peak / 1024)} MiB | **${Math.round((peak - before) / 1024)} MiB** | ` +
+    `${(took / 1000).toFixed(1)} s, ${mbps(CONCURRENT * size, took).toFixed(1)} MB/s together |`;
+}
 
 export async function runFileBench(opts: BenchOptions & { serverGroup?: number }): Promise<BenchResult> {
   const failed: string[] = [];
@@ -123,43 +140,19 @@ export async function runFileBench(opts: BenchOptions & { serverGroup?: number }
       const bytes = size === SIZE ? text : payload(size);
       const digest = createHash('sha256').update(bytes).digest('hex');
       log(`${CONCURRENT} clients upload ${size / MIB} MiB each at once; sampling the server's RSS`);
-      await new Promise((r) => setTimeout(r, 1000));
-      const before = serverRssKb(opts.serverGroup);
-      let peak = before;
-      const sampler = setInterval(() => { peak = Math.max(peak, serverRssKb(opts.serverGroup!)); }, 20);
-      const t0 = process.hrtime.bigint();
-      try {
-        await Promise.all(Array.from({ length: CONCURRENT }, () => upload(bytes, digest)));
-      } finally {
-        clearInterval(sampler);
-      }
-      const took = ms(t0);
-      memory.push(`| ${CONCURRENT} × ${size / MIB} MiB | ${Math.round(before / 1024)} MiB | ${Math.round(peak / 1024)} MiB | **${Math.round((peak - before) / 1024)} MiB** | ` +
-        `${(took / 1000).toFixed(1)} s, ${mbps(CONCURRENT * size, took).toFixed(1)} MB/s together |`);
+      memory.push(await rssRow(opts.serverGroup, size, () => upload(bytes, digest)));
     }
     // The way out: as many clients download a ready 25 MiB file each at once, reading as fast as they can.
     const { file } = await upload();
     await ready(file);
     log(`${CONCURRENT} clients download ${SIZE / MIB} MiB each at once; sampling the server's RSS`);
-    await new Promise((r) => setTimeout(r, 1000));
-    const before = serverRssKb(opts.serverGroup);
-    let peak = before;
-    const sampler = setInterval(() => { peak = Math.max(peak, serverRssKb(opts.serverGroup!)); }, 20);
-    const t0 = process.hrtime.bigint();
-    try {
-      await Promise.all(Array.from({ length: CONCURRENT }, async () => {
-        const d = await post(`/v1/files/${file}/download`);
-        const res = await fetch(d.download_url);
-        let got = 0;
-        for await (const part of res.body as unknown as AsyncIterable<Uint8Array>) got += part.length;
-        if (got !== SIZE) { failed.push('concurrent download'); log(`a download ended after ${got} bytes`); }
-      }));
-    } finally {
-      clearInterval(sampler);
-    }
-    const took = ms(t0);
-    downloads = `| ${CONCURRENT} × ${SIZE / MIB} MiB | ${Math.round(before / 1024)} MiB | ${Math.round(peak / 1024)} MiB | **${Math.round((peak - before) / 1024)} MiB** | ` +
-      `${(took / 1000).toFixed(1)} s, ${mbps(CONCURRENT * SIZE, took).toFixed(1)} MB/s together |`;
+    downloads = await rssRow(opts.serverGroup, SIZE, async () => {
+      const d = await post(`/v1/files/${file}/download`);
+      const res = await fetch(d.download_url);
+      let got = 0;
+      for await (const part of res.body as unknown as AsyncIterable<Uint8Array>) got += part.length;
+      if (got !== SIZE) { failed.push('concurrent download'); log(`a download ended after ${got} bytes`); }
+    });
   }
 
   const m = (k: 'put' | 'complete' | 'get' | 'total') => median(rounds.map((r) => r[k]));

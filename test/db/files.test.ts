@@ -59,6 +59,15 @@ t.test('the runtime role: nothing without a credential; forged settings and capa
     [(await tx`select count(*)::int as n from api.files`)[0]!.n, (await tx`select count(*)::int as n from api.file_chunks(${ready.id}, 0, 10)`)[0]!.n]);
   t.same(legit, [2, 1], 'with a token: both files, and the ready one\'s bytes');
   t.match(await failure(rt`select app_private.capability_mac('upload', 'upl_x')`), /^42501/, 'the runtime role cannot mint capabilities');
+  // Chunks as bytes (issue 39): the runtime role writes none without a context, and none to an
+  // upload that is no longer taking bytes, even with a token.
+  const chunks = async () => (await a.admin`select count(*)::int as n from app.file_chunks where organization_id = ${p.orgId}`)[0]!.n;
+  const before = await chunks();
+  t.not(await failure(rt`select api.file_upload_chunks(${ready.upload}, 5::integer, ${Buffer.from('x')}::bytea)`), 'ok',
+    'no context: api.file_upload_chunks(bytea) writes nothing');
+  t.not(await failure(inRequestOf(p, (tx) => tx`select api.file_upload_chunks(${ready.upload}, 5::integer, ${Buffer.from('x')}::bytea)`)), 'ok',
+    'with a token: a completed upload takes no more chunks');
+  t.equal(await chunks(), before, 'no chunk was written');
   // A link is taken where the API takes it: on a cluster in the worker of the organization it names
   // (inLinkOrganization), without an access token.
   const link = (fn: (q: postgres.TransactionSql) => Promise<any[]>) => rt.begin(async (tx) =>
