@@ -4,7 +4,7 @@ import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { run, COMMANDS, GROUPS } from '../../src/admin/cli.ts';
-import { createTestDatabase } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // Nothing listens here: a command that got past validation would fail to connect, not with USAGE.

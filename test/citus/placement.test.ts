@@ -5,7 +5,7 @@
 // shard. Runs under `make test-citus`; elsewhere it skips.
 import t from 'tap';
 import postgres from 'postgres';
-import { createTestDatabase, CITUS_WORKERS } from '../helpers/app.ts';
+import { createTestDatabase, CITUS_WORKERS } from '../helpers/database.ts';
 import { oneConnection } from '../helpers/sql.ts';
 import { editDatabaseUrl } from '../../src/db/url.ts';
 import { GLOBAL_TABLES } from '../helpers/placement.ts';

@@ -10,7 +10,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { createTestDatabase, oneServer } from '../helpers/app.ts';
+import { createTestDatabase, oneServer } from '../helpers/database.ts';
 import { adoptBaseline, baselineVersions, migrate, MIGRATIONS_DIR, OLD_CHAIN_LAST, withDatabase } from '../../scripts/db.ts';
 import { compareDatabases, migrationsOf } from '../../scripts/catalog-diff.ts';
 

@@ -4,7 +4,7 @@
 // extension's own object), policy, trigger state or comment changed in one of them is each reported.
 import t from 'tap';
 import postgres from 'postgres';
-import { createTestDatabase } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
 import { compareDatabases, diffCatalogs } from '../../scripts/catalog-diff.ts';
 
 t.test('two databases the same migrations made compare equal', async (t) => {

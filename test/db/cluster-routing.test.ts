@@ -6,7 +6,7 @@
 import t from 'tap';
 import postgres from 'postgres';
 import { codeSegments, clusterRouting, requestOrganization } from '../../src/db/cluster.ts';
-import { createTestDatabase } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
 import { oneConnection } from '../helpers/sql.ts';
 
 t.test('code segments: strings, quoted names, comments and dollar quotes are not code', async (t) => {

@@ -1,6 +1,6 @@
 // Guard: src/db/schema.ts (Kysely types) matches the migrated database (`make codegen` fixes it).
 import t from 'tap';
-import { createTestDatabase } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
 import { runCodegen } from '../../scripts/codegen.ts';
 
 t.test('generated Kysely types are fresh', async (t) => {

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import postgres from 'postgres';
-import { createTestDatabase } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
 import { databaseDoc, DOC_PATH } from '../../scripts/database-doc.ts';
 
 /** The first line that differs, so a failure says where without dumping two 1,000-line files. */

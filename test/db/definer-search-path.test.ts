@@ -4,7 +4,7 @@
 // definer's owner wherever the definer declared a `text` variable.
 import t from 'tap';
 import postgres from 'postgres';
-import { createTestDatabase } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
 import { oneConnection } from '../helpers/sql.ts';
 
 t.test('every definer function searches pg_temp last, and a temporary text domain runs nothing as its owner', async (t) => {

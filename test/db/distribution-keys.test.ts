@@ -4,7 +4,7 @@
 // the catalog, so a table added later that breaks the rule fails here (docs/scaling.md).
 import t from 'tap';
 import postgres from 'postgres';
-import { createTestDatabase } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
 import { oneConnection } from '../helpers/sql.ts';
 import { GLOBAL_TABLES } from '../helpers/placement.ts';
 

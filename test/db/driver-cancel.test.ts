@@ -5,7 +5,7 @@
 // connections one by one, and every read then waited out its deadline.
 import t from 'tap';
 import postgres from 'postgres';
-import { createTestDatabase } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
 import { proxy } from '../helpers/proxy.ts';
 
 t.test('a connection whose first query was cancelled while it started serves the next one', async (t) => {

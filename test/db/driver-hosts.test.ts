@@ -6,7 +6,7 @@
 import t from 'tap';
 import postgres from 'postgres';
 import pg from 'pg';
-import { createTestDatabase } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
 import { freePort } from '../helpers/processes.ts';
 import { editDatabaseUrl, hostsOf, nodePostgresConfig } from '../../src/db/url.ts';
 import { isUnreachable } from '../../src/db/faults.ts';

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import postgres from 'postgres';
-import { createTestDatabase } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
 // The driver's own module, not part of its public API: this test is about the installed copy.
 // @ts-expect-error no declaration file for the driver's internal module
 import Queue from '../../node_modules/postgres/src/queue.js';

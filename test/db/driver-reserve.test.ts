@@ -5,7 +5,7 @@
 // out the whole 5 s acquire deadline after the database was back.
 import t from 'tap';
 import postgres from 'postgres';
-import { createTestDatabase } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
 import { proxy } from '../helpers/proxy.ts';
 import { reconnectBackoff } from '../../src/db/faults.ts';
 

@@ -6,7 +6,7 @@
 import t from 'tap';
 import net from 'node:net';
 import postgres from 'postgres';
-import { createTestDatabase } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
 
 t.test('a query written as its socket closes does not stop the connection from starting again', async (t) => {
   const { adminUrl } = await createTestDatabase(t);

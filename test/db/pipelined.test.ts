@@ -4,7 +4,7 @@
 import t from 'tap';
 import { sql } from 'kysely';
 import postgres from 'postgres';
-import { createTestDatabase } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
 import { connect, pipelined } from '../../src/db/database.ts';
 
 t.test('pipelined statements and COMMIT', async (t) => {

@@ -1,7 +1,7 @@
 // db/schema.sql is the schema the migrations make: a reviewer reads it first, so it must not be stale.
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { CITUS_WORKERS, oneServer } from '../helpers/app.ts';
+import { CITUS_WORKERS, oneServer } from '../helpers/database.ts';
 import { SCHEMA_FILE, comparable, freshSchema, schemaDumpUnavailable } from '../../scripts/schema-file.ts';
 
 const SERVER = process.env.SVC_TEST_SERVER_URL!;

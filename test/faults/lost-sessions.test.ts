@@ -5,7 +5,7 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { sql } from 'kysely';
-import { createTestDatabase } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
 import { connect, runAgainIfLostAtBegin } from '../../src/db/database.ts';
 
 /** Ends every session of the pools from another process while this thread is blocked (no I/O

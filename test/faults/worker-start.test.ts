@@ -4,7 +4,7 @@
 // failed start ended the process. Now it is retried like any later one.
 import t from 'tap';
 import postgres from 'postgres';
-import { createTestDatabase } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
 import { spawnWorker } from '../helpers/processes.ts';
 import { proxy } from '../helpers/proxy.ts';
 import { isConnectionFailure } from '../../src/db/faults.ts';

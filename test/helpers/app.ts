@@ -4,7 +4,6 @@
 import type { Test } from 'tap';
 import type { DestinationStream } from 'pino';
 import postgres from 'postgres';
-import { randomBytes } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { connectRuntime, type Database } from '../../src/db/database.ts';
@@ -12,37 +11,11 @@ import { createAppContext, type AppContext } from '../../src/http/context.ts';
 import { createServer } from '../../src/http/server.ts';
 import type { Operation } from '../../src/http/operation.ts';
 import { run as admin } from '../../src/admin/cli.ts';
-import { withDatabase } from '../../scripts/db.ts';
-import { dropDatabase } from '../../scripts/citus.ts';
+import { createTestDatabase } from './database.ts';
 import { testOperations } from './test-routes.ts';
 import { ContractChecker } from './contract.ts';
 
-const SERVER = process.env.SVC_TEST_SERVER_URL;
-const TEMPLATE = process.env.SVC_TEST_TEMPLATE;
-const RUN = process.env.SVC_TEST_RUN ?? String(process.ppid);
-/** Under `make test-citus`: the workers' servers. Each test database is cloned from the template
- * on every node (Citus reaches a database of the same name on each worker). */
-export const CITUS_WORKERS: string[] = JSON.parse(process.env.SVC_TEST_CITUS_WORKERS ?? '[]');
-/** Options of a subtest about one server: on a cluster it skips, saying why (docs/scaling.md lists them). */
-export const oneServer = (why: string): { skip: string | false } =>
-  ({ skip: CITUS_WORKERS.length > 0 && `one server only: ${why}` });
-
-export async function createTestDatabase(t: Test): Promise<{ adminUrl: string; runtimeUrl: string; name: string }> {
-  if (!SERVER || !TEMPLATE) throw new Error('run the tests with `make test` (it prepares the template database)');
-  const name = `svc_t_${RUN}_${randomBytes(6).toString('hex')}`;
-  const servers = [SERVER, ...CITUS_WORKERS];
-  for (const server of servers) {
-    const root = postgres(server, { max: 1, onnotice: () => {} });
-    await root.unsafe(`create database ${name} template ${TEMPLATE}`);
-    await root.end();
-  }
-  t.teardown(async () => {
-    for (const server of servers) await dropDatabase(server, name);
-  });
-  const adminUrl = withDatabase(SERVER, name);
-  const config = loadConfig({ ...process.env, DATABASE_URL: adminUrl });
-  return { adminUrl, runtimeUrl: config.runtimeDatabaseUrl, name };
-}
+export { createTestDatabase, CITUS_WORKERS, oneServer } from './database.ts';
 
 export interface Client { id: string; secret: string; secretId: string; orgId: string }
 

@@ -5,7 +5,7 @@
 // service, the end of the process) and passes with it.
 import t, { type Test } from 'tap';
 import { createRequire } from 'node:module';
-import { createTestDatabase } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
 
 // graphile-worker's internals (dist/*.js, no exports map): the LocalQueue is what the patch changes.
 const require = createRequire(import.meta.url);

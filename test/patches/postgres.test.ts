@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import net from 'node:net';
 import postgres from 'postgres';
-import { createTestDatabase } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
 // The driver's own module, not part of its public API: change 5 is about its internals.
 // @ts-expect-error no declaration file for the driver's internal module
 import Queue from '../../node_modules/postgres/src/queue.js';
