@@ -89,6 +89,18 @@ export async function graphileNoopJobsPerSecond(url: string, jobs: number, concu
   }
 }
 
+/** The machine's CPU ticks so far, all cores: idle (with iowait) and in all (Linux /proc/stat; zeros
+ * elsewhere). Two readings give the share of the cores a run left idle: a closed-loop load that
+ * cannot keep every core busy shows it here, whatever each process's own CPU. */
+export function machineTicks(): { idle: number; total: number } {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return { idle: f[3]! + f[4]!, total: f.slice(0, 8).reduce((a, b) => a + b, 0) };
+  } catch {
+    return { idle: 0, total: 0 };
+  }
+}
+
 /** CPU time (ms, user + system) spent so far by: the live processes of a process group (the
  * server), all PostgreSQL processes on this machine with the backends that have exited, and this
  * process's waited-for children (a finished wrk or pgbench). Linux /proc; zeros elsewhere. For "where does a request's CPU go". */

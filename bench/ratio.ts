@@ -14,7 +14,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cpuMs, logger, type BenchOptions, type BenchResult } from './common.ts';
+import { cpuMs, logger, machineTicks, type BenchOptions, type BenchResult } from './common.ts';
 import { PIPELINED, PIPELINED_READ } from '../src/db/database.ts';
 import { logFile, parseLog, readFrom, requestFromLog, requestThroughFreshInstance, runPgbench, pgbenchScript } from './tasks.ts';
 
@@ -30,8 +30,9 @@ const KEY_MARK = 'ratio-capture-key';
 
 interface Case { name: string; method: 'GET' | 'POST'; path: string; body?: string; status: number }
 interface Figures { rps: number; p50: number; p99: number; errors: number }
-/** CPU per request or transaction (µs): the server, PostgreSQL, the load generator (wrk or pgbench). */
-interface Cpu { server: number; postgres: number; client: number }
+/** CPU per request or transaction (µs): the server, PostgreSQL, the load generator (wrk or pgbench);
+ * and the share of the machine's cores left idle during the run (%). */
+interface Cpu { server: number; postgres: number; client: number; idle: number }
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -156,14 +157,17 @@ async function runReplay(o: BenchOptions, database: string, c: Case, statements:
 /** One measured run with the CPU each side spent on it, per request (µs). */
 async function measured(group: number | undefined, run: () => Promise<Figures>, seconds: number): Promise<Figures & { cpu: Cpu }> {
   const a = cpuMs(group);
+  const ta = machineTicks();
   const f = await run();
+  const tb = machineTicks();
   // pgbench's backends exit with it, and their CPU reaches the postmaster's cutime only once it
   // has reaped them: read after a pause, or a run's figure can miss part of them.
   await new Promise((r) => setTimeout(r, 500));
   const b = cpuMs(group);
   const n = f.rps * seconds;
   const per = (x: number) => (n > 0 ? (x * 1000) / n : NaN);
-  return { ...f, cpu: { server: per(b.server - a.server), postgres: per(b.postgres - a.postgres), client: per(b.children - a.children) } };
+  return { ...f, cpu: { server: per(b.server - a.server), postgres: per(b.postgres - a.postgres), client: per(b.children - a.children),
+    idle: tb.total > ta.total ? (100 * (tb.idle - ta.idle)) / (tb.total - ta.total) : NaN } };
 }
 
 export async function runRatioBench(o: BenchOptions & { serverGroup?: number }, cases: Case[]): Promise<BenchResult> {
@@ -204,7 +208,8 @@ export async function runRatioBench(o: BenchOptions & { serverGroup?: number }, 
       + `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} | ${errors} |`);
     const us = (xs: number[]) => median(xs).toFixed(0);
     cpuRows.push(`| ${c.name} | ${us(api.map((f) => f.cpu.server))} | ${us(api.map((f) => f.cpu.postgres))} | ${us(api.map((f) => f.cpu.client))} | `
-      + `${us(db.map((f) => f.cpu.postgres))} | ${us(db.map((f) => f.cpu.client))} | ${us(db.map((f) => f.cpu.server))} |`);
+      + `${us(db.map((f) => f.cpu.postgres))} | ${us(db.map((f) => f.cpu.client))} | ${us(db.map((f) => f.cpu.server))} | `
+      + `${us(api.map((f) => f.cpu.idle))} / ${us(db.map((f) => f.cpu.idle))} |`);
   }
   return {
     failed,
@@ -218,8 +223,8 @@ export async function runRatioBench(o: BenchOptions & { serverGroup?: number }, 
       '',
       'CPU per request (API) and per transaction (pgbench), µs, medians of the rounds (/proc: the server\'s process group, every `postgres` process, the finished load generator):',
       '',
-      '| request | API: server | API: PostgreSQL | API: wrk | pgbench: PostgreSQL | pgbench: pgbench | pgbench: server (idle work) |',
-      '|---|---:|---:|---:|---:|---:|---:|',
+      '| request | API: server | API: PostgreSQL | API: wrk | pgbench: PostgreSQL | pgbench: pgbench | pgbench: server (idle work) | cores idle %: API / pgbench |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
       ...cpuRows,
       '',
       `- wrk -t 2 -c ${CONNECTIONS} --latency; pgbench -M prepared -c ${CONNECTIONS} -j 2 as ${RUNTIME.user} over TCP; both after a ${WARMUP} s warm-up.`,

@@ -6,6 +6,7 @@
 // BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 20), BENCH_PORT (default 3999),
 // BENCH_SERVER_NODE_ARGS (node flags for the server, before its script: e.g. "--cpu-prof --cpu-prof-dir=bench/results/prof";
 // Node 20 refuses --cpu-prof in NODE_OPTIONS).
+// BENCH_SERVER_LOG_LEVEL (default silent): the server's LOG_LEVEL; a failed run prints the server's last output.
 // BENCH_ONLY (comma-separated parts to run: core, tasks, scale, citus, time, invoices, files, tickets, reports, agents, streams, conversations, ratio, webhooks, soak, faults, failover; default all; scale needs tasks;
 // ratio measures what tasks, time and invoices seeded). BENCH_RATIO_CONNECTIONS/ROUNDS/DURATION: the ratio part's wrk and pgbench.
 // BENCH_SOAK_MINUTES (default 10): length of the soak part. BENCH_FAULT_RUNS (default 100): runs of the faults part; BENCH_FAILOVER_RUNS (default 5), of the failover part.
@@ -164,7 +165,7 @@ async function startServer(url: string): Promise<void> {
     ...process.env,
     DATABASE_URL: url,
     PORT: String(PORT),
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.BENCH_SERVER_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_REQUESTS: '1000000000',
     DB_POOL_SIZE: '20',
     ...BENCH_WEBHOOK_ENV,
@@ -400,6 +401,10 @@ try {
   code = await main();
 } catch (e) {
   log(`failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+  // undici's "fetch failed" says why only in its cause (a reset, a closed socket, a timeout).
+  const cause = (e as { cause?: unknown } | undefined)?.cause;
+  if (cause) log(`cause: ${cause instanceof Error ? `${(cause as { code?: string }).code ?? ''} ${cause.message}` : String(cause)}`);
+  if (serverLog) log(`the server's last output:\n${serverLog}`);
 } finally {
   await cleanup();
 }

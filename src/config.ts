@@ -11,6 +11,9 @@ export interface Config {
   runtimeDatabaseUrl: string;
   port: number;
   host: string;
+  /** How long an idle keep-alive connection stays open after a response: longer than the clients'
+   * and proxies' own idle timeouts, so that they, not the server, close it (README "Configuration"). */
+  httpKeepAliveTimeoutMs: number;
   /** Token issuer and audience (RFC 9068 `iss` / `aud`). */
   issuer: string;
   audience: string;
@@ -154,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runtimeDatabaseUrl: env.RUNTIME_DATABASE_URL ?? runtimeUrlFrom(databaseUrl, runtimePassword),
     port: int(env, 'PORT', 3000),
     host: env.HOST ?? '127.0.0.1',
+    httpKeepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 65_000),
     issuer: env.SVC_ISSUER ?? 'https://svc.example',
     audience: env.SVC_AUDIENCE ?? 'https://svc.example/v1',
     tokenTtlSeconds: 3600,

@@ -72,6 +72,13 @@ export async function createServer(app: AppContext, extra: Operation[] = []) {
     load: { sampleInterval: 0 },
   });
   answerClientErrorsAsProblems(server.listener);
+  // Node's 5 s default closes an idle connection while a client may be starting its next request on
+  // it: the request is lost (EPIPE or ECONNRESET on the client, nothing logged here), and a POST
+  // cannot safely be sent again. A client under load (a busy event loop, a proxy's pool) reuses a
+  // connection later than it meant to. With the server's timeout past the usual client and proxy
+  // idle timeouts (undici 4 s, AWS ALB 60 s), the client closes first. Idle connections still
+  // close at once on stop (Node closes idle connections in server.close()).
+  server.listener.keepAliveTimeout = app.config.httpKeepAliveTimeoutMs;
   const ops = [...operations, ...extra];
   server.ext('onPostStop', () => app.close());
   // Open event streams end first: the stop waits for every open connection.
