@@ -101,7 +101,7 @@ async function analyze(url: string): Promise<void> {
   }
 }
 
-function runWrk(wrk: string, o: BenchOptions, c: Case, seconds: number): Promise<Figures> {
+function runWrk(wrk: string, o: BenchOptions, c: Case, seconds: number, base = o.base): Promise<Figures> {
   const script = join(RESULTS, `wrk-${c.name.replace(/\W+/g, '-')}.lua`);
   const headers = [`wrk.headers["Authorization"] = "Bearer ${o.token}"`];
   let body = '';
@@ -123,7 +123,7 @@ end\n`;
   }
   writeFileSync(script, `${headers.join('\n')}\n${body}`);
   return new Promise((resolve, reject) => {
-    const child = spawn(wrk, ['-t', '2', '-c', String(CONNECTIONS), '-d', `${seconds}s`, '--latency', '-s', script, o.base + c.path],
+    const child = spawn(wrk, ['-t', '2', '-c', String(CONNECTIONS), '-d', `${seconds}s`, '--latency', '-s', script, base + c.path],
       { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (b: Buffer) => { out += b.toString(); });
@@ -154,6 +154,43 @@ async function runReplay(o: BenchOptions, database: string, c: Case, statements:
   return { rps: tps, p50: avg, p99: NaN, errors: Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0) };
 }
 
+/** The design's floor for a GET of one statement (bench/floor.ts), serving; undefined for the other cases. */
+async function startFloor(o: BenchOptions, database: string, c: Case, statements: string[]): Promise<{ base: string; stop: () => Promise<void> } | undefined> {
+  if (c.method !== 'GET' || statements.length !== 1) return undefined;
+  const file = join(RESULTS, `floor-${c.name.replace(/\W+/g, '-')}.sql`);
+  writeFileSync(file, statements[0]!);
+  const target = new URL(o.url);
+  target.username = RUNTIME.user;
+  target.password = RUNTIME.password;
+  target.pathname = `/${database}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/floor.ts'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    // 4 connections, as the API's read pool: for the bare route they beat one pipelined connection
+    // on the gets as well (0.72 against 0.49 of the replay for a ticket, 0.55 against 0.46 for /v1/me).
+    env: { ...process.env, FLOOR_SQL_FILE: file, FLOOR_DATABASE_URL: target.href, FLOOR_CONNECTIONS: '4' },
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString();
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`bench/floor.ts exited ${code} before serving`)));
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const check = await fetch(base + c.path);
+  if (check.status !== 200) throw new Error(`bench/floor.ts answered ${check.status}: ${(await check.text()).slice(0, 300)}`);
+  return {
+    base,
+    stop: () => new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    }),
+  };
+}
+
 /** One measured run with the CPU each side spent on it, per request (µs). */
 async function measured(group: number | undefined, run: () => Promise<Figures>, seconds: number): Promise<Figures & { cpu: Cpu }> {
   const a = cpuMs(group);
@@ -181,6 +218,7 @@ export async function runRatioBench(o: BenchOptions & { serverGroup?: number }, 
   const failed: string[] = [];
   const rows: string[] = [];
   const cpuRows: string[] = [];
+  const floorRows: string[] = [];
   const scripts: string[] = [];
   // BENCH_RATIO_CASES: only the cases whose name contains one of these (comma-separated), e.g. "POST".
   const only = (process.env.BENCH_RATIO_CASES ?? '').split(',').map((x) => x.trim()).filter(Boolean);
@@ -190,14 +228,31 @@ export async function runRatioBench(o: BenchOptions & { serverGroup?: number }, 
     scripts.push(`${c.name}:\n\n\`\`\`sql\n${pgbenchScript(statements).trimEnd()}\n\`\`\``);
     const api: (Figures & { cpu: Cpu })[] = [];
     const db: (Figures & { cpu: Cpu })[] = [];
-    log(`${c.name}: ${ROUNDS} rounds of ${DURATION} s (wrk, then pgbench) after ${WARMUP} s warm-ups, ${CONNECTIONS} connections`);
-    await runWrk(wrk, o, c, WARMUP);
-    await runReplay(o, database, c, statements, WARMUP);
-    await analyze(o.url);
-    for (let r = 0; r < ROUNDS; r++) {
-      api.push(await measured(o.serverGroup, () => runWrk(wrk, o, c, DURATION), DURATION));
-      db.push(await measured(o.serverGroup, () => runReplay(o, database, c, statements, DURATION), DURATION));
+    const bare: Figures[] = [];
+    const floor = await startFloor(o, database, c, statements);
+    try {
+      log(`${c.name}: ${ROUNDS} rounds of ${DURATION} s (wrk, ${floor ? 'wrk on the floor, ' : ''}then pgbench) after ${WARMUP} s warm-ups, ${CONNECTIONS} connections`);
+      await runWrk(wrk, o, c, WARMUP);
+      if (floor) await runWrk(wrk, o, c, WARMUP, floor.base);
+      await runReplay(o, database, c, statements, WARMUP);
+      await analyze(o.url);
+      for (let r = 0; r < ROUNDS; r++) {
+        api.push(await measured(o.serverGroup, () => runWrk(wrk, o, c, DURATION), DURATION));
+        if (floor) bare.push(await runWrk(wrk, o, c, DURATION, floor.base));
+        db.push(await measured(o.serverGroup, () => runReplay(o, database, c, statements, DURATION), DURATION));
+      }
+    } finally {
+      await floor?.stop();
     }
+    const floorErrors = bare.reduce((n, f) => n + f.errors, 0);
+    if (floorErrors) failed.push(`ratio ${c.name}: the floor server`);
+    floorRows.push(bare.length === 0 ? `| ${c.name} | – | – | – | – |` : (() => {
+      const f = median(bare.map((x) => x.rps));
+      const ofReplay = bare.map((x, i) => x.rps / db[i]!.rps);
+      const apiOfFloor = bare.map((x, i) => api[i]!.rps / x.rps);
+      return `| ${c.name} | ${f.toFixed(0)} | **${median(ofReplay).toFixed(2)}** (${Math.min(...ofReplay).toFixed(2)}–${Math.max(...ofReplay).toFixed(2)}) | `
+        + `**${median(apiOfFloor).toFixed(2)}** (${Math.min(...apiOfFloor).toFixed(2)}–${Math.max(...apiOfFloor).toFixed(2)}) | ${floorErrors} |`;
+    })());
     const errors = api.reduce((n, f) => n + f.errors, 0) + db.reduce((n, f) => n + f.errors, 0);
     if (errors) failed.push(`ratio ${c.name}`);
     const a = median(api.map((f) => f.rps));
@@ -226,6 +281,13 @@ export async function runRatioBench(o: BenchOptions & { serverGroup?: number }, 
       '| request | API: server | API: PostgreSQL | API: wrk | pgbench: PostgreSQL | pgbench: pgbench | pgbench: server (idle work) | cores idle %: API / pgbench |',
       '|---|---:|---:|---:|---:|---:|---:|---:|',
       ...cpuRows,
+      '',
+      '',
+      'The design\'s floor (bench/floor.ts: a bare hapi route sending the same statement through postgres.js, with 4 connections, its best shape on this machine; no token, rate limit, validation, metrics or log), loaded by wrk in the same rounds; medians of the rounds\' own ratios (range):',
+      '',
+      '| request | floor req/s | floor ÷ pgbench | API ÷ floor | floor errors |',
+      '|---|---:|---:|---:|---:|',
+      ...floorRows,
       '',
       `- wrk -t 2 -c ${CONNECTIONS} --latency; pgbench -M prepared -c ${CONNECTIONS} -j 2 as ${RUNTIME.user} over TCP; both after a ${WARMUP} s warm-up.`,
       '- The SQL, as PostgreSQL logged it for one request (a POST\'s Idempotency-Key replaced by a fresh one per transaction):',
