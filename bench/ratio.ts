@@ -154,20 +154,21 @@ async function runReplay(o: BenchOptions, database: string, c: Case, statements:
   return { rps: tps, p50: avg, p99: NaN, errors: Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0) };
 }
 
-/** The design's floor for a GET of one statement (bench/floor.ts), serving; undefined for the other cases. */
-async function startFloor(o: BenchOptions, database: string, c: Case, statements: string[]): Promise<{ base: string; stop: () => Promise<void> } | undefined> {
-  if (c.method !== 'GET' || statements.length !== 1) return undefined;
-  const file = join(RESULTS, `floor-${c.name.replace(/\W+/g, '-')}.sql`);
-  writeFileSync(file, statements[0]!);
+/** The design's floor for the request (bench/floor.ts), serving the captured statements. */
+async function startFloor(o: BenchOptions, database: string, c: Case, statements: string[]): Promise<{ base: string; stop: () => Promise<void> }> {
+  const file = join(RESULTS, `floor-${c.name.replace(/\W+/g, '-')}.json`);
+  writeFileSync(file, JSON.stringify(statements));
   const target = new URL(o.url);
   target.username = RUNTIME.user;
   target.password = RUNTIME.password;
   target.pathname = `/${database}`;
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/floor.ts'], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    // 4 connections, as the API's read pool: for the bare route they beat one pipelined connection
-    // on the gets as well (0.72 against 0.49 of the replay for a ticket, 0.55 against 0.46 for /v1/me).
-    env: { ...process.env, FLOOR_SQL_FILE: file, FLOOR_DATABASE_URL: target.href, FLOOR_CONNECTIONS: '4' },
+    // A GET: 4 connections, as the API's read pool; for the bare route they beat one pipelined
+    // connection on the gets as well (0.72 against 0.49 of the replay for a ticket, 0.55 against 0.46
+    // for /v1/me). A POST holds one for its transaction: as many as wrk's connections, as pgbench has.
+    env: { ...process.env, FLOOR_STATEMENTS_FILE: file, FLOOR_DATABASE_URL: target.href,
+      FLOOR_CONNECTIONS: c.method === 'GET' ? '4' : String(CONNECTIONS) },
   });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
@@ -179,8 +180,8 @@ async function startFloor(o: BenchOptions, database: string, c: Case, statements
     child.once('exit', (code) => reject(new Error(`bench/floor.ts exited ${code} before serving`)));
   });
   const base = `http://127.0.0.1:${port}`;
-  const check = await fetch(base + c.path);
-  if (check.status !== 200) throw new Error(`bench/floor.ts answered ${check.status}: ${(await check.text()).slice(0, 300)}`);
+  const check = await fetch(base + c.path, { method: c.method, body: c.body, headers: c.body ? { 'content-type': 'application/json' } : {} });
+  if (check.status !== c.status) throw new Error(`bench/floor.ts answered ${check.status}: ${(await check.text()).slice(0, 300)}`);
   return {
     base,
     stop: () => new Promise<void>((resolve) => {
@@ -231,28 +232,26 @@ export async function runRatioBench(o: BenchOptions & { serverGroup?: number }, 
     const bare: Figures[] = [];
     const floor = await startFloor(o, database, c, statements);
     try {
-      log(`${c.name}: ${ROUNDS} rounds of ${DURATION} s (wrk, ${floor ? 'wrk on the floor, ' : ''}then pgbench) after ${WARMUP} s warm-ups, ${CONNECTIONS} connections`);
+      log(`${c.name}: ${ROUNDS} rounds of ${DURATION} s (wrk, wrk on the floor, then pgbench) after ${WARMUP} s warm-ups, ${CONNECTIONS} connections`);
       await runWrk(wrk, o, c, WARMUP);
-      if (floor) await runWrk(wrk, o, c, WARMUP, floor.base);
+      await runWrk(wrk, o, c, WARMUP, floor.base);
       await runReplay(o, database, c, statements, WARMUP);
       await analyze(o.url);
       for (let r = 0; r < ROUNDS; r++) {
         api.push(await measured(o.serverGroup, () => runWrk(wrk, o, c, DURATION), DURATION));
-        if (floor) bare.push(await runWrk(wrk, o, c, DURATION, floor.base));
+        bare.push(await runWrk(wrk, o, c, DURATION, floor.base));
         db.push(await measured(o.serverGroup, () => runReplay(o, database, c, statements, DURATION), DURATION));
       }
     } finally {
-      await floor?.stop();
+      await floor.stop();
     }
     const floorErrors = bare.reduce((n, f) => n + f.errors, 0);
     if (floorErrors) failed.push(`ratio ${c.name}: the floor server`);
-    floorRows.push(bare.length === 0 ? `| ${c.name} | – | – | – | – |` : (() => {
-      const f = median(bare.map((x) => x.rps));
-      const ofReplay = bare.map((x, i) => x.rps / db[i]!.rps);
-      const apiOfFloor = bare.map((x, i) => api[i]!.rps / x.rps);
-      return `| ${c.name} | ${f.toFixed(0)} | **${median(ofReplay).toFixed(2)}** (${Math.min(...ofReplay).toFixed(2)}–${Math.max(...ofReplay).toFixed(2)}) | `
-        + `**${median(apiOfFloor).toFixed(2)}** (${Math.min(...apiOfFloor).toFixed(2)}–${Math.max(...apiOfFloor).toFixed(2)}) | ${floorErrors} |`;
-    })());
+    const ofReplay = bare.map((x, i) => x.rps / db[i]!.rps);
+    const apiOfFloor = bare.map((x, i) => api[i]!.rps / x.rps);
+    floorRows.push(`| ${c.name} | ${median(bare.map((x) => x.rps)).toFixed(0)} | `
+      + `**${median(ofReplay).toFixed(2)}** (${Math.min(...ofReplay).toFixed(2)}–${Math.max(...ofReplay).toFixed(2)}) | `
+      + `**${median(apiOfFloor).toFixed(2)}** (${Math.min(...apiOfFloor).toFixed(2)}–${Math.max(...apiOfFloor).toFixed(2)}) | ${floorErrors} |`);
     const errors = api.reduce((n, f) => n + f.errors, 0) + db.reduce((n, f) => n + f.errors, 0);
     if (errors) failed.push(`ratio ${c.name}`);
     const a = median(api.map((f) => f.rps));
@@ -283,7 +282,7 @@ export async function runRatioBench(o: BenchOptions & { serverGroup?: number }, 
       ...cpuRows,
       '',
       '',
-      'The design\'s floor (bench/floor.ts: a bare hapi route sending the same statement through postgres.js, with 4 connections, its best shape on this machine; no token, rate limit, validation, metrics or log), loaded by wrk in the same rounds; medians of the rounds\' own ratios (range):',
+      `The design's floor (bench/floor.ts: a bare hapi route sending the same statements through postgres.js, a transaction's written at once; 4 connections for a GET, its best shape on this machine, and ${CONNECTIONS} for a POST; no token, rate limit, validation, metrics or log), loaded by wrk in the same rounds; medians of the rounds' own ratios (range):`,
       '',
       '| request | floor req/s | floor ÷ pgbench | API ÷ floor | floor errors |',
       '|---|---:|---:|---:|---:|',
