@@ -13,8 +13,11 @@ import postgres from 'postgres';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
+const KEY = "('ratio-' || :k)";
+/** Each statement, and whether it takes the fresh key (as $1): only those that held the replay's `:k`,
+ * so that a literal such as '$1.00' in another is left alone. */
 const statements = (JSON.parse(readFileSync(process.env.FLOOR_STATEMENTS_FILE!, 'utf8')) as string[])
-  .map((s) => s.trim().replace(/;$/, '').replaceAll("('ratio-' || :k)", "('ratio-' || $1)"));
+  .map((s) => ({ text: s.trim().replace(/;$/, '').replaceAll(KEY, "('ratio-' || $1)"), keyed: s.includes(KEY) }));
 const sql = postgres(process.env.FLOOR_DATABASE_URL!, { max: Number(process.env.FLOOR_CONNECTIONS ?? 1), prepare: true, onnotice: () => {} });
 
 /** A row as the API sends it: a resource's JSON text, or a list page around the page's JSON text
@@ -26,15 +29,16 @@ function body(row: Record<string, unknown> | undefined): string | undefined {
   return doc === undefined ? undefined : typeof doc === 'string' ? doc : JSON.stringify(doc);
 }
 
-const params = (s: string) => (s.includes('$1') ? [randomUUID()] : []);
+const send = (s: { text: string; keyed: boolean }, on: postgres.Sql | postgres.ReservedSql = sql) =>
+  on.unsafe(s.text, s.keyed ? [randomUUID()] : [], { prepare: true });
 
 async function run(): Promise<string> {
-  if (statements.length === 1) return body((await sql.unsafe(statements[0]!, params(statements[0]!), { prepare: true }))[0]) ?? '{}';
+  if (statements.length === 1) return body((await send(statements[0]!))[0]) ?? '{}';
   // A transaction: its statements written at once on one connection (the API pipelines its
   // transactions' statements the same way), answered in order.
   const connection = await sql.reserve();
   try {
-    const results = await Promise.all(statements.map((s) => connection.unsafe(s, params(s), { prepare: true })));
+    const results = await Promise.all(statements.map((s) => send(s, connection)));
     return results.map((rows) => body(rows[0])).filter((x) => x !== undefined).pop() ?? '{}';
   } catch (e) {
     await connection.unsafe('rollback').catch(() => undefined);

@@ -9,7 +9,7 @@
 // BENCH_SERVER_LOG_LEVEL (default silent): the server's LOG_LEVEL; a failed run prints the server's last output.
 // BENCH_ONLY (comma-separated parts to run: core, tasks, scale, citus, time, invoices, files, tickets, reports, agents, streams, conversations, ratio, webhooks, soak, faults, failover; default all; scale needs tasks;
 // ratio measures what tasks, time and invoices seeded). BENCH_RATIO_CONNECTIONS/ROUNDS/DURATION: the ratio part's wrk and pgbench;
-// BENCH_RATIO_CASES: the cases whose name contains one of these. Each GET is also measured on its floor (bench/floor.ts).
+// BENCH_RATIO_CASES: the cases whose name contains one of these. Each case is also measured on its floor (bench/floor.ts).
 // BENCH_SOAK_MINUTES (default 10): length of the soak part. BENCH_FAULT_RUNS (default 100): runs of the faults part; BENCH_FAILOVER_RUNS (default 5), of the failover part.
 // BENCH_INVOICES_ANALYZE=0 skips the ANALYZE bench/invoices.ts runs after its createInvoice warm-up.
 // Writes the table to bench/results/latest.md (git-ignored). Exits non-zero if any response was not 2xx.
