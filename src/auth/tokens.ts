@@ -1,7 +1,7 @@
 // Access tokens: RFC 9068 JWTs signed with Ed25519 keys that live (sealed) in the database,
 // so every instance shares them and they survive restarts.
 import { SignJWT, jwtVerify, generateKeyPair, exportJWK, importJWK, decodeProtectedHeader, errors as joseErrors } from 'jose';
-import { randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { seal, unseal, deriveKey } from './sealing.ts';
@@ -12,6 +12,9 @@ const ALG = 'EdDSA';
 const VERIFIED_CACHE_SIZE = 10_000;
 
 export interface TokenClaims { clientId: string; secretId: string; organizationId: string; jti: string }
+/** Verified claims, with the token's SHA-256 (hex), which is what the database knows the token by:
+ * hashed once per token, not once per request. */
+export type VerifiedToken = TokenClaims & { tokenSha256: string };
 
 type Key = Awaited<ReturnType<typeof importJWK>>;
 interface LoadedKey { kid: string; publicKey: Key; privateKey: Key }
@@ -29,7 +32,7 @@ export class TokenService {
   private current: LoadedKey | undefined;
   private loadedAt = 0;
   private loading: Promise<void> | undefined;
-  private verified = new Map<string, TokenClaims & { exp: number; kid: string }>();
+  private verified = new Map<string, VerifiedToken & { exp: number; kid: string }>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -98,10 +101,12 @@ export class TokenService {
   }
 
   /** Signature, issuer, audience, expiry and client id; returns undefined for any failure. */
-  async verify(token: string): Promise<TokenClaims | undefined> {
+  async verify(token: string): Promise<VerifiedToken | undefined> {
     const cached = this.verified.get(token);
     if (cached) {
-      if (cached.exp > Date.now() / 1000) return { clientId: cached.clientId, secretId: cached.secretId, organizationId: cached.organizationId, jti: cached.jti };
+      if (cached.exp > Date.now() / 1000) {
+        return { clientId: cached.clientId, secretId: cached.secretId, organizationId: cached.organizationId, jti: cached.jti, tokenSha256: cached.tokenSha256 };
+      }
       this.verified.delete(token);
       return undefined;
     }
@@ -109,12 +114,12 @@ export class TokenService {
     if (claims) {
       if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
       this.verified.set(token, claims);
-      return { clientId: claims.clientId, secretId: claims.secretId, organizationId: claims.organizationId, jti: claims.jti };
+      return { clientId: claims.clientId, secretId: claims.secretId, organizationId: claims.organizationId, jti: claims.jti, tokenSha256: claims.tokenSha256 };
     }
     return undefined;
   }
 
-  private async verifySignature(token: string): Promise<(TokenClaims & { exp: number; kid: string }) | undefined> {
+  private async verifySignature(token: string): Promise<(VerifiedToken & { exp: number; kid: string }) | undefined> {
     let kid: string | undefined;
     try {
       kid = decodeProtectedHeader(token).kid;
@@ -140,7 +145,8 @@ export class TokenService {
       const clientId = payload.client_id;
       if (typeof clientId !== 'string' || clientId !== payload.sub || typeof payload.sid !== 'string') return undefined;
       if (typeof payload.org !== 'string' || payload.scope !== 'svc.api') return undefined;
-      return { clientId, secretId: payload.sid, organizationId: payload.org, jti: payload.jti!, exp: payload.exp!, kid };
+      return { clientId, secretId: payload.sid, organizationId: payload.org, jti: payload.jti!, exp: payload.exp!, kid,
+        tokenSha256: hash('sha256', token, 'hex') };
     } catch (e) {
       if (e instanceof joseErrors.JOSEError) return undefined;
       throw e;

@@ -1,10 +1,9 @@
 // What every route needs from the process: configuration, the database, the token service.
-import { createHash } from 'node:crypto';
 import type { Request } from '@hapi/hapi';
 import type { Config } from '../config.ts';
 import type { AcquireTimeout, Database } from '../db/database.ts';
 import { clusterRoutingFor } from '../db/cluster.ts';
-import { TokenService, type TokenClaims } from '../auth/tokens.ts';
+import { TokenService, type VerifiedToken } from '../auth/tokens.ts';
 import { deriveKey } from '../auth/sealing.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { ApiError } from './errors.ts';
@@ -48,7 +47,7 @@ export interface AppContext {
   /** The verified claims and the token itself (the database looks its record up by its hash). */
   /** The token's claims, and its SHA-256 (hex): the database compares that, and only that reaches it
    * (a statement's text is what pg_stat_activity shows; on Citus a delegated call's arguments are in it). */
-  authenticate(request: Request): Promise<TokenClaims & { tokenSha256: string }>;
+  authenticate(request: Request): Promise<VerifiedToken>;
   rateLimit(key: string): Promise<RateLimitDecision>;
   close(): void;
 }
@@ -164,7 +163,7 @@ export async function createAppContext(config: Config, database: Database,
       if (!m) throw invalidToken('the Authorization header is not a Bearer token');
       const claims = await tokens.verify(m[1]!);
       if (!claims) throw invalidToken('the access token is invalid or expired');
-      return { ...claims, tokenSha256: createHash('sha256').update(m[1]!).digest('hex') };
+      return claims;
     },
     async rateLimit(key) {
       const r = await limiter.take(key);

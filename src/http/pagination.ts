@@ -1,7 +1,7 @@
 // Cursor pagination: seek (keyset) queries with opaque, HMAC-signed cursors that carry the
 // last row's sort key and a hash of the filters they were issued for.
 import Joi from 'joi';
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac, hash } from 'node:crypto';
 import { macEquals } from '../auth/sealing.ts';
 import { ApiError } from './errors.ts';
 
@@ -19,7 +19,7 @@ export type SortKey = (string | number | null)[];
 function filtersHash(route: string, query: Record<string, unknown>): string {
   const filters = Object.keys(query).filter((k) => k !== 'limit' && k !== 'after').sort()
     .map((k) => `${k}=${JSON.stringify(query[k])}`).join('&');
-  return createHash('sha256').update(route).update('?').update(filters).digest('base64url').slice(0, 16);
+  return hash('sha256', `${route}?${filters}`, 'base64url').slice(0, 16);
 }
 
 export function encodeCursor(secret: Buffer, route: string, query: Record<string, unknown>, key: SortKey): string {

@@ -4,15 +4,14 @@
 // valid) it runs as a handler would, so its problems keep their order: who is asking, then what
 // was asked.
 import { sql } from 'kysely';
-import { pipelinedRead, type Tx } from '../../db/database.ts';
 import type { Command, CommandOperation, OperationContext, OperationResult } from '../operation.ts';
 import type { Caller, Endpoint, Runner } from './endpoint.ts';
-import { beginStatement, claimOf, inTransaction, outcomeError, type Idempotency } from './begin.ts';
+import { beginStatement, claimOf, outcomeError, type Begun, type Claim, type Idempotency } from './begin.ts';
 import { idempotencyKeyOf, validateInput } from './input.ts';
 import { claimAnswer, fingerprintOf } from './idempotency.ts';
 import { sendAnswer } from './answer.ts';
 import { handlerRunner } from './handler.ts';
-import { wakeAfter, wakeUp } from './wake.ts';
+import { WAKE_READ, wakeUp, type Woken } from './wake.ts';
 
 export function commandRunner(op: CommandOperation, endpoint: Endpoint): Runner {
   const { kind: _kind, command, ...contract } = op;
@@ -30,29 +29,29 @@ export function commandRunner(op: CommandOperation, endpoint: Endpoint): Runner 
       return asHandler(request, h, caller, rateHeaders, requestId);
     }
     // Committed: every statement answered, and an error of any of them was thrown by COMMIT.
-    const { claimed, done, wake } = await inTransaction(app, (tx) => sendTogether(endpoint, tx, caller, idempotency, planned));
-    const [begun] = await claimed;
+    const [[begun], [row], [woken]] = await app.database.batch(statementsOf(endpoint, caller, idempotency, planned)
+      .map((s) => s.compile(app.database.db))) as [[(Begun & Claim)?], [Answer?], [Woken?]];
     if (!begun || begun.outcome !== 'ok') throw outcomeError(op, begun?.outcome);
     const claim = claimOf(begun);
     if (!claim) throw new Error('the Idempotency-Key was not claimed');
     const replay = claimAnswer(claim, false);
     if (replay) return sendAnswer(h, replay, rateHeaders);
-    const [row] = await done;
     if (!row) throw new Error(`${op.operationId}: the command gave no row`);
-    wakeUp(app, (await wake)[0]);
+    wakeUp(app, woken);
     return sendAnswer(h, { replay: false, status: op.response.status, headers: row.headers, body: row.body }, rateHeaders);
   };
 }
 
-/** The claim, the command with its response stored under the key, and the wake-up read, all
- * sent behind BEGIN without waiting: they answer with COMMIT, in one round trip. The command
+type Answer = { body: string; headers: Record<string, string> };
+
+/** The claim, the command with its response stored under the key, and the wake-up read, sent
+ * behind BEGIN without waiting (Database.batch): they answer with COMMIT, in one round trip. The command
  * runs only under a fresh claim (a one-time filter on the mark idempotency_claim sets), so a
  * replay, a reuse, a key in flight or a refused caller runs nothing; PostgreSQL builds the
  * response (body text, Location, ETag), stores it with the key and returns it. */
-async function sendTogether(endpoint: Endpoint, tx: Tx, caller: Caller, idempotency: Idempotency, command: Command) {
+function statementsOf(endpoint: Endpoint, caller: Caller, idempotency: Idempotency, command: Command) {
   const { op } = endpoint;
-  const claimed = (await pipelinedRead(beginStatement(endpoint, caller, idempotency)).execute(tx)).rows[0]!.later;
-  const done = (await pipelinedRead(sql<{ body: string; headers: Record<string, string> }>`
+  return [beginStatement(endpoint, caller, idempotency), sql<Answer>`
           with c as materialized (
                  select c.doc, c.version from (${command.statement}) c where current_setting('svc.claimed', true) = 'yes'),
                r as materialized (
@@ -68,8 +67,7 @@ async function sendTogether(endpoint: Endpoint, tx: Tx, caller: Caller, idempote
           select r.body, r.headers,
                  api.idempotency_complete(${op.method}, ${op.path}, ${idempotency.key}, ${op.response.status}::integer, r.headers, r.body) as stored
             from r
-           where not exists (select from not_one)`).execute(tx)).rows[0]!.later;
-  return { claimed, done, wake: (await wakeAfter(tx)).later };
+           where not exists (select from not_one)`, WAKE_READ];
 }
 
 /** The command in the request's transaction, as a handler: its row is the response. */

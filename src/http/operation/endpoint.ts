@@ -1,13 +1,13 @@
 // An operation as its kind's runner sees it: what its requests share, worked out once when its
 // route is built, and what a runner is given per request.
 import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
-import type { TokenClaims } from '../../auth/tokens.ts';
+import type { VerifiedToken } from '../../auth/tokens.ts';
 import type { AppContext } from '../context.ts';
 import type { Operation } from '../operation.ts';
 import type { InputSchemas } from './input.ts';
 
 /** Who is asking, as the token said (its SHA-256 names it to the database). */
-export type Caller = TokenClaims & { tokenSha256: string };
+export type Caller = VerifiedToken;
 
 export interface Endpoint {
   op: Operation;

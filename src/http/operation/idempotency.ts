@@ -1,7 +1,7 @@
 // Idempotency-Key: the request's fingerprint, and what a claimed key answers when the request is
 // not the key's first (a stored response to replay, a key in flight, a key reused).
 import type { Request } from '@hapi/hapi';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { ApiError } from '../errors.ts';
 import type { ClaimState } from './begin.ts';
 
@@ -14,8 +14,7 @@ function canonicalJson(v: unknown): string {
 }
 
 /** The same key with another path or body is a reuse, whatever order the body's keys came in. */
-export const fingerprintOf = (request: Request) => createHash('sha256')
-  .update(request.path).update('\n').update(canonicalJson(request.payload ?? null)).digest('hex');
+export const fingerprintOf = (request: Request) => hash('sha256', `${request.path}\n${canonicalJson(request.payload ?? null)}`, 'hex');
 
 /** A stored response to replay, or the error for a key in flight or reused; undefined for a fresh claim. */
 export function claimAnswer(claim: ClaimState, oneTimeSecret: boolean | undefined) {

@@ -8,11 +8,14 @@ import type { AppContext } from '../context.ts';
 
 export type Woken = { due: boolean; runs: string | null };
 
+/** The read itself, last before COMMIT. */
+export const WAKE_READ = sql<Woken>`
+        select current_setting('svc.fanout_wake', true) = 'due' as due,
+               nullif(current_setting('svc.run_wake', true), '') as runs`;
+
 /** Sent ahead, answered with COMMIT. (An object holding the promise, not the promise itself:
  * awaiting the read before COMMIT would cost a round trip.) */
-export const wakeAfter = async (tx: Tx) => (await pipelinedRead(sql<Woken>`
-        select current_setting('svc.fanout_wake', true) = 'due' as due,
-               nullif(current_setting('svc.run_wake', true), '') as runs`).execute(tx)).rows[0]!;
+export const wakeAfter = async (tx: Tx) => (await pipelinedRead(WAKE_READ).execute(tx)).rows[0]!;
 
 /** After COMMIT: the transaction's events wait for this wake-up, not for a NOTIFY. */
 export function wakeUp(app: AppContext, woken: Woken | undefined) {
