@@ -44,7 +44,6 @@ export interface AppContext {
   wakeFanout: () => void;
   /** A request answered 503 because of the database: its cause, logged (at most once a second). */
   reportUnavailable: (cause: unknown, route: string) => void;
-  /** The verified claims and the token itself (the database looks its record up by its hash). */
   /** The token's claims, and its SHA-256 (hex): the database compares that, and only that reaches it
    * (a statement's text is what pg_stat_activity shows; on Citus a delegated call's arguments are in it). */
   authenticate(request: Request): Promise<VerifiedToken>;

@@ -52,4 +52,32 @@ t.test('a read and a transaction on sessions ended while idle', async (t) => {
   terminateUnnoticed(adminUrl);
   t.same(await runAgainIfLostAtBegin(write), [{ two: 2 }], 'the transaction runs again on a new session');
   t.notOk(database.unreachable());
+
+  // Database.batch (a command's transaction, written at once) runs again by itself.
+  const batch = () => database.batch([sql`select 4 as four`.compile(database.db), sql`select 5 as five`.compile(database.db)]);
+  t.same(await batch(), [[{ four: 4 }], [{ five: 5 }]]);
+  terminateUnnoticed(adminUrl);
+  t.same(await batch(), [[{ four: 4 }], [{ five: 5 }]], 'a batch whose session was found dead at begin runs again on a new session');
+  t.notOk(database.unreachable());
+});
+
+t.test('a batch whose statement fails: that error, and nothing of the others stays', async (t) => {
+  const { adminUrl, runtimeUrl } = await createTestDatabase(t);
+  const database = connect(runtimeUrl, 1, { readPoolSize: 1 });
+  t.teardown(() => database.close());
+  const { default: postgres } = await import('postgres');
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  t.teardown(() => admin.end());
+  await admin`create schema probe`;
+  await admin`create table probe.batch_probe (n integer)`;
+  await admin`grant usage on schema probe to public`;
+  await admin`grant insert, select on probe.batch_probe to public`;
+  const failed = await database.batch([
+    sql`insert into probe.batch_probe values (1) returning n`.compile(database.db),
+    sql`select 1 / (select count(*) - 1 from probe.batch_probe)::integer as boom`.compile(database.db),
+    sql`insert into probe.batch_probe values (3) returning n`.compile(database.db),
+  ]).then(() => undefined, (e: { code?: string }) => e);
+  t.equal(failed?.code, '22012', 'the failing statement\'s own error (division by zero), not the abort of the one after it');
+  t.same(await admin`select n from probe.batch_probe`, [], 'the first statement\'s row was rolled back');
+  t.same(await database.batch([sql`select 6 as six`.compile(database.db)]), [[{ six: 6 }]], 'the connection serves the next batch');
 });
