@@ -16,7 +16,6 @@ start: install
 
 ## The whole test suite: against $$DATABASE_URL when set, else an embedded PostgreSQL.
 test: install
-	npx tsc --noEmit
 	npx tsx scripts/test.ts
 
 ## A quick subset (used for the embedded run in CI).

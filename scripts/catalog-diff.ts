@@ -19,9 +19,9 @@
 // the roles the database names that are not PostgreSQL's own nor BI logins (attributes, memberships, settings), the
 // database's own settings, and each table's row count (the rows a migration inserts).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { migrate, withDatabase } from './db.ts';
@@ -262,8 +262,9 @@ export async function compareDatabases(urlA: string, urlB: string): Promise<{ li
 }
 
 /** A revision's db/migrations in a new temporary directory (WORKTREE: the files as they are). */
-/** This repository's root and migrations, wherever the command runs. */
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** This repository's root and migrations, wherever the command runs: through a link of the tests'
+ * mirror (scripts/tap.ts) too, where git would list nothing. */
+const ROOT = dirname(realpathSync(fileURLToPath(new URL('../package-lock.json', import.meta.url))));
 const MIGRATIONS = join(ROOT, 'db/migrations');
 
 export function migrationsOf(rev: string): string {

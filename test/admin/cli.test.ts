@@ -2,11 +2,11 @@
 // (before the database is reached), unchanged JSON output, and the real binary's streams and exit codes.
 import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { run, COMMANDS, GROUPS } from '../../src/admin/cli.ts';
 import { createTestDatabase } from '../helpers/database.ts';
+import { REPOSITORY } from '../helpers/repository.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = REPOSITORY;
 // Nothing listens here: a command that got past validation would fail to connect, not with USAGE.
 const NOWHERE = 'postgres://nobody@127.0.0.1:1/none';
 const commandNames = Object.keys(COMMANDS);

@@ -8,6 +8,8 @@ import { run, COMMANDS, GROUPS } from '../../src/admin/cli.ts';
 import type { CommandGroup } from '../../src/admin/command.ts';
 
 const ADMIN = fileURLToPath(new URL('../../src/admin/', import.meta.url));
+// Its modules as this file is run: .ts under tsx, .js compiled (scripts/tap.ts).
+const EXTENSION = import.meta.url.slice(import.meta.url.lastIndexOf('.'));
 
 const isGroup = (v: unknown): v is CommandGroup =>
   typeof v === 'object' && v !== null && typeof (v as CommandGroup).name === 'string'
@@ -15,7 +17,7 @@ const isGroup = (v: unknown): v is CommandGroup =>
 
 t.test('every group module in src/admin is dispatched, each command under its group\'s name', async (t) => {
   const found: CommandGroup[] = [];
-  for (const file of readdirSync(ADMIN).filter((f) => f.endsWith('.ts')).sort()) {
+  for (const file of readdirSync(ADMIN).filter((f) => f.endsWith(EXTENSION) && !f.endsWith('.d.ts')).sort()) {
     const exported = Object.values(await import(pathToFileURL(ADMIN + file).href) as Record<string, unknown>);
     found.push(...exported.filter(isGroup));
   }

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { createTestDatabase, oneServer } from '../helpers/database.ts';
+import { REPOSITORY } from '../helpers/repository.ts';
 import { adoptBaseline, baselineVersions, migrate, MIGRATIONS_DIR, OLD_CHAIN_LAST, withDatabase } from '../../scripts/db.ts';
 import { compareDatabases, migrationsOf } from '../../scripts/catalog-diff.ts';
 
@@ -42,7 +43,7 @@ const probeMade = async (url: string) => {
 /** The old chain as it was in the last commit that held its last file (the one before the commit
  * that replaced it by the baseline). */
 function oldChainRevision(): string {
-  const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8' }).trim();
+  const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8', cwd: REPOSITORY }).trim();
   const last = git('log', '-1', '--format=%H', '--', `db/migrations/${OLD_CHAIN_LAST}_*`);
   const holds = (rev: string) => git('ls-tree', '--name-only', rev, 'db/migrations/').split('\n')
     .some((f) => f.startsWith(`db/migrations/${OLD_CHAIN_LAST}_`));

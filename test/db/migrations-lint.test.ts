@@ -4,12 +4,12 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { MIGRATIONS, frozenMigrations, lintMigration, lintSql, lintedMigrations, tableRewrites, upSection } from '../../scripts/lint-migrations.ts';
+import { REPOSITORY } from '../helpers/repository.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = REPOSITORY;
 const rulesOf = (sql: string, inTransaction = true) => [...new Set(lintSql(sql, 'sample.sql', inTransaction).map((f) => f.rule))].sort();
 
 t.test('every migration after the baseline passes', async (t) => {

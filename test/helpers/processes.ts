@@ -2,12 +2,12 @@
 // `node --import tsx src/main.ts` and `src/worker/main.ts`, or the compiled `dist/main.js` and
 // `dist/worker/main.js` as production runs them.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import type { Test } from 'tap';
 import { run as admin } from '../../src/admin/cli.ts';
+import { REPOSITORY } from './repository.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = REPOSITORY;
 
 export const freePort = () => new Promise<number>((done) => {
   const srv = net.createServer().listen(0, '127.0.0.1', () => {

@@ -3,11 +3,11 @@
 import t from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { startApp } from '../helpers/app.ts';
 import { startReceiver, WEBHOOK_TEST_ENV } from '../helpers/receiver.ts';
+import { REPOSITORY } from '../helpers/repository.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = REPOSITORY;
 
 function spawnWorker(env: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker/main.ts'], {

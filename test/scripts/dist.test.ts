@@ -5,12 +5,12 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { createTestDatabase } from '../helpers/app.ts';
 import { freePort, orgWithClient, spawnApi, spawnWorker, tokenFrom } from '../helpers/processes.ts';
+import { REPOSITORY } from '../helpers/repository.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = REPOSITORY;
 const DIST = join(ROOT, 'dist');
 // What NODE_ENV=production asks for; the test database's keys are sealed with the development key.
 const PRODUCTION = { NODE_ENV: 'production', SVC_SECRET_KEY: 'dev-only-secret-key-change-me-in-production',

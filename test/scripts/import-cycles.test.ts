@@ -5,10 +5,10 @@ import t from 'tap';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describeCycle, importCycles, importGraph } from '../../scripts/import-cycles.ts';
+import { REPOSITORY } from '../helpers/repository.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = REPOSITORY;
 
 t.test('src/ has no import circle', async (t) => {
   const graph = importGraph(join(ROOT, 'src'));
