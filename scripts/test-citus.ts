@@ -68,9 +68,9 @@ try {
   // A file gets 600 s here, not 240: three servers on one machine, and a request is several
   // delegated calls (measured: files.test.ts 84 s alone in make test-citus, 121 s beside 40 other files;
   // on a slower 2-core machine webhooks.test.ts took 108 s alone and 308 s beside the others).
-  // Three files at a time, not four: on that machine, with four, the run queue stood at 10-14 on the
-  // two cores and connections to the coordinator timed out at 5 s. (Raising the connect deadline
-  // instead changed what test/db/acquire-timeout.test.ts sees: its watchdog checks take that long.)
+  // On that machine the cluster pass is not yet reliable: with four files at a time, connections to
+  // the coordinator timed out at 5 s; with three, acquire-timeout.test.ts and timeout-and-shutdown.test.ts
+  // failed (docs/benchmarks.md, "CI time: the tests run compiled"). Four stay until that is understood.
   let files = process.argv.slice(2);
   if (!files.length) {
     const left = { ...ONE_SERVER, ...NOT_YET };
@@ -81,7 +81,7 @@ try {
     if (!all.length || gone.length) throw new Error(`test-citus: ${all.length ? `listed but not found: ${gone.join(', ')}` : 'no test file found'}`);
     files = all.filter((f) => !left[f] && !beside.some((dir) => f.startsWith(dir)));
   }
-  code = await runTap(['--timeout=600', '--jobs=3', ...files], {
+  code = await runTap(['--timeout=600', ...files], {
     SVC_TEST_SERVER_URL: cluster.coordinator, SVC_TEST_TEMPLATE: template, SVC_TEST_RUN: String(process.pid),
     SVC_TEST_CITUS_WORKERS: JSON.stringify(cluster.workers),
   });
