@@ -427,7 +427,10 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
   const watch = async () => {
     if (checking || breaker.open) return;
     const now = Date.now();
-    const pool = (['transactions', 'reads', 'points'] as const).find((p) => suspect(p, now));
+    const suspects = (['transactions', 'reads', 'points'] as const).filter((p) => suspect(p, now));
+    // "Twice in a row": a pool found idle once and not suspect since starts over.
+    for (const p of ['transactions', 'reads', 'points'] as const) if (!suspects.includes(p)) pools[p].idleOnce = false;
+    const pool = suspects[0];
     if (!pool) return;
     checking = true;
     try {

@@ -67,7 +67,12 @@ export class Progress {
 /** The driver's view of one pool (postgres.js patch 12): each connection's queue and backend. */
 export interface DriverPoolState {
   waiting: number;
-  connections: { queue: string; pid: number | null; socket: string | null; starting: boolean; active: boolean; pipelined: number }[];
+  connections: {
+    queue: string; pid: number | null; socket: string | null; starting: boolean;
+    /** How long the connection's start-up (socket to ReadyForQuery) has lasted; null when none is under way. */
+    starting_ms: number | null;
+    active: boolean; pipelined: number;
+  }[];
 }
 
 export const driverState = (sql: postgres.Sql): DriverPoolState =>
@@ -79,11 +84,17 @@ export type Verdict = 'wedged' | 'idle' | 'busy' | 'unanswered';
  * Asks the database, on a connection of its own, about the sessions of the pool's connections.
  * - One with a statement outstanding whose session is gone, or has sat idle (or idle in a
  *   transaction) for longer than the deadline, waits for an answer that will not come: wedged.
+ * - One whose start-up has lasted longer than the driver's connect deadline (plus one acquire
+ *   deadline of grace) should have been given up by the driver: wedged. A start-up within it is
+ *   the database working for the pool (a loaded server forks, authenticates and answers slowly, and
+ *   this probe's own fresh connection may still be quicker): busy, however often a wait times out
+ *   meanwhile (a 200 ms acquire deadline on a loaded cluster rebuilt a pool of slow start-ups,
+ *   handing out a second pool's connections beside the first's).
  * - When the pool failed to serve (`failedToServe`: no progress at all past the deadline, or a wait
  *   that timed out while the pool was not full) and the database is working on none of its
  *   sessions while it answers a fresh connection: idle. Twice in a row, a deadline apart, the
- *   pool is the problem (connections stuck starting, or lost to the pool); once may be a start-up
- *   that is merely slow (the caller decides).
+ *   pool is the problem (connections lost to the pool); once may be a hand-over that is merely
+ *   slow (the caller decides).
  * - Sessions working on our statements are the database being slow for us, which
  *   statement_timeout bounds: busy. So is a pool whose live connections' pids the database does
  *   not know (a transaction pooler in between hands out its own keys): nothing can be told apart,
@@ -96,6 +107,7 @@ export async function verify(url: string, state: DriverPoolState, deadlineMs: nu
   const pids = state.connections.map((c) => c.pid).filter((pid): pid is number => !!pid);
   const sessions = await sessionsOf(url, pids, deadlineMs, connectMs);
   if (!sessions) return 'unanswered';
+  if (state.connections.some((c) => c.starting_ms !== null && c.starting_ms > connectMs + deadlineMs)) return 'wedged';
   const live = state.connections.filter((c) => c.socket === 'open' && !c.starting && c.queue !== 'connecting' && c.pid);
   if (live.length > 0 && !live.some((c) => sessions.has(c.pid!))) return 'busy';
   const waiting = state.connections.filter((c) => c.active || c.pipelined > 0);
@@ -104,6 +116,7 @@ export async function verify(url: string, state: DriverPoolState, deadlineMs: nu
     return !session || (session.state !== 'active' && session.stale);
   });
   if (stuck.length > 0) return 'wedged';
+  if (state.connections.some((c) => c.starting_ms !== null)) return 'busy';
   const working = state.connections.some((c) => c.pid && sessions.get(c.pid)?.state === 'active');
   return failedToServe && !working ? 'idle' : 'busy';
 }

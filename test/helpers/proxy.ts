@@ -1,11 +1,12 @@
 // A TCP proxy in front of the test database, for the driver and pool fault tests: it can hold each
-// new connection's first bytes (a slow start-up: DNS, TLS, a pooler), stall chosen connections for
+// new connection's first bytes, or the nth's (a slow start-up: DNS, TLS, a pooler, a loaded server), stall chosen connections for
 // good, drop every connection with a reset (a network fault), or freeze the connections it has (a
 // half-open path: nothing refused, nothing answered) while new ones pass.
 import type { Test } from 'tap';
 import net from 'node:net';
 
-export async function proxy(t: Test, target: URL, holdMs = 0, stall: (n: number) => boolean = () => false) {
+export async function proxy(t: Test, target: URL, holdMs: number | ((n: number) => number) = 0,
+  stall: (n: number) => boolean = () => false) {
   let accepted = 0;
   const sockets = new Set<net.Socket>();
   const pairs: [net.Socket, net.Socket][] = [];
@@ -17,7 +18,7 @@ export async function proxy(t: Test, target: URL, holdMs = 0, stall: (n: number)
     sockets.add(upstream);
     pairs.push([client, upstream]);
     client.pause();
-    setTimeout(() => { client.pipe(upstream); upstream.pipe(client); client.resume(); }, holdMs);
+    setTimeout(() => { client.pipe(upstream); upstream.pipe(client); client.resume(); }, typeof holdMs === 'number' ? holdMs : holdMs(n));
     const end = () => { client.destroy(); upstream.destroy(); };
     client.on('error', end).on('close', end);
     upstream.on('error', end).on('close', end);

@@ -6,6 +6,7 @@ import t, { type Test } from 'tap';
 import net from 'node:net';
 import postgres from 'postgres';
 import { createTestDatabase } from '../helpers/database.ts';
+import { proxy } from '../helpers/proxy.ts';
 // The driver's own module, not part of its public API: change 5 is about its internals.
 // @ts-expect-error no declaration file for the driver's internal module
 import Queue from '../../node_modules/postgres/src/queue.js';
@@ -232,8 +233,8 @@ t.test('change 12: poolState() tells where each connection is', async (t) => {
   t.teardown(() => sql.end({ timeout: 1 }));
   const state = () => (sql as unknown as { poolState: () => { waiting: number; connections: Record<string, unknown>[] } }).poolState();
   t.type((sql as unknown as { poolState: unknown }).poolState, 'function');
-  t.same(state(), { waiting: 0, connections: [{ queue: 'closed', pid: undefined, socket: null, starting: false, active: false, pipelined: 0 },
-    { queue: 'closed', pid: undefined, socket: null, starting: false, active: false, pipelined: 0 }] }, 'a new pool: two closed');
+  t.same(state(), { waiting: 0, connections: [{ queue: 'closed', pid: undefined, socket: null, starting: false, starting_ms: null, active: false, pipelined: 0 },
+    { queue: 'closed', pid: undefined, socket: null, starting: false, starting_ms: null, active: false, pipelined: 0 }] }, 'a new pool: two closed');
   const r = await sql.reserve();
   const pid = await pidOf(r);
   const running = r`select pg_sleep(1)`.execute();
@@ -241,10 +242,25 @@ t.test('change 12: poolState() tells where each connection is', async (t) => {
   const s = state();
   t.equal(s.waiting, 0);
   t.same(s.connections.map((c) => c.queue).sort(), ['closed', 'reserved']);
-  t.match(s.connections.find((c) => c.queue === 'reserved'), { pid, socket: 'open', starting: false, active: true, pipelined: 0 });
+  t.match(s.connections.find((c) => c.queue === 'reserved'), { pid, socket: 'open', starting: false, starting_ms: null, active: true, pipelined: 0 });
   await running;
   r.release();
   t.same(state().connections.map((c) => c.queue).sort(), ['closed', 'open']);
+});
+
+t.test('change 12: poolState() tells how long a start-up has lasted, from the socket to ReadyForQuery', async (t) => {
+  const { adminUrl } = await createTestDatabase(t);
+  // Each new connection's first bytes wait 2 s (a loaded server; long enough that a late timer still looks during it).
+  const link = await proxy(t, new URL(adminUrl), 2000);
+  const sql = postgres(link.url, { max: 1, onnotice });
+  t.teardown(() => sql.end({ timeout: 1 }));
+  const state = () => (sql as unknown as { poolState: () => { connections: { starting_ms: number | null }[] } }).poolState();
+  const answered = sql`select 1 as n`.execute();
+  await new Promise((r) => setTimeout(r, 300));
+  const during = state().connections[0]!.starting_ms;
+  t.ok(during !== null && during >= 250 && during < 2000, `under way: ${during} ms`);
+  t.same(await answered, [{ n: 1 }]);
+  t.equal(state().connections[0]!.starting_ms, null, 'none once the session is up');
 });
 
 /** A proxy whose server reports in_hot_standby = on: what a hot standby's sessions report. */
