@@ -344,13 +344,15 @@ export interface ConnectOptions {
 
 export function connect(url: string, max = 10, opts: ConnectOptions = {}): Database {
   const prepare = opts.prepare ?? true;
+  // The driver counts its connect deadline in whole seconds; the watchdog judges start-ups by it.
+  const connectS = Math.max(1, Math.ceil((opts.connectTimeoutMs ?? 5000) / 1000));
   const options = (size: number, name: string): postgres.Options<Record<string, never>> => ({
     max: size,
     prepare,
     backoff: reconnectBackoff,
     onnotice: () => {},
     transform: { undefined: null },
-    connect_timeout: Math.max(1, Math.ceil((opts.connectTimeoutMs ?? 5000) / 1000)),
+    connect_timeout: connectS,
     connection: {
       application_name: name,
       // A start-up parameter, so every session of the pool has it from its first statement.
@@ -438,7 +440,7 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
       const generation = pools[pool];
       const stalled = Math.max(generation.waits.stalledMs(now), generation.statements.stalledMs(now));
       const driver = driverState(generation.sql);
-      const found = await verify(url, driver, deadlines.acquireMs, deadlines.connectMs, why !== 'slow');
+      const found = await verify(url, driver, deadlines.acquireMs, connectS * 1000, why !== 'slow');
       // Failing to serve while the database is idle for it: a wedge only when the next look, a
       // deadline later, finds it so again (a slow start-up has ended by then, or the driver's own
       // connect deadline has failed it).
