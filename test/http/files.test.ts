@@ -304,7 +304,9 @@ t.test('RETENTION_BLOCKED: invoice PDFs, legal holds, files of posted invoices',
 });
 
 t.test('UPLOAD_EXPIRED and DOWNLOAD_URL_EXPIRED', async (t) => {
-  const w = await world(t, { SVC_FILE_UPLOAD_SECONDS: '1', SVC_FILE_DOWNLOAD_SECONDS: '1' });
+  // An upload lives 4 s: the one completed here takes three requests, which a loaded 2-core
+  // machine's cluster did not finish within 1 s (its UPLOAD_EXPIRED failed the test).
+  const w = await world(t, { SVC_FILE_UPLOAD_SECONDS: '4', SVC_FILE_DOWNLOAD_SECONDS: '1' });
   const worker = await startWorker(w.a.config, { pollInterval: 50 });
   t.teardown(() => worker.stop());
   const bytes = Buffer.from('short-lived\n');
@@ -312,7 +314,9 @@ t.test('UPLOAD_EXPIRED and DOWNLOAD_URL_EXPIRED', async (t) => {
   const done = await uploaded(w, bytes);
   const file = await until(w, done.id, 'ready');
   const d = (await w.a.request({ method: 'POST', url: `/v1/files/${file.id}/download`, token: w.token })).json;
-  await new Promise((r) => setTimeout(r, 2100));
+  // Past both expiries, by the server's own clock (this process's).
+  const past = Math.max(Date.parse(late.expires_at), Date.parse(d.expires_at)) + 100;
+  await new Promise((r) => setTimeout(r, Math.max(0, past - Date.now())));
   assertProblem(t, await put(w, late, bytes), 410, 'UPLOAD_EXPIRED');
   assertProblem(t, await complete(w, late.id), 410, 'UPLOAD_EXPIRED');
   assertProblem(t, await w.a.request({ url: pathOf(d.download_url) }), 410, 'DOWNLOAD_URL_EXPIRED');
