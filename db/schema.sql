@@ -9742,8 +9742,10 @@ begin
      set consecutive_failures = x.consecutive_failures + 1, failing_since = coalesce(x.failing_since, v_now)
    where x.organization_id = p_organization_id and x.id = d.endpoint_id
   returning * into w;
+  -- The clock, not now(): a transaction that began before the one that started the streak waited
+  -- for the endpoint's row, and its now() is earlier than that failing_since.
   if w.status = 'enabled' and w.consecutive_failures >= p_disable_after
-     and w.failing_since <= now() - make_interval(secs => p_disable_after_seconds) then
+     and w.failing_since <= clock_timestamp() - make_interval(secs => p_disable_after_seconds) then
     update app.webhook_endpoints x set status = 'disabled', disabled_reason = 'delivery_failures'
      where x.organization_id = p_organization_id and x.id = w.id;
     insert into app_private.admin_notifications (organization_id, kind, subject_id, detail)
@@ -15431,4 +15433,6 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261128181400'),
     ('20261128181500'),
     ('20261206000100'),
-    ('20261206000200');
+    ('20261206000200'),
+    ('20261206000300'),
+    ('20261206000400');

@@ -218,6 +218,41 @@ t.test('the last retry is at the end of the 72 hours, then the delivery fails', 
   t.same({ ...fin }, { status: 'failed', status_reason: 'retry_period_exhausted' });
 });
 
+t.test('the failure that reaches the threshold disables the endpoint, though its transaction began before the streak did', async (t) => {
+  const a = await startApp(t);
+  const org = await a.createOrg();
+  const c = await a.createClient(org, { roles: 'manager' });
+  const [ep] = await a.admin`insert into app.webhook_endpoints (organization_id, client_id, url, events, secret_sealed)
+    values (${org}, ${c.id}, 'https://hooks.example/1', '{project.created}', 'sealed') returning id`;
+  const delivery = async () => {
+    const [ev] = await a.admin`insert into app.events (organization_id, type, resource_type, resource_id, resource_version)
+      values (${org}, 'project.created', 'project', 'prj_x', 1) returning id`;
+    const [d] = await a.admin`insert into app.webhook_deliveries (organization_id, client_id, endpoint_id, event_id, attempt_count, retry_until)
+      values (${org}, ${c.id}, ${ep!.id}, ${ev!.id}, 1, now() + interval '1 day') returning id`;
+    return d!.id as string;
+  };
+  const [first, second] = [await delivery(), await delivery()];
+  // Two deliveries' attempts recorded at once, as the worker does (each waits for the endpoint's
+  // row): the one whose transaction began first is recorded second. A 404 is final; two failures
+  // disable, with no window (SVC_WEBHOOK_DISABLE_AFTER_FAILURES=2, _SECONDS=0).
+  const record = (sql: postgres.Sql | postgres.ReservedSql, id: string) => sql<{ outcome: string }[]>`
+    select app_private.webhook_record_attempt(${org}, ${id}, 1, now(), 5, 404, 'http_404', false, null, 1, 2, 0) as outcome`;
+  const early = await a.admin.reserve();
+  try {
+    await early`begin`;
+    await early`select now()`; // its now() from here (on a cluster the worker's transaction begins at the call)
+    await new Promise((r) => setTimeout(r, 50));
+    t.equal((await record(a.admin, second))[0]!.outcome, 'failed', 'a later transaction starts the streak');
+    t.equal((await record(early, first))[0]!.outcome, 'failed,endpoint_disabled', 'the earlier one reaches the threshold and disables');
+    await early`commit`;
+  } finally {
+    early.release();
+  }
+  const [row] = await a.admin`select status, disabled_reason, consecutive_failures from app.webhook_endpoints where id = ${ep!.id}`;
+  t.same({ ...row }, { status: 'disabled', disabled_reason: 'delivery_failures', consecutive_failures: 2 });
+  t.match(await a.cli('notifications', 'list', '--org', org), { notifications: [{ kind: 'webhook_endpoint_disabled', subject_id: ep!.id }] });
+});
+
 t.test('recovery: an exhausted or missing job does not strand a delivery; enabling needs the challenge', async (t) => {
   const a = await startApp(t);
   const org = await a.createOrg();
