@@ -196,17 +196,29 @@ t.test('no subscriber, no notification; a rolled-back write leaves no event and 
   t.same(notified, [''], 'a committed write by another writer with a subscriber notifies', notifies);
 });
 
-t.test('the last retry is at the end of the 72 hours, then the delivery fails', async (t) => {
-  const a = await startApp(t);
+/** An organization with a client and one endpoint of its; `delivery(attempt, retryUntil)` makes a
+ * delivery of a new event to it, at that attempt, its retries ending `retryUntil` (an interval) from
+ * now: what app_private.webhook_record_attempt is given. */
+async function endpointWithDeliveries(a: TestApp) {
   const org = await a.createOrg();
   const c = await a.createClient(org, { roles: 'manager' });
   const [ep] = await a.admin`insert into app.webhook_endpoints (organization_id, client_id, url, events, secret_sealed)
     values (${org}, ${c.id}, 'https://hooks.example/1', '{project.created}', 'sealed') returning id`;
-  const [ev] = await a.admin`insert into app.events (organization_id, type, resource_type, resource_id, resource_version)
-    values (${org}, 'project.created', 'project', 'prj_x', 1) returning id`;
+  const delivery = async (attempt: number, retryUntil: string) => {
+    const [ev] = await a.admin`insert into app.events (organization_id, type, resource_type, resource_id, resource_version)
+      values (${org}, 'project.created', 'project', 'prj_x', 1) returning id`;
+    const [d] = await a.admin`insert into app.webhook_deliveries (organization_id, client_id, endpoint_id, event_id, attempt_count, retry_until)
+      values (${org}, ${c.id}, ${ep!.id}, ${ev!.id}, ${attempt}, now() + ${retryUntil}::interval) returning id`;
+    return d!.id as string;
+  };
+  return { org, endpoint: ep!.id as string, delivery };
+}
+
+t.test('the last retry is at the end of the 72 hours, then the delivery fails', async (t) => {
+  const a = await startApp(t);
+  const { org, delivery } = await endpointWithDeliveries(a);
   // Attempt 8 fails 10 minutes before retry_until: the schedule says 20 h, the window says 10 minutes.
-  const [d] = await a.admin`insert into app.webhook_deliveries (organization_id, client_id, endpoint_id, event_id, attempt_count, retry_until)
-    values (${org}, ${c.id}, ${ep!.id}, ${ev!.id}, 8, now() + interval '10 minutes') returning id, retry_until`;
+  const d = { id: await delivery(8, '10 minutes') };
   const record = (attempt: number) => a.admin`select app_private.webhook_record_attempt(${org}, ${d!.id}, ${attempt}, now(), 5, 503, 'http_503',
     true, null, 1, 50, 86400) as outcome`;
   t.equal((await record(8))[0]!.outcome, 'retrying');
@@ -220,18 +232,8 @@ t.test('the last retry is at the end of the 72 hours, then the delivery fails', 
 
 t.test('the failure that reaches the threshold disables the endpoint, though its transaction began before the streak did', async (t) => {
   const a = await startApp(t);
-  const org = await a.createOrg();
-  const c = await a.createClient(org, { roles: 'manager' });
-  const [ep] = await a.admin`insert into app.webhook_endpoints (organization_id, client_id, url, events, secret_sealed)
-    values (${org}, ${c.id}, 'https://hooks.example/1', '{project.created}', 'sealed') returning id`;
-  const delivery = async () => {
-    const [ev] = await a.admin`insert into app.events (organization_id, type, resource_type, resource_id, resource_version)
-      values (${org}, 'project.created', 'project', 'prj_x', 1) returning id`;
-    const [d] = await a.admin`insert into app.webhook_deliveries (organization_id, client_id, endpoint_id, event_id, attempt_count, retry_until)
-      values (${org}, ${c.id}, ${ep!.id}, ${ev!.id}, 1, now() + interval '1 day') returning id`;
-    return d!.id as string;
-  };
-  const [first, second] = [await delivery(), await delivery()];
+  const { org, endpoint, delivery } = await endpointWithDeliveries(a);
+  const [first, second] = [await delivery(1, '1 day'), await delivery(1, '1 day')];
   // Two deliveries' attempts recorded at once, as the worker does (each waits for the endpoint's
   // row): the one whose transaction began first is recorded second. A 404 is final; two failures
   // disable, with no window (SVC_WEBHOOK_DISABLE_AFTER_FAILURES=2, _SECONDS=0).
@@ -248,9 +250,9 @@ t.test('the failure that reaches the threshold disables the endpoint, though its
   } finally {
     early.release();
   }
-  const [row] = await a.admin`select status, disabled_reason, consecutive_failures from app.webhook_endpoints where id = ${ep!.id}`;
+  const [row] = await a.admin`select status, disabled_reason, consecutive_failures from app.webhook_endpoints where id = ${endpoint}`;
   t.same({ ...row }, { status: 'disabled', disabled_reason: 'delivery_failures', consecutive_failures: 2 });
-  t.match(await a.cli('notifications', 'list', '--org', org), { notifications: [{ kind: 'webhook_endpoint_disabled', subject_id: ep!.id }] });
+  t.match(await a.cli('notifications', 'list', '--org', org), { notifications: [{ kind: 'webhook_endpoint_disabled', subject_id: endpoint }] });
 });
 
 t.test('recovery: an exhausted or missing job does not strand a delivery; enabling needs the challenge', async (t) => {
