@@ -442,8 +442,8 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
       const driver = driverState(generation.sql);
       const found = await verify(url, driver, deadlines.acquireMs, connectS * 1000, why !== 'slow');
       // Failing to serve while the database is idle for it: a wedge only when the next look, a
-      // deadline later, finds it so again (a slow start-up has ended by then, or the driver's own
-      // connect deadline has failed it).
+      // deadline later, finds it so again (a slow hand-over has ended by then; a start-up is judged
+      // by the driver's connect deadline, in verify).
       const verdict = found === 'idle' ? (generation.idleOnce ? 'wedged' : 'idle') : found;
       generation.idleOnce = found === 'idle';
       // Busy, idle once, or no answer: look again only after another deadline.
