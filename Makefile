@@ -57,6 +57,6 @@ client: install
 	npx tsx scripts/client.ts
 
 ## The tests against a local Citus cluster (a coordinator and two workers of Debian's PostgreSQL 15
-## with Citus 13.2; ../shared/citus/install.sh installs Citus). Without Citus: one line, no tests.
+## with Citus 13.2; scripts/citus/install.sh builds it with this project's patches). Without Citus: one line, no tests.
 test-citus: install
 	npx tsx scripts/test-citus.ts

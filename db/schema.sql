@@ -660,9 +660,26 @@ COMMENT ON FUNCTION api.begin_request(p_organization_id text, p_token_sha256 tex
 --
 
 CREATE FUNCTION api.client_organization(p_client_id text) RETURNS text
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$ select d.organization_id from app_private.client_directory d where d.client_id = p_client_id $$;
+    AS $$
+declare
+  v_organization_id text;
+begin
+  -- The policy shows the row of this client alone, for as long as the lookup runs.
+  perform set_config('svc.directory_client', coalesce(p_client_id, ''), true);
+  select d.organization_id into v_organization_id from app_private.client_directory d where d.client_id = p_client_id;
+  perform set_config('svc.directory_client', '', true);
+  return v_organization_id;
+end
+$$;
+
+
+--
+-- Name: FUNCTION client_organization(p_client_id text); Type: COMMENT; Schema: api; Owner: -
+--
+
+COMMENT ON FUNCTION api.client_organization(p_client_id text) IS 'The organization of an API client, before any request context exists (the token endpoint); the only reader of app_private.client_directory.';
 
 
 --
@@ -10513,29 +10530,39 @@ $$;
 
 
 --
--- Name: reporting_grant(text, text[]); Type: FUNCTION; Schema: control; Owner: -
+-- Name: reporting_grant(text, text[], text); Type: FUNCTION; Schema: control; Owner: -
 --
 
-CREATE FUNCTION control.reporting_grant(p_org text, p_roles text[]) RETURNS TABLE(role_name text, password text)
+CREATE FUNCTION control.reporting_grant(p_org text, p_roles text[], p_password_verifier text) RETURNS TABLE(role_name text)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
+    AS $_$
 declare
   v_role text := 'svc_bi_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 12);
-  v_password text := encode(sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8')), 'hex');
 begin
   perform app_private.require_found(exists (select from app.organizations o where o.id = p_org), 'ORGANIZATION_NOT_FOUND', p_org);
+  -- PostgreSQL's own form (RFC 5803): SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>.
+  if p_password_verifier is null
+     or p_password_verifier !~ '^SCRAM-SHA-256\$[1-9][0-9]{3,6}:[A-Za-z0-9+/]+=*\$[A-Za-z0-9+/]{43}=:[A-Za-z0-9+/]{43}=$' then
+    perform app_private.raise('SVV22', 'VALIDATION_FAILED', 'the BI login''s password is given as a SCRAM-SHA-256 verifier, never as text');
+  end if;
   insert into app_private.bi_logins (organization_id, role_name, svc_roles) values (p_org, v_role, p_roles);
   execute format('create role %I login password %L inherit nosuperuser nobypassrls nocreatedb nocreaterole connection limit 5 in role svc_reporting',
-                 v_role, v_password);
+                 v_role, p_password_verifier);
   execute format('alter role %I set default_transaction_read_only = on', v_role);
   execute format('alter role %I set statement_timeout = %L', v_role, '30s');
   execute format('alter role %I set search_path = reporting', v_role);
   role_name := v_role;
-  password := v_password;
   return next;
 end
-$$;
+$_$;
+
+
+--
+-- Name: FUNCTION reporting_grant(p_org text, p_roles text[], p_password_verifier text); Type: COMMENT; Schema: control; Owner: -
+--
+
+COMMENT ON FUNCTION control.reporting_grant(p_org text, p_roles text[], p_password_verifier text) IS 'A read-only login for a BI tool, bound to one organization and Roles; its password arrives as a SCRAM-SHA-256 verifier computed by svc-admin.';
 
 
 --
@@ -11678,6 +11705,8 @@ CREATE TABLE app_private.client_directory (
     organization_id text NOT NULL
 );
 
+ALTER TABLE ONLY app_private.client_directory FORCE ROW LEVEL SECURITY;
+
 
 --
 -- Name: context_keys; Type: TABLE; Schema: app_private; Owner: -
@@ -11933,7 +11962,7 @@ CREATE TABLE public.schema_migrations (
 -- Name: approvals; Type: VIEW; Schema: reporting; Owner: -
 --
 
-CREATE VIEW reporting.approvals WITH (security_invoker='false') AS
+CREATE VIEW reporting.approvals WITH (security_invoker='false', security_barrier='true') AS
  SELECT v.id AS approval_id,
     (v.doc ->> 'type'::text) AS type,
     (v.doc ->> 'status'::text) AS status,
@@ -11949,7 +11978,7 @@ CREATE VIEW reporting.approvals WITH (security_invoker='false') AS
 -- Name: invoices; Type: VIEW; Schema: reporting; Owner: -
 --
 
-CREATE VIEW reporting.invoices WITH (security_invoker='false') AS
+CREATE VIEW reporting.invoices WITH (security_invoker='false', security_barrier='true') AS
  SELECT v.id AS invoice_id,
     v.number,
     v.status,
@@ -11967,7 +11996,7 @@ CREATE VIEW reporting.invoices WITH (security_invoker='false') AS
 -- Name: members; Type: VIEW; Schema: reporting; Owner: -
 --
 
-CREATE VIEW reporting.members WITH (security_invoker='false') AS
+CREATE VIEW reporting.members WITH (security_invoker='false', security_barrier='true') AS
  SELECT v.id AS member_id,
     (v.doc ->> 'display_name'::text) AS display_name,
     (v.doc ->> 'status'::text) AS status,
@@ -11979,7 +12008,7 @@ CREATE VIEW reporting.members WITH (security_invoker='false') AS
 -- Name: payments; Type: VIEW; Schema: reporting; Owner: -
 --
 
-CREATE VIEW reporting.payments WITH (security_invoker='false') AS
+CREATE VIEW reporting.payments WITH (security_invoker='false', security_barrier='true') AS
  SELECT y.id AS payment_id,
     y.invoice_id,
     y.amount,
@@ -11993,7 +12022,7 @@ CREATE VIEW reporting.payments WITH (security_invoker='false') AS
 -- Name: projects; Type: VIEW; Schema: reporting; Owner: -
 --
 
-CREATE VIEW reporting.projects WITH (security_invoker='false') AS
+CREATE VIEW reporting.projects WITH (security_invoker='false', security_barrier='true') AS
  SELECT v.id AS project_id,
     (v.doc ->> 'code'::text) AS code,
     (v.doc ->> 'name'::text) AS name,
@@ -12011,7 +12040,7 @@ CREATE VIEW reporting.projects WITH (security_invoker='false') AS
 -- Name: tasks; Type: VIEW; Schema: reporting; Owner: -
 --
 
-CREATE VIEW reporting.tasks WITH (security_invoker='false') AS
+CREATE VIEW reporting.tasks WITH (security_invoker='false', security_barrier='true') AS
  SELECT v.id AS task_id,
     v.project_id,
     (v.doc ->> 'name'::text) AS name,
@@ -12029,7 +12058,7 @@ CREATE VIEW reporting.tasks WITH (security_invoker='false') AS
 -- Name: tickets; Type: VIEW; Schema: reporting; Owner: -
 --
 
-CREATE VIEW reporting.tickets WITH (security_invoker='false') AS
+CREATE VIEW reporting.tickets WITH (security_invoker='false', security_barrier='true') AS
  SELECT v.id AS ticket_id,
     (v.doc ->> 'number'::text) AS number,
     (v.doc ->> 'subject'::text) AS subject,
@@ -12046,7 +12075,7 @@ CREATE VIEW reporting.tickets WITH (security_invoker='false') AS
 -- Name: time_entries; Type: VIEW; Schema: reporting; Owner: -
 --
 
-CREATE VIEW reporting.time_entries WITH (security_invoker='false') AS
+CREATE VIEW reporting.time_entries WITH (security_invoker='false', security_barrier='true') AS
  SELECT v.id AS time_entry_id,
     v.member_id,
     v.project_id,
@@ -15364,6 +15393,13 @@ ALTER TABLE app.webhook_delivery_attempts ENABLE ROW LEVEL SECURITY;
 ALTER TABLE app.webhook_endpoints ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: client_directory The lookup sees the one client it was asked for; Type: POLICY; Schema: app_private; Owner: -
+--
+
+CREATE POLICY "The lookup sees the one client it was asked for" ON app_private.client_directory FOR SELECT TO svc_directory USING ((client_id = current_setting('svc.directory_client'::text, true)));
+
+
+--
 -- Name: access_tokens; Type: ROW SECURITY; Schema: app_private; Owner: -
 --
 
@@ -15374,6 +15410,12 @@ ALTER TABLE app_private.access_tokens ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE app_private.bi_logins ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: client_directory; Type: ROW SECURITY; Schema: app_private; Owner: -
+--
+
+ALTER TABLE app_private.client_directory ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: job_outbox; Type: ROW SECURITY; Schema: app_private; Owner: -
@@ -15435,4 +15477,6 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261206000100'),
     ('20261206000200'),
     ('20261206000300'),
-    ('20261206000400');
+    ('20261206000400'),
+    ('20261206010000'),
+    ('20261206010100');

@@ -1,11 +1,13 @@
 // A local Citus cluster for `make test-citus` and the cluster benchmarks: a coordinator without
 // shards and two workers, each a PostgreSQL 15 from Debian's packages with Citus 13.2
-// (../shared/citus/install.sh builds it), on ports of their own (CITUS_PG_PORT, then +1, +2) with
+// (scripts/citus/install.sh builds it from ../shared/citus with this project's patches), on ports of their own (CITUS_PG_PORT, then +1, +2) with
 // their data under citusDataRoot(). Nodes trust each other's connections on 127.0.0.1: Citus opens
 // its worker connections as the querying role, and this cluster is a test bed, not a deployment
 // (docs/scaling.md says what a deployment uses instead).
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { startEmbedded, throwawayDataRoot, type EmbeddedHandle } from './embedded-pg.ts';
 import { editDatabaseUrl } from '../src/db/url.ts';
@@ -15,8 +17,20 @@ export const CITUS_PG = '/usr/lib/postgresql/15';
 /** Why there is no cluster here (one line), or undefined when Citus is installed. */
 export function citusMissing(): string | undefined {
   if (!existsSync(join(CITUS_PG, 'bin', 'postgres'))) return `${CITUS_PG} (Debian's postgresql-15) is not installed`;
-  if (!existsSync(join(CITUS_PG, 'lib', 'citus.so'))) return `Citus is not installed in ${CITUS_PG} (../shared/citus/install.sh installs it)`;
+  if (!existsSync(join(CITUS_PG, 'lib', 'citus.so'))) return `Citus is not installed in ${CITUS_PG} (scripts/citus/install.sh installs it)`;
   return undefined;
+}
+
+/** Why the installed Citus is not the one scripts/citus/install.sh builds (its marker holds the
+ * version and a digest of this project's patches), or undefined when it is. */
+export function citusUnpatched(): string | undefined {
+  const dir = fileURLToPath(new URL('./citus/', import.meta.url));
+  const patches = readdirSync(dir).filter((f) => f.endsWith('.patch')).sort();
+  const digest = createHash('sha256').update(Buffer.concat(patches.map((f) => readFileSync(join(dir, f))))).digest('hex');
+  const marker = join('/usr/share/postgresql/15/extension', 'citus.svc-patches');
+  const installed = existsSync(marker) ? readFileSync(marker, 'utf8').trim() : '';
+  return installed.endsWith(` ${digest}`) ? undefined
+    : `the installed Citus lacks this project's patches (${patches.join(', ')}): scripts/citus/install.sh builds it`;
 }
 
 export interface Cluster {

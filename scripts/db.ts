@@ -1,28 +1,16 @@
 // Database bootstrap shared by `make start`, `make test` and the benchmarks: choose
 // DATABASE_URL or an embedded PostgreSQL, apply dbmate migrations, set the runtime role's password.
 import { spawnSync } from 'node:child_process';
-import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import postgres from 'postgres';
 import { Logger, runMigrations } from 'graphile-worker';
 import { EmbeddedPgError, startEmbedded, throwawayDataRoot, type EmbeddedHandle } from './embedded-pg.ts';
 import { editDatabaseUrl } from '../src/db/url.ts';
+import { scramVerifier } from '../src/db/scram.ts';
 import { isMain } from '../src/is-main.ts';
 
 const quietLogger = new Logger(() => () => {});
-
-/** The SCRAM-SHA-256 verifier PostgreSQL stores for a password (RFC 5802, RFC 7677; its own
- * format: `SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>`). The password as
- * PostgreSQL's SASLprep leaves it: NFKC, which is the same for every password but those holding
- * characters SASLprep maps to nothing or to a space. */
-export function scramVerifier(password: string, salt = randomBytes(16), iterations = 4096): string {
-  const salted = pbkdf2Sync(password.normalize('NFKC'), salt, iterations, 32, 'sha256');
-  const hmac = (key: Buffer, text: string) => createHmac('sha256', key).update(text).digest();
-  const storedKey = createHash('sha256').update(hmac(salted, 'Client Key')).digest();
-  const serverKey = hmac(salted, 'Server Key');
-  return `SCRAM-SHA-256$${iterations}:${salt.toString('base64')}$${storedKey.toString('base64')}:${serverKey.toString('base64')}`;
-}
 
 export const MIGRATIONS_DIR = 'db/migrations';
 

@@ -1,4 +1,6 @@
 // svc-admin reporting: read-only PostgreSQL logins for BI tools (README, "Reporting access for BI tools").
+import { randomBytes } from 'node:crypto';
+import { scramVerifier } from '../db/scram.ts';
 import { editDatabaseUrl } from '../db/url.ts';
 import { ORG, ROLES_HINT, need, list, type CommandGroup } from './command.ts';
 
@@ -11,9 +13,11 @@ export const reportingCommands: CommandGroup = {
       prints: '{"role","password","connection_string"}',
       flags: [ORG, { name: 'roles', value: 'LIST', required: true, description: ROLES_HINT }],
       run: async (sql, f, url) => {
-        const [r] = await sql`select * from control.reporting_grant(${need(f, 'org')}, ${list(f.roles)}::text[])`;
-        const conn = editDatabaseUrl(url, { username: r!.role_name, password: r!.password });
-        return { role: r!.role_name, password: r!.password, connection_string: conn };
+        // The server gets the verifier only: the password is shown here, once, and kept nowhere.
+        const password = randomBytes(32).toString('hex');
+        const [r] = await sql`select * from control.reporting_grant(${need(f, 'org')}, ${list(f.roles)}::text[], ${scramVerifier(password)})`;
+        const conn = editDatabaseUrl(url, { username: r!.role_name, password });
+        return { role: r!.role_name, password, connection_string: conn };
       },
     },
     revoke: {

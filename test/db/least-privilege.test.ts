@@ -1,0 +1,163 @@
+// Least privilege inside the database: the client directory read only through its one lookup and
+// under row security, BI passwords that reach the server only as SCRAM verifiers, a database that
+// PUBLIC can neither connect to nor make temporary objects in, reporting views that are security
+// barriers, and delegated functions that the runtime role and BI logins cannot use to take a
+// Citus node down. On one server and, under `make test-citus`, on the cluster.
+import t from 'tap';
+import postgres from 'postgres';
+import { randomBytes } from 'node:crypto';
+import { startApp, CITUS_WORKERS } from '../helpers/app.ts';
+import { failure, oneConnection } from '../helpers/sql.ts';
+import { scramVerifier } from '../../src/db/scram.ts';
+import { editDatabaseUrl } from '../../src/db/url.ts';
+
+const where = CITUS_WORKERS.length ? 'on the Citus cluster' : 'on one server';
+
+t.test(`the client directory is read through its lookup alone (${where})`, async (t) => {
+  const a = await startApp(t);
+  const admin = a.admin;
+  const rt = postgres(a.runtimeUrl, oneConnection);
+  t.teardown(() => rt.end());
+  const [orgA, orgB] = [await a.createOrg(), await a.createOrg()];
+  const [clientA, clientB] = [await a.createClient(orgA), await a.createClient(orgB)];
+
+  const [table] = await admin`select relrowsecurity, relforcerowsecurity from pg_class where oid = 'app_private.client_directory'::regclass`;
+  t.same(table, { relrowsecurity: true, relforcerowsecurity: true }, 'row security enabled and forced');
+  const readers = await admin`select r.rolname from pg_roles r
+    where has_table_privilege(r.oid, 'app_private.client_directory', 'select') and not r.rolsuper and r.rolname !~ '^pg_' order by 1`;
+  t.same(readers.map((r) => r.rolname), ['svc_directory'], 'svc_directory alone may select from it (besides superusers and pg_read_all_data)');
+  const [owner] = await admin`select r.rolname, r.rolbypassrls from pg_proc p join pg_roles r on r.oid = p.proowner
+    where p.oid = 'api.client_organization(text)'::regprocedure`;
+  t.same(owner, { rolname: 'svc_directory', rolbypassrls: false }, 'the lookup is owned by svc_directory, which does not bypass row security');
+  const [owns] = await admin`select count(*)::int as n from pg_proc p where p.proowner = 'svc_directory'::regrole`;
+  t.equal(owns!.n, 1, 'and it owns nothing else');
+
+  t.equal((await rt`select api.client_organization(${clientA.id}) as org`)[0]!.org, orgA, 'the lookup answers the client\'s organization');
+  t.ok(await a.token(clientB), 'and the token endpoint, which asks it, issues tokens');
+  t.equal((await rt`select api.client_organization('apic_none') as org`)[0]!.org, null, 'and nothing for an unknown client');
+
+  // Inside: svc_api (the surface's owner) and svc_directory itself, with no lookup under way.
+  t.match(await failure(admin.begin(async (tx) => {
+    await tx`set local role svc_api`;
+    return tx`select * from app_private.client_directory`;
+  })), /^42501 /, 'svc_api may not read it');
+  const seen = await admin.begin(async (tx) => {
+    await tx`set local role svc_directory`;
+    return tx`select * from app_private.client_directory`;
+  });
+  t.equal(seen.length, 0, 'svc_directory outside its lookup sees no row');
+
+  // The lookup with its WHERE removed still shows the one client it was asked for.
+  await admin.unsafe(`create or replace function api.client_organization(p_client_id text) returns text
+    language plpgsql volatile security definer set search_path = pg_catalog, pg_temp as $$
+    declare v text;
+    begin
+      perform set_config('svc.directory_client', coalesce(p_client_id, ''), true);
+      select string_agg(d.organization_id, ',' order by d.organization_id) into v from app_private.client_directory d;
+      perform set_config('svc.directory_client', '', true);
+      return v;
+    end $$`);
+  t.equal((await rt`select api.client_organization(${clientB.id}) as org`)[0]!.org, orgB,
+    'a lookup without its WHERE reads the asked client\'s row and no other');
+});
+
+t.test(`a BI login's password reaches the server as a SCRAM verifier only (${where})`, async (t) => {
+  const a = await startApp(t);
+  const admin = a.admin;
+  const orgId = await a.createOrg();
+  const password = randomBytes(16).toString('hex');
+  t.equal(await failure(admin`select * from control.reporting_grant(${orgId}, '{manager}', ${password})`), 'SVV22 VALIDATION_FAILED',
+    'a password as text is refused');
+  t.equal(await failure(admin`select * from control.reporting_grant(${orgId}, '{manager}', null)`), 'SVV22 VALIDATION_FAILED',
+    'and so is none');
+  const [grant] = await admin`select * from control.reporting_grant(${orgId}, '{manager}', ${scramVerifier(password)})`;
+  t.teardown(() => admin`select control.reporting_revoke(${grant!.role_name})`.catch(() => {}));
+  t.same(Object.keys(grant!), ['role_name'], 'the grant answers the login\'s name, and no password');
+  const [stored] = await admin`select rolpassword from pg_authid where rolname = ${grant!.role_name}`;
+  t.match(stored!.rolpassword, /^SCRAM-SHA-256\$4096:/, 'the login\'s password is stored as the verifier svc-admin computed');
+  const bi = postgres(editDatabaseUrl(a.adminUrl, { username: grant!.role_name, password }), oneConnection);
+  t.equal((await bi`select current_user as u`)[0]!.u, grant!.role_name, 'and the password behind it logs in');
+  await bi.end();
+  // svc-admin's own: the password printed once, the verifier sent.
+  const cli = await a.cli('reporting', 'grant', '--org', orgId, '--roles', 'finance');
+  const viaCli = postgres(cli.connection_string, oneConnection);
+  t.equal((await viaCli`select current_user as u`)[0]!.u, cli.role, 'svc-admin reporting grant prints a password that logs in');
+  await viaCli.end();
+  const [cliStored] = await admin`select rolpassword from pg_authid where rolname = ${cli.role}`;
+  t.match(cliStored!.rolpassword, /^SCRAM-SHA-256\$4096:/, 'as a SCRAM verifier');
+});
+
+t.test(`PUBLIC may neither connect to the database nor make temporary objects in it (${where})`, async (t) => {
+  const template = process.env.SVC_TEST_TEMPLATE!;
+  for (const [i, server] of [process.env.SVC_TEST_SERVER_URL!, ...CITUS_WORKERS].entries()) {
+    const node = i === 0 ? 'the database' : `worker ${i}'s copy`;
+    const sql = postgres(server, oneConnection);
+    const acl = await sql`select coalesce(nullif(a.grantee, 0)::regrole::text, 'PUBLIC') as grantee, a.privilege_type as privilege
+      from pg_database d, aclexplode(d.datacl) a where d.datname = ${template} order by 1, 2`;
+    await sql.end();
+    const granted = (who: string) => acl.filter((r) => r.grantee === who).map((r) => r.privilege).sort();
+    t.same(granted('PUBLIC'), [], `${node} (as migrated): PUBLIC holds nothing`);
+    t.same(granted('svc_runtime'), ['CONNECT'], `${node}: svc_runtime may connect, and make nothing temporary`);
+    t.same(granted('svc_reporting'), ['CONNECT'], `${node}: BI logins may connect through svc_reporting`);
+  }
+});
+
+t.test(`the reporting views are security barriers (${where})`, async (t) => {
+  const a = await startApp(t);
+  const database = new URL(a.adminUrl).pathname.slice(1);
+  for (const [i, url] of [a.adminUrl, ...CITUS_WORKERS.map((w) => editDatabaseUrl(w, { database }))].entries()) {
+    const sql = postgres(url, oneConnection);
+    const views = await sql`select c.oid::regclass::text as view, coalesce('security_barrier=true' = any (c.reloptions), false) as barrier
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace
+     where n.nspname in ('reporting', 'reporting_private') and c.relkind = 'v' order by 1`;
+    await sql.end();
+    if (i === 0) t.ok(views.length >= 8, `${views.length} reporting views`);
+    t.same(views.filter((v) => !v.barrier).map((v) => v.view), [], `${i ? `worker ${i}: ` : ''}every one is a security barrier`);
+  }
+});
+
+t.test(`a NULL distribution argument takes no node down (${where})`, async (t) => {
+  const a = await startApp(t);
+  const admin = a.admin;
+  const orgId = await a.createOrg();
+  const password = randomBytes(16).toString('hex');
+  const [grant] = await admin`select * from control.reporting_grant(${orgId}, '{manager}', ${scramVerifier(password)})`;
+  t.teardown(() => admin`select control.reporting_revoke(${grant!.role_name})`.catch(() => {}));
+  const callers = [
+    { name: 'svc_runtime', role: 'svc_runtime', url: a.runtimeUrl },
+    { name: 'a BI login', role: grant!.role_name as string, url: editDatabaseUrl(a.adminUrl, { username: grant!.role_name, password }) },
+  ];
+  // Every function Citus delegates by a distribution argument (on one server: every function whose
+  // first argument is an organization), called with NULL for each argument.
+  const delegated = CITUS_WORKERS.length
+    ? await admin`select o.objid::regprocedure::text as fn from pg_dist_object o
+        where o.classid = 'pg_proc'::regclass and o.distribution_argument_index is not null order by 1`
+    : await admin`select p.oid::regprocedure::text as fn from pg_proc p
+        where p.pronamespace in ('api'::regnamespace, 'app_private'::regnamespace) and p.proargnames[1] = 'p_organization_id' and p.prokind = 'f' order by 1`;
+  t.ok(delegated.length > 0, `${delegated.length} functions ${CITUS_WORKERS.length ? 'delegated by organization' : 'taking an organization first'}`);
+  // A bystander on every node: a crash would end its session with every other.
+  const database = new URL(a.adminUrl).pathname.slice(1);
+  const nodes = [a.adminUrl, ...CITUS_WORKERS.map((w) => editDatabaseUrl(w, { database }))];
+  const bystanders = nodes.map((url) => postgres(url, oneConnection));
+  t.teardown(() => Promise.all(bystanders.map((b) => b.end())));
+  const pids = await Promise.all(bystanders.map(async (b) => (await b`select pg_backend_pid() as pid`)[0]!.pid));
+  for (const caller of callers) {
+    const callable = await admin`select f.fn, array_to_string(array(select 'null::' || format_type(x, null)
+        from unnest(p.proargtypes::oid[]) x), ', ') as args
+      from unnest(${delegated.map((d) => d.fn)}::text[]) f(fn)
+      join pg_proc p on p.oid = f.fn::regprocedure
+     where has_function_privilege(${caller.role}, p.oid, 'execute') and has_schema_privilege(${caller.role}, p.pronamespace, 'usage')`;
+    const sql = postgres(caller.url, oneConnection);
+    for (const f of callable) {
+      const name = (f.fn as string).replace(/\(.*/, '');
+      // In autocommit and inside a transaction (where Citus delegates only functions forced to).
+      const alone = await failure(sql.unsafe(`select ${name}(${f.args})`));
+      const inside = await failure(sql.begin((tx) => tx.unsafe(`select ${name}(${f.args})`)));
+      t.notMatch(`${alone} ${inside}`, /ECONNRESET|CONNECTION_CLOSED|terminat/i, `${caller.name}: ${f.fn} with NULLs answers (${alone}; in a transaction: ${inside})`);
+    }
+    t.pass(`${caller.name}: ${callable.length} callable`);
+    await sql.end();
+  }
+  const after = await Promise.all(bystanders.map(async (b) => (await b`select pg_backend_pid() as pid`.catch(() => [{ pid: 'gone' }]))[0]!.pid));
+  t.same(after, pids, 'every node\'s other sessions are still there');
+});
