@@ -94,8 +94,10 @@ begin
   if a.outcome <> 'ok' or p_expires_at > now() + interval '1 day' then
     return false;
   end if;
+  perform set_config('svc.gate_organization', a.organization_id, true);
   insert into app_private.access_tokens (organization_id, token_sha256, client_id, secret_id, expires_at)
   values (a.organization_id, p_token_sha256, p_client_id, a.secret_id, p_expires_at);
+  perform set_config('svc.gate_organization', '', true);
   return true;
 end
 $$;
@@ -551,12 +553,15 @@ COMMENT ON FUNCTION api.approvals(p_id text) IS 'The rows of view api.approvals 
 --
 
 CREATE FUNCTION api.authenticate_client(p_organization_id text, p_client_id text, p_secret text) RETURNS TABLE(outcome text, secret_id text, organization_id text)
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
   c record;
+  v_found boolean;
 begin
+  -- svc_gate's policies show this organization's clients and secrets, for this read.
+  perform set_config('svc.gate_organization', coalesce(p_organization_id, ''), true);
   select cl.id, cl.organization_id, cl.status, cl.license_status, o.status as org_status, o.plan as org_plan, s.id as secret_id
     into c
     from app.client_secrets s
@@ -566,7 +571,9 @@ begin
      and s.secret_sha256 = sha256(convert_to(p_secret, 'UTF8'))
      and s.client_id = p_client_id
      and s.revoked_at is null;
-  if not found or c.status = 'deleted' then
+  v_found := found;
+  perform set_config('svc.gate_organization', '', true);
+  if not v_found or c.status = 'deleted' then
     outcome := 'invalid_client';
   elsif c.status = 'disabled' then
     outcome := 'client_disabled';
@@ -594,12 +601,15 @@ CREATE FUNCTION api.begin_request(p_organization_id text, p_token_sha256 text, p
     AS $_$
 declare
   c record;
+  v_found boolean;
 begin
   if p_token_sha256 is null or p_token_sha256 !~ '^[0-9a-f]{64}$' then
     outcome := 'invalid_token';
     return next;
     return;
   end if;
+  -- svc_gate's policies show this organization's tokens, clients and secrets, for this read.
+  perform set_config('svc.gate_organization', coalesce(p_organization_id, ''), true);
   -- Joins only (no correlated subquery): Citus plans it for the one shard the organization names.
   select cl.id, cl.organization_id, cl.name, cl.license_level, cl.license_source, cl.license_status,
          cl.status, cl.svc_roles, o.status as org_status, o.plan as org_plan, s.id is not null as secret_active,
@@ -612,7 +622,9 @@ begin
     left join app.client_secrets s on s.organization_id = t.organization_id and s.id = t.secret_id and s.revoked_at is null
    where t.organization_id = p_organization_id and t.token_sha256 = decode(p_token_sha256, 'hex')
      and t.expires_at > now();
-  if not found or c.status = 'deleted' or not c.secret_active then
+  v_found := found;
+  perform set_config('svc.gate_organization', '', true);
+  if not v_found or c.status = 'deleted' or not c.secret_active then
     outcome := 'invalid_token';
   elsif c.status = 'disabled' then
     outcome := 'client_disabled';
@@ -6378,6 +6390,43 @@ $$;
 
 
 --
+-- Name: job_queue_privileges(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.job_queue_privileges() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+declare
+  t text;
+begin
+  if to_regnamespace('graphile_worker') is null then
+    return;
+  end if;
+  grant usage on schema graphile_worker to svc_owner;
+  grant select, insert, update on graphile_worker._private_jobs, graphile_worker._private_tasks, graphile_worker._private_job_queues to svc_owner;
+  grant usage on all sequences in schema graphile_worker to svc_owner;
+  grant execute on function graphile_worker.add_job(text, json, text, timestamptz, integer, text, integer, text[], text),
+    graphile_worker.add_jobs(graphile_worker.job_spec[], boolean) to svc_owner;
+  foreach t in array array['_private_jobs', '_private_tasks', '_private_job_queues'] loop
+    if not exists (select from pg_policy where polrelid = format('graphile_worker.%I', t)::regclass and polname = 'Commands queue jobs') then
+      execute format('create policy "Commands queue jobs" on graphile_worker.%I for all to svc_owner using (%s) with check (%2$s)', t,
+        case t when '_private_jobs' then $e$app_private.operator_session() or (payload ->> 'organization_id') = app.current_organization_id()$e$
+               else 'true' end);
+    end if;
+  end loop;
+end
+$_$;
+
+
+--
+-- Name: FUNCTION job_queue_privileges(); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.job_queue_privileges() IS 'What svc_owner needs of graphile-worker''s schema to queue jobs; scripts/db.ts calls it after graphile-worker''s migrations.';
+
+
+--
 -- Name: linked_resource_visible(text, text, text); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -6561,6 +6610,22 @@ begin
   return (select coalesce(array_agg(app_private.normalize_email(e)), '{}') from jsonb_array_elements_text(p) e);
 end
 $$;
+
+
+--
+-- Name: operator_session(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.operator_session() RETURNS boolean
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$ select pg_catalog.pg_has_role(session_user, 'svc_operator', 'USAGE') $$;
+
+
+--
+-- Name: FUNCTION operator_session(); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.operator_session() IS 'Whether the session''s login acts for every organization (a member of svc_operator, or a superuser): the worker, svc-admin, migrations. Never svc_runtime or a BI login.';
 
 
 --
@@ -7268,9 +7333,11 @@ declare
   v_flags text := p_flags;
 begin
   if p_org is not null and v_flags is null then
+    perform set_config('svc.gate_organization', p_org, true);
     select app_private.read_flags(p_roles, o.ticket_module_enabled, o.finance_may_read_tickets, o.hr_may_read_tickets,
                                   o.hr_may_read_time_entries)
       into v_flags from app.organizations o where o.id = p_org;
+    perform set_config('svc.gate_organization', '', true);
   end if;
   v_flags := coalesce(v_flags, '');
   perform set_config('svc.organization_id', coalesce(p_org, ''), true),
@@ -10333,6 +10400,8 @@ CREATE TABLE app_private.admin_notifications (
     created_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
+ALTER TABLE ONLY app_private.admin_notifications FORCE ROW LEVEL SECURITY;
+
 
 --
 -- Name: notifications_list(text); Type: FUNCTION; Schema: control; Owner: -
@@ -11756,6 +11825,8 @@ CREATE TABLE app_private.invoice_number_counters (
     CONSTRAINT invoice_number_counters_positive CHECK ((last_number > 0))
 );
 
+ALTER TABLE ONLY app_private.invoice_number_counters FORCE ROW LEVEL SECURITY;
+
 
 --
 -- Name: job_outbox; Type: TABLE; Schema: app_private; Owner: -
@@ -11833,6 +11904,8 @@ CREATE TABLE app_private.ticket_number_counters (
     organization_id text NOT NULL,
     last_number bigint DEFAULT 0 NOT NULL
 );
+
+ALTER TABLE ONLY app_private.ticket_number_counters FORCE ROW LEVEL SECURITY;
 
 
 --
@@ -14868,6 +14941,314 @@ CREATE POLICY "Clients write to their own conversations" ON app.conversation_mes
 
 
 --
+-- Name: agent_publications Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.agent_publications TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: api_clients Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.api_clients TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: approvals Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.approvals TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: conversation_messages Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.conversation_messages TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: conversations Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.conversations TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: custom_field_definitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.custom_field_definitions TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: customers Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.customers TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: events Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.events TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: file_chunks Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.file_chunks TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: file_contents Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.file_contents TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: file_policies Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.file_policies TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: file_uploads Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.file_uploads TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: files Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.files TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: idempotency_keys Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.idempotency_keys TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: integration_connections Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.integration_connections TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: invoice_lines Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.invoice_lines TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: invoices Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.invoices TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: members Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.members TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: object_schemas Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.object_schemas TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: organizations Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.organizations TO svc_owner USING ((app_private.operator_session() OR (id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (id = app.current_organization_id())));
+
+
+--
+-- Name: payments Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.payments TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: projects Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.projects TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: report_results Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.report_results TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: report_runs Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.report_runs TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: run_events Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.run_events TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: run_tool_calls Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.run_tool_calls TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: runs Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.runs TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: task_activity Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.task_activity TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: task_dependencies Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.task_dependencies TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: task_notes Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.task_notes TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: task_workflow_statuses Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_statuses TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: task_workflow_transitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_transitions TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: task_workflows Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflows TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: tasks Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.tasks TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: ticket_messages Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_messages TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: ticket_search Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_search TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: ticket_statuses Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_statuses TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: ticket_transitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_transitions TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: tickets Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.tickets TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: time_entries Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.time_entries TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: time_entry_audit Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.time_entry_audit TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: webhook_deliveries Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_deliveries TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: webhook_delivery_attempts Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_delivery_attempts TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: webhook_endpoints Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_endpoints TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
 -- Name: run_events Events are readable with their run; Type: POLICY; Schema: app; Owner: -
 --
 
@@ -15078,6 +15459,27 @@ CREATE POLICY "Results are readable with their run" ON app.report_results FOR SE
 --
 
 CREATE POLICY "Search follows the tickets" ON app.ticket_search FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app_private.may_read_tickets() AS may_read_tickets)));
+
+
+--
+-- Name: api_clients The gate reads clients of the organization it was asked about; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "The gate reads clients of the organization it was asked about" ON app.api_clients FOR SELECT TO svc_gate USING ((organization_id = current_setting('svc.gate_organization'::text, true)));
+
+
+--
+-- Name: client_secrets The gate reads secrets of the organization it was asked about; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "The gate reads secrets of the organization it was asked about" ON app.client_secrets FOR SELECT TO svc_gate USING ((organization_id = current_setting('svc.gate_organization'::text, true)));
+
+
+--
+-- Name: organizations The gate reads the organization it was asked about; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "The gate reads the organization it was asked about" ON app.organizations FOR SELECT TO svc_gate USING ((id = current_setting('svc.gate_organization'::text, true)));
 
 
 --
@@ -15393,6 +15795,55 @@ ALTER TABLE app.webhook_delivery_attempts ENABLE ROW LEVEL SECURITY;
 ALTER TABLE app.webhook_endpoints ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: bi_logins A BI session reads its own binding; Type: POLICY; Schema: app_private; Owner: -
+--
+
+CREATE POLICY "A BI session reads its own binding" ON app_private.bi_logins FOR SELECT TO svc_gate USING ((role_name = SESSION_USER));
+
+
+--
+-- Name: admin_notifications Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app_private.admin_notifications TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: invoice_number_counters Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app_private.invoice_number_counters TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: job_outbox Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app_private.job_outbox TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: ticket_number_counters Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
+--
+
+CREATE POLICY "Commands act in the request's organization" ON app_private.ticket_number_counters TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: access_tokens The gate reads tokens of the organization it was asked about; Type: POLICY; Schema: app_private; Owner: -
+--
+
+CREATE POLICY "The gate reads tokens of the organization it was asked about" ON app_private.access_tokens FOR SELECT TO svc_gate USING ((organization_id = current_setting('svc.gate_organization'::text, true)));
+
+
+--
+-- Name: access_tokens The gate records tokens of the organization it was asked about; Type: POLICY; Schema: app_private; Owner: -
+--
+
+CREATE POLICY "The gate records tokens of the organization it was asked about" ON app_private.access_tokens FOR INSERT TO svc_gate WITH CHECK ((organization_id = current_setting('svc.gate_organization'::text, true)));
+
+
+--
 -- Name: client_directory The lookup sees the one client it was asked for; Type: POLICY; Schema: app_private; Owner: -
 --
 
@@ -15404,6 +15855,12 @@ CREATE POLICY "The lookup sees the one client it was asked for" ON app_private.c
 --
 
 ALTER TABLE app_private.access_tokens ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: admin_notifications; Type: ROW SECURITY; Schema: app_private; Owner: -
+--
+
+ALTER TABLE app_private.admin_notifications ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: bi_logins; Type: ROW SECURITY; Schema: app_private; Owner: -
@@ -15418,10 +15875,43 @@ ALTER TABLE app_private.bi_logins ENABLE ROW LEVEL SECURITY;
 ALTER TABLE app_private.client_directory ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: invoice_number_counters; Type: ROW SECURITY; Schema: app_private; Owner: -
+--
+
+ALTER TABLE app_private.invoice_number_counters ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: job_outbox; Type: ROW SECURITY; Schema: app_private; Owner: -
 --
 
 ALTER TABLE app_private.job_outbox ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: ticket_number_counters; Type: ROW SECURITY; Schema: app_private; Owner: -
+--
+
+ALTER TABLE app_private.ticket_number_counters ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: _private_job_queues Commands queue jobs; Type: POLICY; Schema: graphile_worker; Owner: -
+--
+
+CREATE POLICY "Commands queue jobs" ON graphile_worker._private_job_queues TO svc_owner USING (true) WITH CHECK (true);
+
+
+--
+-- Name: _private_jobs Commands queue jobs; Type: POLICY; Schema: graphile_worker; Owner: -
+--
+
+CREATE POLICY "Commands queue jobs" ON graphile_worker._private_jobs TO svc_owner USING ((app_private.operator_session() OR ((payload ->> 'organization_id'::text) = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR ((payload ->> 'organization_id'::text) = app.current_organization_id())));
+
+
+--
+-- Name: _private_tasks Commands queue jobs; Type: POLICY; Schema: graphile_worker; Owner: -
+--
+
+CREATE POLICY "Commands queue jobs" ON graphile_worker._private_tasks TO svc_owner USING (true) WITH CHECK (true);
+
 
 --
 -- Name: _private_job_queues; Type: ROW SECURITY; Schema: graphile_worker; Owner: -
@@ -15479,4 +15969,7 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261206000300'),
     ('20261206000400'),
     ('20261206010000'),
-    ('20261206010100');
+    ('20261206010100'),
+    ('20261206010200'),
+    ('20261206010300'),
+    ('20261206010400');

@@ -106,6 +106,11 @@ export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<void> 
     if (process.env.NODE_ENV === 'production' && !process.env.SVC_RUNTIME_DB_PASSWORD) {
       throw new Error('SVC_RUNTIME_DB_PASSWORD is required when NODE_ENV=production (the migrate step sets it on svc_runtime)');
     }
+    // graphile-worker's schema is made above, after the migrations: what svc_owner needs of it to
+    // queue jobs is granted now (migration 20261206010300), on every run.
+    await sql.unsafe(`do $$ begin
+      if to_regprocedure('app_private.job_queue_privileges()') is not null then perform app_private.job_queue_privileges(); end if;
+    end $$`);
     const password = process.env.SVC_RUNTIME_DB_PASSWORD ?? 'svc_runtime';
     // A SCRAM verifier, not the password: the statement text reaches logs and pg_stat_statements.
     await sql.unsafe(`alter role svc_runtime password '${scramVerifier(password)}'`);
