@@ -4903,7 +4903,7 @@ COMMENT ON FUNCTION api.webhook_endpoints(p_id text) IS 'The rows of view api.we
 --
 
 CREATE FUNCTION app_private.accounting_connection(p_org text) RETURNS app.integration_connections
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
@@ -5362,6 +5362,51 @@ $$;
 
 
 --
+-- Name: citus_node_grants(); Type: FUNCTION; Schema: app_private; Owner: -
+--
+
+CREATE FUNCTION app_private.citus_node_grants() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+declare
+  v_failed text;
+begin
+  if not exists (select from pg_extension where extname = 'citus') then
+    return;
+  end if;
+  select string_agg(format('%s:%s: %s', nodename, nodeport, result), '; ') into v_failed
+    from run_command_on_workers($w$
+      do $g$
+      declare
+        s regclass;
+      begin
+        set local citus.enable_ddl_propagation = off;
+        if to_regclass('app_private.context_keys') is not null then
+          grant select on app_private.context_keys to svc_gate;
+        end if;
+        for s in select c.oid::regclass from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                  where n.nspname in ('app', 'app_private') and c.relkind = 'S' and c.relname <> 'shard_views_generation' loop
+          execute format('grant usage on sequence %s to svc_owner', s);
+        end loop;
+      end
+      $g$ $w$)
+   where not success;
+  if v_failed is not null then
+    perform app_private.raise('SV500', 'CITUS_PRIVILEGES_NOT_COPIED', format('granting the workers'' own objects failed: %s', v_failed));
+  end if;
+end
+$_$;
+
+
+--
+-- Name: FUNCTION citus_node_grants(); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.citus_node_grants() IS 'On Citus: svc_gate''s read of each worker''s context key, and svc_owner''s use of each worker''s sequences (objects of each node''s own, which Citus does not propagate).';
+
+
+--
 -- Name: citus_prepare_if_needed(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -5408,6 +5453,7 @@ CREATE PROCEDURE app_private.citus_prepare_workers()
     AS $$
 begin
   perform app_private.citus_context_keys();
+  perform app_private.citus_node_grants();
   -- A moved shard is made anew without the column grants of 20261205000600: svc_api's inserts there
   -- were refused (measured).
   call app_private.citus_shard_privileges();
@@ -6748,7 +6794,7 @@ $$;
 --
 
 CREATE FUNCTION app_private.queue_job(p_organization_id text, p_task text, p_payload json, p_job_key text, p_max_attempts integer, p_run_at timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
@@ -9608,7 +9654,7 @@ CREATE FUNCTION app_private.webhook_endpoint_not_found(p_id text) RETURNS void
 --
 
 CREATE FUNCTION app_private.webhook_enqueue(p_organization_id text, p_delivery text, p_run_at timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
@@ -15972,4 +16018,5 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261206010100'),
     ('20261206010200'),
     ('20261206010300'),
+    ('20261206010350'),
     ('20261206010400');

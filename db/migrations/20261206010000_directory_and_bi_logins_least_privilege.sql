@@ -31,7 +31,8 @@ begin
   end if;
 end
 $$;
-grant usage on schema app_private to svc_directory;
+-- USAGE on the schema of the function it owns too: a Citus node being added refuses the function otherwise.
+grant usage on schema app_private, api to svc_directory;
 
 revoke all on table app_private.client_directory from svc_api;
 grant select on table app_private.client_directory to svc_directory;
@@ -158,4 +159,4 @@ alter table app_private.client_directory no force row level security;
 alter table app_private.client_directory disable row level security;
 revoke all on table app_private.client_directory from svc_directory;
 grant select on table app_private.client_directory to svc_api;
-revoke usage on schema app_private from svc_directory;
+revoke usage on schema app_private, api from svc_directory;

@@ -274,6 +274,17 @@ $$;
 grant usage on all sequences in schema app, app_private to svc_owner;
 grant select on all tables in schema api to svc_owner;
 grant execute on all functions in schema app, app_private, api to svc_owner;
+-- Not the cluster's administration (Citus sends the grant above to its workers for procedures too).
+do $$
+declare
+  f regprocedure;
+begin
+  for f in select p.oid::regprocedure from pg_proc p
+            where p.pronamespace = 'app_private'::regnamespace and (p.prokind = 'p' or p.proname ~ '^citus_') loop
+    execute format('revoke all on routine %s from svc_owner', f);
+  end loop;
+end
+$$;
 
 do $$
 declare

@@ -2,12 +2,13 @@
 
 /** The triggers and helpers that requests, jobs and the control plane reach, under row policies.
  *
- * The previous migration moved the functions a request calls by name; the 65 security-definer
+ * The previous migration moved the functions a request calls by name; 64 of the 65 security-definer
  * functions left to the migrating role (a superuser) ran beneath them: the triggers that keep
  * workflows, totals, numbers and events, and the helpers that queue jobs and check references.
  * They now belong to svc_owner, under its one policy per tenant table: in a request they see the
  * request's organization alone, in the worker's and the control plane's sessions (operators) every
- * organization, as their jobs need. On one server, queuing a job writes graphile-worker's queue:
+ * organization, as their jobs need. Left to the migrating role: app_private.shard_views_advance, which
+ * only DDL reaches (a Citus event trigger), and reads no table. On one server, queuing a job writes graphile-worker's queue:
  * scripts/db.ts grants svc_owner what add_job needs once graphile-worker's schema is there. */
 set local lock_timeout = '3s';
 set local statement_timeout = '60s';
@@ -55,13 +56,12 @@ declare
   f regprocedure;
 begin
   foreach f in array array[
-    'app_private.accounting_connection(text)', 'app_private.check_subject(text)', 'app_private.conversation_compact(text,text)',
+    'app_private.check_subject(text)', 'app_private.conversation_compact(text,text)',
     'app_private.custom_field_errors(text,text,jsonb,jsonb,text[],boolean)', 'app_private.custom_field_patch_errors(text,jsonb,jsonb)',
     'app_private.emit_event(text,text,text,text,integer,text)', 'app_private.file_link(text)', 'app_private.file_policy(text)',
     'app_private.file_readable(text)', 'app_private.invoice_recompute_totals(text[],text[])', 'app_private.project_archive_blockers(text,text)',
-    'app_private.queue_agent_run(text)', 'app_private.queue_file_scan(text)',
-    'app_private.queue_job(text,text,json,text,integer,timestamp with time zone)', 'app_private.queue_report_run(text)',
-    'app_private.request_time_entry_approval(text)', 'app_private.run_event(text,text,text,jsonb)', 'app_private.shard_views_advance()',
+    'app_private.queue_agent_run(text)', 'app_private.queue_file_scan(text)', 'app_private.queue_report_run(text)',
+    'app_private.request_time_entry_approval(text)', 'app_private.run_event(text,text,text,jsonb)',
     'app_private.task_archive_blockers(text,text)', 'app_private.tg__check_custom_fields()', 'app_private.tg__client_of_parent()',
     'app_private.tg__emit_event()', 'app_private.tg_api_clients__plan_allows_clients()', 'app_private.tg_client_secrets__bump_client_version()',
     'app_private.tg_conversation_messages__emit()', 'app_private.tg_file_bytes__of_parent()', 'app_private.tg_file_chunks__guard()',
@@ -78,8 +78,17 @@ begin
     'app_private.tg_tickets__emit()', 'app_private.tg_tickets__index()', 'app_private.tg_tickets__rules()',
     'app_private.tg_time_entries__submitted_has_approval()', 'app_private.tg_time_entries__validate()',
     'app_private.tg_webhook_deliveries__replay_of()', 'app_private.tg_webhook_endpoints__check_events()',
-    'app_private.tg_webhook_endpoints__limit()', 'app_private.webhook_enqueue(text,text,timestamp with time zone)']::regprocedure[] loop
+    'app_private.tg_webhook_endpoints__limit()']::regprocedure[] loop
     execute format('alter function %s owner to svc_owner', f);
+  end loop;
+  -- Three helpers need no rights of their own: they run as their caller (svc_owner's commands and
+  -- triggers, or an operator's job). As definers, called by the worker on a Citus coordinator, they
+  -- wrote an organization's shard over a connection as their owner, which cannot log in.
+  foreach f in array array['app_private.accounting_connection(text)',
+    'app_private.queue_job(text,text,json,text,integer,timestamp with time zone)',
+    'app_private.webhook_enqueue(text,text,timestamp with time zone)']::regprocedure[] loop
+    execute format('alter function %s owner to svc_owner', f);
+    execute format('alter function %s security invoker', f);
   end loop;
 end
 $$;
@@ -90,6 +99,9 @@ $$;
 set local lock_timeout = '3s';
 set local statement_timeout = '60s';
 revoke select on table app_private.run_wake_key from svc_owner;
+alter function app_private.accounting_connection(text) security definer;
+alter function app_private.queue_job(text,text,json,text,integer,timestamp with time zone) security definer;
+alter function app_private.webhook_enqueue(text,text,timestamp with time zone) security definer;
 do $$
 declare
   t text;

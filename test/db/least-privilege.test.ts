@@ -21,6 +21,11 @@ const NOT_YET: Record<string, string> = {
   'api.file_upload_begin(text)': 'a capability link: reads its upload by the link\'s organization before it sets the creating client\'s context',
   'api.file_download_begin(text)': 'a capability link, as the upload\'s (and a second text of it on Citus)',
   'api.report_download_begin(text)': 'a capability link, as the upload\'s (and a second text of it on Citus)',
+  'app_private.shard_views_advance()': 'reached only by DDL (a Citus event trigger on the migrating role\'s statements); reads no table, bumps a node\'s own sequence',
+  ...(CITUS_WORKERS.length ? {
+    'reporting_private.bi_rows(text)': 'the BI relay on a cluster: reads the relay\'s password from pg_dist_authinfo and opens a dblink connection to the organization\'s worker',
+    'reporting_private.bi_rows_of(text,text,text[])': 'the BI relay on a worker: trusts the relay\'s session and signs a context for the organization and Roles it is given',
+  } : {}),
 };
 
 t.test(`the client directory is read through its lookup alone (${where})`, async (t) => {
@@ -251,7 +256,9 @@ t.test(`a command with its WHERE removed reads and changes only its request's or
     end $$`);
   const gate = await rt`select * from api.begin_request(${orgA}, ${'0'.repeat(64)})`.catch((e) => e);
   if (gate instanceof Error) {
-    t.ok(refusedOutsideItsOrganization(gate), `on a cluster Citus refuses the other organizations' shards: ${gate.message}`);
+    // On a cluster the other organizations' shards are refused, or reached only as svc_gate, which cannot log in.
+    t.ok(refusedOutsideItsOrganization(gate) || /role "svc_gate" is not permitted to log in/.test(gate.message),
+      `on a cluster the other organizations' shards stay shut: ${gate.message}`);
   } else {
     t.match(gate[0].outcome, /^1:[1-9]/, 'the gate reads tokens of one organization');
     t.equal(gate[0].organization_id, orgA, 'and clients of the organization it was asked about alone');
