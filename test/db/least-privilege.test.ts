@@ -264,3 +264,18 @@ t.test(`a command with its WHERE removed reads and changes only its request's or
     t.equal(gate[0].organization_id, orgA, 'and clients of the organization it was asked about alone');
   }
 });
+
+t.test(`no function a request, a BI session or a job reaches belongs to a superuser (${where})`, async (t) => {
+  const a = await startApp(t);
+  // The cluster's administration (DDL, migrations and svc-admin run it) stays with the migrating role.
+  const administration = /^app_private\.(citus_|shard_views_(create|drop)\(|tg_shard_views_|shard_groups_|policy_expression\()/;
+  const owned = await a.admin`select p.oid::regprocedure::text as fn,
+      has_function_privilege('svc_reporting', p.oid, 'execute') as reporting
+    from pg_proc p join pg_roles r on r.oid = p.proowner join pg_namespace n on n.oid = p.pronamespace
+   where (r.rolsuper or r.rolbypassrls) and n.nspname in ('api', 'app', 'app_private', 'reporting', 'reporting_private', 'skills')
+     and not exists (select from pg_depend d where d.classid = 'pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e')
+   order by 1`;
+  t.same(owned.filter((f) => !NOT_YET[f.fn] && !administration.test(f.fn)).map((f) => f.fn), [],
+    'every function of ours but the cluster\'s administration and NOT_YET belongs to a role under the policies');
+  t.same(owned.filter((f) => f.reporting && !NOT_YET[f.fn]).map((f) => f.fn), [], 'a BI login may execute none that a superuser owns (but NOT_YET)');
+});
