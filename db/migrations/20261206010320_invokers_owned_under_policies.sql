@@ -12,6 +12,9 @@
 set local lock_timeout = '3s';
 set local statement_timeout = '60s';
 
+-- An owner uses the schema of what it owns: a Citus node being added refuses the function otherwise.
+grant usage on schema skills to svc_owner;
+
 do $$
 declare
   f regprocedure;
@@ -45,3 +48,4 @@ begin
   end loop;
 end
 $$;
+revoke usage on schema skills from svc_owner;

@@ -193,6 +193,9 @@ t.test(`no function a request or a BI login may call runs as a superuser (${wher
   t.same(Object.keys(NOT_YET).filter((fn) => !above.some((d) => d.fn === fn)), [], 'NOT_YET names only functions still above the policies');
   const owners = [...new Set(definers.filter((d) => !d.above_policies).map((d) => d.owner as string))].sort();
   t.same(owners, ['svc_api', 'svc_directory', 'svc_gate', 'svc_owner'], 'the owners under the policies');
+  const [schemas] = await a.admin`select array_agg(distinct format('%s %s', p.proowner::regrole, p.pronamespace::regnamespace)) as missing
+    from pg_proc p where p.proowner::regrole::text like 'svc\_%' and not has_schema_privilege(p.proowner, p.pronamespace, 'usage')`;
+  t.same(schemas!.missing, null, 'each owner uses the schemas of what it owns (a Citus node being added refuses a function otherwise)');
   const [roles] = await a.admin`select bool_or(rolsuper or rolbypassrls or rolcanlogin) as any from pg_roles
     where rolname in ('svc_api', 'svc_directory', 'svc_gate', 'svc_owner', 'svc_operator')`;
   t.equal(roles!.any, false, 'none of them is a superuser, bypasses row security or logs in');
