@@ -48,11 +48,12 @@ create or replace function api.client_organization(p_client_id text) returns tex
 as $$
 declare
   v_organization_id text;
+  v_scope text;
 begin
   -- The policy shows the row of this client alone, for as long as the lookup runs.
-  perform set_config('svc.directory_client', coalesce(p_client_id, ''), true);
+  v_scope := set_config('svc.directory_client', coalesce(p_client_id, ''), true);
   select d.organization_id into v_organization_id from app_private.client_directory d where d.client_id = p_client_id;
-  perform set_config('svc.directory_client', '', true);
+  v_scope := set_config('svc.directory_client', '', true);
   return v_organization_id;
 end
 $$;

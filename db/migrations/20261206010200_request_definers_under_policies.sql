@@ -84,6 +84,8 @@ as $$
 declare
   c record;
   v_found boolean;
+  -- An assignment, not PERFORM: PL/pgSQL evaluates it without running a query.
+  v_scope text;
 begin
   if p_token_sha256 is null or p_token_sha256 !~ '^[0-9a-f]{64}$' then
     outcome := 'invalid_token';
@@ -91,7 +93,7 @@ begin
     return;
   end if;
   -- svc_gate's policies show this organization's tokens, clients and secrets, for this read.
-  perform set_config('svc.gate_organization', coalesce(p_organization_id, ''), true);
+  v_scope := set_config('svc.gate_organization', coalesce(p_organization_id, ''), true);
   -- Joins only (no correlated subquery): Citus plans it for the one shard the organization names.
   select cl.id, cl.organization_id, cl.name, cl.license_level, cl.license_source, cl.license_status,
          cl.status, cl.svc_roles, o.status as org_status, o.plan as org_plan, s.id is not null as secret_active,
@@ -105,7 +107,7 @@ begin
    where t.organization_id = p_organization_id and t.token_sha256 = decode(p_token_sha256, 'hex')
      and t.expires_at > now();
   v_found := found;
-  perform set_config('svc.gate_organization', '', true);
+  v_scope := set_config('svc.gate_organization', '', true);
   if not v_found or c.status = 'deleted' or not c.secret_active then
     outcome := 'invalid_token';
   elsif c.status = 'disabled' then
@@ -149,9 +151,11 @@ as $$
 declare
   c record;
   v_found boolean;
+  -- An assignment, not PERFORM: PL/pgSQL evaluates it without running a query.
+  v_scope text;
 begin
   -- svc_gate's policies show this organization's clients and secrets, for this read.
-  perform set_config('svc.gate_organization', coalesce(p_organization_id, ''), true);
+  v_scope := set_config('svc.gate_organization', coalesce(p_organization_id, ''), true);
   select cl.id, cl.organization_id, cl.status, cl.license_status, o.status as org_status, o.plan as org_plan, s.id as secret_id
     into c
     from app.client_secrets s
@@ -162,7 +166,7 @@ begin
      and s.client_id = p_client_id
      and s.revoked_at is null;
   v_found := found;
-  perform set_config('svc.gate_organization', '', true);
+  v_scope := set_config('svc.gate_organization', '', true);
   if not v_found or c.status = 'deleted' then
     outcome := 'invalid_client';
   elsif c.status = 'disabled' then
@@ -187,15 +191,16 @@ create or replace function api.access_token_record(p_organization_id text, p_cli
 as $$
 declare
   a record;
+  v_scope text;
 begin
   select * into a from api.authenticate_client(p_organization_id, p_client_id, p_secret);
   if a.outcome <> 'ok' or p_expires_at > now() + interval '1 day' then
     return false;
   end if;
-  perform set_config('svc.gate_organization', a.organization_id, true);
+  v_scope := set_config('svc.gate_organization', a.organization_id, true);
   insert into app_private.access_tokens (organization_id, token_sha256, client_id, secret_id, expires_at)
   values (a.organization_id, p_token_sha256, p_client_id, a.secret_id, p_expires_at);
-  perform set_config('svc.gate_organization', '', true);
+  v_scope := set_config('svc.gate_organization', '', true);
   return true;
 end
 $$;
@@ -209,13 +214,14 @@ declare
   v_client text := coalesce(p_client, '');
   v_roles text := coalesce(array_to_string(p_roles, ','), '');
   v_flags text := p_flags;
+  v_scope text;
 begin
   if p_org is not null and v_flags is null then
-    perform set_config('svc.gate_organization', p_org, true);
+    v_scope := set_config('svc.gate_organization', p_org, true);
     select app_private.read_flags(p_roles, o.ticket_module_enabled, o.finance_may_read_tickets, o.hr_may_read_tickets,
                                   o.hr_may_read_time_entries)
       into v_flags from app.organizations o where o.id = p_org;
-    perform set_config('svc.gate_organization', '', true);
+    v_scope := set_config('svc.gate_organization', '', true);
   end if;
   v_flags := coalesce(v_flags, '');
   perform set_config('svc.organization_id', coalesce(p_org, ''), true),
