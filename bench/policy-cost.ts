@@ -41,7 +41,7 @@ async function prepare(name: string, dir: string): Promise<Record<string, string
   const digest = createHash('sha256').update(token).digest('hex');
   const project = await rt.begin(async (tx) => {
     await tx`select * from api.begin_request(${org}, ${digest}, null)`;
-    return (await tx`select doc->>'id' as id from api.project_create(${JSON.stringify({ code: 'B', name: 'Bench' })}::jsonb, null)`)[0]!.id as string;
+    return (await tx`select doc->>'id' as id from api.project_create(${JSON.stringify({ code: 'B', name: 'Bench' })}::text::jsonb, null)`)[0]!.id as string;
   });
   await rt.end();
   const files: Record<string, string> = { data };
