@@ -1,8 +1,10 @@
-// Least privilege inside the database: the client directory read only through its one lookup and
-// under row security, BI passwords that reach the server only as SCRAM verifiers, a database that
-// PUBLIC can neither connect to nor make temporary objects in, reporting views that are security
-// barriers, and delegated functions that the runtime role and BI logins cannot use to take a
-// Citus node down. On one server and, under `make test-citus`, on the cluster.
+// Least privilege inside the database: every function a request, a BI session or a job reaches
+// belongs to a role under the row policies (listed, with what is not yet moved), and a command or
+// the token check with its WHERE removed still stays in one organization; the client directory
+// read only through its one lookup and under row security; BI passwords that reach the server only
+// as SCRAM verifiers; a database that PUBLIC can neither connect to nor make temporary objects in;
+// reporting views that are security barriers; and delegated functions that the runtime role and BI
+// logins cannot use to take a Citus node down. On one server and, under `make test-citus`, on the cluster.
 import t from 'tap';
 import postgres from 'postgres';
 import { randomBytes } from 'node:crypto';
