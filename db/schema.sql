@@ -5393,7 +5393,7 @@ begin
         end if;
         for s in select c.oid::regclass from pg_class c join pg_namespace n on n.oid = c.relnamespace
                   where n.nspname in ('app', 'app_private') and c.relkind = 'S' and c.relname <> 'shard_views_generation' loop
-          execute format('grant usage on sequence %s to svc_owner', s);
+          execute format('grant usage on sequence %s to svc_owner, svc_worker', s);
         end loop;
       end
       $g$ $w$)
@@ -5409,7 +5409,7 @@ $_$;
 -- Name: FUNCTION citus_node_grants(); Type: COMMENT; Schema: app_private; Owner: -
 --
 
-COMMENT ON FUNCTION app_private.citus_node_grants() IS 'On Citus: svc_gate''s read of each worker''s context key, and svc_owner''s use of each worker''s sequences (objects of each node''s own, which Citus does not propagate).';
+COMMENT ON FUNCTION app_private.citus_node_grants() IS 'On Citus: svc_gate''s read of each worker''s context key, and svc_owner''s and svc_worker''s use of each worker''s sequences (objects of each node''s own, which Citus does not propagate).';
 
 
 --
@@ -6450,21 +6450,29 @@ CREATE FUNCTION app_private.job_queue_privileges() RETURNS void
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  t text;
+  t regclass;
 begin
   if to_regnamespace('graphile_worker') is null then
     return;
   end if;
-  grant usage on schema graphile_worker to svc_owner;
+  grant usage on schema graphile_worker to svc_owner, svc_worker;
   grant select, insert, update on graphile_worker._private_jobs, graphile_worker._private_tasks, graphile_worker._private_job_queues to svc_owner;
-  grant usage on all sequences in schema graphile_worker to svc_owner;
+  grant usage on all sequences in schema graphile_worker to svc_owner, svc_worker;
   grant execute on function graphile_worker.add_job(text, json, text, timestamptz, integer, text, integer, text[], text),
     graphile_worker.add_jobs(graphile_worker.job_spec[], boolean) to svc_owner;
-  foreach t in array array['_private_jobs', '_private_tasks', '_private_job_queues'] loop
-    if not exists (select from pg_policy where polrelid = format('graphile_worker.%I', t)::regclass and polname = 'Commands queue jobs') then
-      execute format('create policy "Commands queue jobs" on graphile_worker.%I for all to svc_owner using (%s) with check (%2$s)', t,
-        case t when '_private_jobs' then $e$app_private.operator_session() or (payload ->> 'organization_id') = app.current_organization_id()$e$
-               else 'true' end);
+  grant select, insert, update, delete on all tables in schema graphile_worker to svc_worker;
+  grant execute on all functions in schema graphile_worker to svc_worker;
+  for t in select c.oid::regclass from pg_class c join pg_namespace n on n.oid = c.relnamespace
+            where n.nspname = 'graphile_worker' and c.relkind in ('r', 'p') and c.relrowsecurity loop
+    if t::text in ('graphile_worker._private_jobs', 'graphile_worker._private_tasks', 'graphile_worker._private_job_queues')
+       and not exists (select from pg_policy where polrelid = t and polname = 'Commands queue jobs') then
+      execute format('create policy "Commands queue jobs" on %s for all to svc_owner using (%s) with check (%2$s)', t,
+        case t::text when 'graphile_worker._private_jobs'
+          then $e$app_private.operator_session() or (payload ->> 'organization_id') = app.current_organization_id()$e$
+          else 'true' end);
+    end if;
+    if not exists (select from pg_policy where polrelid = t and polname = 'The worker runs every job') then
+      execute format('create policy "The worker runs every job" on %s for all to svc_worker using (true) with check (true)', t);
     end if;
   end loop;
 end
@@ -6475,7 +6483,7 @@ $_$;
 -- Name: FUNCTION job_queue_privileges(); Type: COMMENT; Schema: app_private; Owner: -
 --
 
-COMMENT ON FUNCTION app_private.job_queue_privileges() IS 'What svc_owner needs of graphile-worker''s schema to queue jobs; scripts/db.ts calls it after graphile-worker''s migrations.';
+COMMENT ON FUNCTION app_private.job_queue_privileges() IS 'What svc_owner needs of graphile-worker''s schema to queue jobs, and svc_worker to run them; scripts/db.ts calls it after graphile-worker''s migrations.';
 
 
 --
@@ -14997,308 +15005,308 @@ CREATE POLICY "Clients write to their own conversations" ON app.conversation_mes
 -- Name: agent_publications Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.agent_publications TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.agent_publications TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: api_clients Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.api_clients TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.api_clients TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: approvals Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.approvals TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.approvals TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: conversation_messages Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.conversation_messages TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.conversation_messages TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: conversations Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.conversations TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.conversations TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: custom_field_definitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.custom_field_definitions TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.custom_field_definitions TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: customers Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.customers TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.customers TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: events Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.events TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.events TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: file_chunks Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_chunks TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_chunks TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: file_contents Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_contents TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_contents TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: file_policies Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_policies TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_policies TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: file_uploads Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_uploads TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_uploads TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: files Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.files TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.files TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: idempotency_keys Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.idempotency_keys TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.idempotency_keys TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: integration_connections Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.integration_connections TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.integration_connections TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: invoice_lines Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.invoice_lines TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.invoice_lines TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: invoices Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.invoices TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.invoices TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: members Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.members TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.members TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: object_schemas Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.object_schemas TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.object_schemas TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: organizations Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.organizations TO svc_owner USING ((app_private.operator_session() OR (id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.organizations TO svc_owner, svc_worker USING ((app_private.operator_session() OR (id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (id = app.current_organization_id())));
 
 
 --
 -- Name: payments Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.payments TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.payments TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: projects Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.projects TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.projects TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: report_results Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.report_results TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.report_results TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: report_runs Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.report_runs TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.report_runs TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: run_events Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.run_events TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.run_events TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: run_tool_calls Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.run_tool_calls TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.run_tool_calls TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: runs Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.runs TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.runs TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_activity Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_activity TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_activity TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_dependencies Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_dependencies TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_dependencies TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_notes Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_notes TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_notes TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_workflow_statuses Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_statuses TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_statuses TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_workflow_transitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_transitions TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_transitions TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_workflows Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_workflows TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflows TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: tasks Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.tasks TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.tasks TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: ticket_messages Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_messages TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_messages TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: ticket_search Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_search TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_search TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: ticket_statuses Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_statuses TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_statuses TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: ticket_transitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_transitions TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_transitions TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: tickets Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.tickets TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.tickets TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: time_entries Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.time_entries TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.time_entries TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: time_entry_audit Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.time_entry_audit TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.time_entry_audit TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: webhook_deliveries Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.webhook_deliveries TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_deliveries TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: webhook_delivery_attempts Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.webhook_delivery_attempts TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_delivery_attempts TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: webhook_endpoints Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.webhook_endpoints TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_endpoints TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
@@ -15858,28 +15866,28 @@ CREATE POLICY "A BI session reads its own binding" ON app_private.bi_logins FOR 
 -- Name: admin_notifications Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.admin_notifications TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.admin_notifications TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: invoice_number_counters Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.invoice_number_counters TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.invoice_number_counters TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: job_outbox Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.job_outbox TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.job_outbox TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: ticket_number_counters Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.ticket_number_counters TO svc_owner USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.ticket_number_counters TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
@@ -15901,6 +15909,20 @@ CREATE POLICY "The gate records tokens of the organization it was asked about" O
 --
 
 CREATE POLICY "The lookup sees the one client it was asked for" ON app_private.client_directory FOR SELECT TO svc_directory USING ((client_id = current_setting('svc.directory_client'::text, true)));
+
+
+--
+-- Name: access_tokens The worker purges token records that have run out; Type: POLICY; Schema: app_private; Owner: -
+--
+
+CREATE POLICY "The worker purges token records that have run out" ON app_private.access_tokens FOR DELETE TO svc_worker USING ((expires_at < (now() - '00:01:00'::interval)));
+
+
+--
+-- Name: access_tokens The worker sees token records that have run out; Type: POLICY; Schema: app_private; Owner: -
+--
+
+CREATE POLICY "The worker sees token records that have run out" ON app_private.access_tokens FOR SELECT TO svc_worker USING ((expires_at < (now() - '00:01:00'::interval)));
 
 
 --
@@ -15967,6 +15989,34 @@ CREATE POLICY "Commands queue jobs" ON graphile_worker._private_tasks TO svc_own
 
 
 --
+-- Name: _private_job_queues The worker runs every job; Type: POLICY; Schema: graphile_worker; Owner: -
+--
+
+CREATE POLICY "The worker runs every job" ON graphile_worker._private_job_queues TO svc_worker USING (true) WITH CHECK (true);
+
+
+--
+-- Name: _private_jobs The worker runs every job; Type: POLICY; Schema: graphile_worker; Owner: -
+--
+
+CREATE POLICY "The worker runs every job" ON graphile_worker._private_jobs TO svc_worker USING (true) WITH CHECK (true);
+
+
+--
+-- Name: _private_known_crontabs The worker runs every job; Type: POLICY; Schema: graphile_worker; Owner: -
+--
+
+CREATE POLICY "The worker runs every job" ON graphile_worker._private_known_crontabs TO svc_worker USING (true) WITH CHECK (true);
+
+
+--
+-- Name: _private_tasks The worker runs every job; Type: POLICY; Schema: graphile_worker; Owner: -
+--
+
+CREATE POLICY "The worker runs every job" ON graphile_worker._private_tasks TO svc_worker USING (true) WITH CHECK (true);
+
+
+--
 -- Name: _private_job_queues; Type: ROW SECURITY; Schema: graphile_worker; Owner: -
 --
 
@@ -16027,4 +16077,6 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261206010300'),
     ('20261206010320'),
     ('20261206010350'),
-    ('20261206010400');
+    ('20261206010400'),
+    ('20261206020000'),
+    ('20261206020100');

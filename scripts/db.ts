@@ -1,5 +1,5 @@
 // Database bootstrap shared by `make start`, `make test` and the benchmarks: choose
-// DATABASE_URL or an embedded PostgreSQL, apply dbmate migrations, set the runtime role's password.
+// DATABASE_URL or an embedded PostgreSQL, apply dbmate migrations, set the runtime's and the worker's passwords.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -103,17 +103,23 @@ export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<void> 
   await runMigrations({ connectionString: url, logger: quietLogger });
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    if (process.env.NODE_ENV === 'production' && !process.env.SVC_RUNTIME_DB_PASSWORD) {
-      throw new Error('SVC_RUNTIME_DB_PASSWORD is required when NODE_ENV=production (the migrate step sets it on svc_runtime)');
+    for (const name of ['SVC_RUNTIME_DB_PASSWORD', 'SVC_WORKER_DB_PASSWORD']) {
+      if (process.env.NODE_ENV === 'production' && !process.env[name]) {
+        throw new Error(`${name} is required when NODE_ENV=production (the migrate step sets it on ${name === 'SVC_RUNTIME_DB_PASSWORD' ? 'svc_runtime' : 'svc_worker'})`);
+      }
     }
     // graphile-worker's schema is made above, after the migrations: what svc_owner needs of it to
     // queue jobs is granted now (migration 20261206010300), on every run.
     await sql.unsafe(`do $$ begin
       if to_regprocedure('app_private.job_queue_privileges()') is not null then perform app_private.job_queue_privileges(); end if;
     end $$`);
-    const password = process.env.SVC_RUNTIME_DB_PASSWORD ?? 'svc_runtime';
-    // A SCRAM verifier, not the password: the statement text reaches logs and pg_stat_statements.
-    await sql.unsafe(`alter role svc_runtime password '${scramVerifier(password)}'`);
+    // SCRAM verifiers, not the passwords: the statement text reaches logs and pg_stat_statements.
+    await sql.unsafe(`alter role svc_runtime password '${scramVerifier(process.env.SVC_RUNTIME_DB_PASSWORD ?? 'svc_runtime')}'`);
+    await sql.unsafe(`do $$ begin
+      if exists (select from pg_roles where rolname = 'svc_worker') then
+        alter role svc_worker password '${scramVerifier(process.env.SVC_WORKER_DB_PASSWORD ?? 'svc_worker')}';
+      end if;
+    end $$`);
   } finally {
     await sql.end();
   }

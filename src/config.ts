@@ -5,10 +5,13 @@ import type { LevelWithSilent } from 'pino';
 import { LOG_LEVELS } from './observability/logger.ts';
 
 export interface Config {
-  /** Owner connection: migrations, the control plane (svc-admin), the embedded default. */
+  /** Owner connection: migrations, the control plane (svc-admin), the embedded default, and on
+   * Citus the one job that makes views and grants on shards moved by hand. */
   databaseUrl: string;
   /** The server's connection, as the svc_runtime role (no BYPASSRLS). */
   runtimeDatabaseUrl: string;
+  /** The worker's connection, as the svc_worker role (no BYPASSRLS, owner of nothing). */
+  workerDatabaseUrl: string;
   port: number;
   host: string;
   /** How long an idle keep-alive connection stays open after a response: longer than the clients'
@@ -137,6 +140,11 @@ export function runtimeUrlFrom(databaseUrl: string, password: string): string {
   return editDatabaseUrl(databaseUrl, { username: 'svc_runtime', password });
 }
 
+/** The worker's URL defaults to DATABASE_URL with the user swapped for svc_worker. */
+export function workerUrlFrom(databaseUrl: string, password: string): string {
+  return editDatabaseUrl(databaseUrl, { username: 'svc_worker', password });
+}
+
 /** The master key (SVC_SECRET_KEY; a fixed development key outside production). */
 export function masterKey(env: NodeJS.ProcessEnv = process.env): Buffer {
   const secret = env.SVC_SECRET_KEY ?? (env.NODE_ENV === 'production' ? undefined : DEV_SECRET);
@@ -151,10 +159,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.NODE_ENV === 'production' && !env.RUNTIME_DATABASE_URL && !env.SVC_RUNTIME_DB_PASSWORD) {
     throw new Error('SVC_RUNTIME_DB_PASSWORD (or RUNTIME_DATABASE_URL) is required when NODE_ENV=production');
   }
+  const workerEnabled = env.SVC_WORKER !== 'off';
+  if (env.NODE_ENV === 'production' && workerEnabled && !env.WORKER_DATABASE_URL && !env.SVC_WORKER_DB_PASSWORD) {
+    throw new Error('SVC_WORKER_DB_PASSWORD (or WORKER_DATABASE_URL) is required when NODE_ENV=production and the worker runs in this process');
+  }
   const runtimePassword = env.SVC_RUNTIME_DB_PASSWORD ?? 'svc_runtime';
   return {
     databaseUrl,
     runtimeDatabaseUrl: env.RUNTIME_DATABASE_URL ?? runtimeUrlFrom(databaseUrl, runtimePassword),
+    workerDatabaseUrl: env.WORKER_DATABASE_URL ?? workerUrlFrom(databaseUrl, env.SVC_WORKER_DB_PASSWORD ?? 'svc_worker'),
     port: int(env, 'PORT', 3000),
     host: env.HOST ?? '127.0.0.1',
     httpKeepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 65_000),
@@ -192,7 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sendConcurrency: int(env, 'SVC_INVOICE_SEND_CONCURRENCY', 2),
     },
     worker: {
-      enabled: env.SVC_WORKER !== 'off',
+      enabled: workerEnabled,
       concurrency: int(env, 'SVC_WORKER_CONCURRENCY', 16),
       recoverIntervalMs: int(env, 'SVC_WORKER_RECOVER_INTERVAL_MS', 15_000),
       staleSeconds: num(env, 'SVC_WORKER_STALE_SECONDS', 30),

@@ -21,6 +21,8 @@
 //   ticket_reply_email (one per reply): the reply and its attachments to the requester, by SMTP;
 //                   the outcome on the message (sent, or failed when refused or out of attempts).
 // A timer re-queues attempts whose worker died mid-flight (their lease ran out).
+// Every job runs as svc_worker (config.workerDatabaseUrl: owner of nothing, no credential, db/README.md
+// "Schemas and roles"); citus_prepare alone, DDL on shards, opens the owner connection.
 import postgres from 'postgres';
 import pg from 'pg';
 import { nodePostgresConfig } from '../db/url.ts';
@@ -185,7 +187,7 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
   let listener: postgres.Sql | undefined;
   const listen = () => {
     if (listener || stopped) return;
-    const l = listener = postgres(config.databaseUrl, { max: 1, backoff: reconnectBackoff, onnotice: () => {} });
+    const l = listener = postgres(config.workerDatabaseUrl, { max: 1, backoff: reconnectBackoff, onnotice: () => {} });
     l.listen('svc_webhook_fanout', pump, pump).catch((err) => {
       o.log.warn({ err: (err as Error).message }, 'the fan-out listener could not start; polling until it does');
       if (listener === l) listener = undefined;
@@ -373,7 +375,7 @@ export async function startWorker(config: Config,
   opts: { pollInterval?: number; logger?: Pino; metrics?: Metrics } = {}): Promise<Worker> {
   const log = (opts.logger ?? createLogger(config.logLevel)).child({ component: 'worker' });
   const metrics = opts.metrics ?? createMetrics();
-  const sql = postgres(config.databaseUrl, { max: Math.min(config.worker.concurrency + 2, 20), backoff: reconnectBackoff, onnotice: () => {} });
+  const sql = postgres(config.workerDatabaseUrl, { max: Math.min(config.worker.concurrency + 2, 20), backoff: reconnectBackoff, onnotice: () => {} });
   const transport = createTransport(config.webhooks);
   const mailer = createMailer(config.mail);
   // A Citus coordinator (known once the database has answered: a worker may start during an outage).
@@ -426,8 +428,15 @@ export async function startWorker(config: Config,
     }),
     conversation_expire: async () => { await sql`select control.expire_conversation_contexts(interval '30 days')`; },
     // On Citus: shard groups moved by hand get their copies of the api views and their shards'
-    // grants (migration 20261205003370); registered only there.
-    citus_prepare: async () => { await sql`select app_private.citus_prepare_if_needed()`; },
+    // grants; registered only there. That is DDL on the shards: the owner connection makes it.
+    citus_prepare: async () => {
+      const owner = postgres(config.databaseUrl, { max: 1, onnotice: () => {} });
+      try {
+        await owner`select app_private.citus_prepare_if_needed()`;
+      } finally {
+        await owner.end({ timeout: 5 });
+      }
+    },
     run_purge: async () => { await sql`select control.purge_expired_runs(make_interval(secs => ${config.agents.runRetentionSeconds}))`; },
     ticket_reply_email: inOrganization<{ message_id: string }>(async (org, p, helpers) => {
       await sendTicketReply(sql, mailer, org, p.message_id, { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
@@ -438,7 +447,7 @@ export async function startWorker(config: Config,
    * idle connection the database ends in that gap ('terminating connection due to administrator
    * command') is then an unhandled 'error' event, which ends the process. */
   const newPool = () => {
-    const pool = new pg.Pool({ ...nodePostgresConfig(config.databaseUrl, config.dbTimeouts.connectMs), max: config.worker.concurrency + 2 });
+    const pool = new pg.Pool({ ...nodePostgresConfig(config.workerDatabaseUrl, config.dbTimeouts.connectMs), max: config.worker.concurrency + 2 });
     pool.on('error', (err) => log.warn({ err: err.message }, 'a job runner connection failed while idle'));
     pool.on('connect', (client) => client.on('error', (err) => log.warn({ err: err.message }, 'a job runner connection failed')));
     return pool;

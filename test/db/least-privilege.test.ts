@@ -272,15 +272,63 @@ t.test(`a command with its WHERE removed reads and changes only its request's or
 
 t.test(`no function a request, a BI session or a job reaches belongs to a superuser (${where})`, async (t) => {
   const a = await startApp(t);
-  // The cluster's administration (DDL, migrations and svc-admin run it) stays with the migrating role.
-  const administration = /^app_private\.(citus_|shard_views_(create|drop)\(|tg_shard_views_|shard_groups_|policy_expression\()/;
+  // The cluster's administration (DDL, migrations and svc-admin run it) stays with the migrating role,
+  // and so do the control plane's commands, which svc-admin runs on the owner connection; the
+  // control schema's purges are jobs, and belong to svc_owner.
+  const administration = /^(app_private\.(citus_|shard_views_(create|drop)\(|tg_shard_views_|shard_groups_|policy_expression\()|control\.(?!purge_|expire_))/;
   const owned = await a.admin`select p.oid::regprocedure::text as fn,
       has_function_privilege('svc_reporting', p.oid, 'execute') as reporting
     from pg_proc p join pg_roles r on r.oid = p.proowner join pg_namespace n on n.oid = p.pronamespace
-   where (r.rolsuper or r.rolbypassrls) and n.nspname in ('api', 'app', 'app_private', 'reporting', 'reporting_private', 'skills')
+   where (r.rolsuper or r.rolbypassrls) and n.nspname in ('api', 'app', 'app_private', 'control', 'reporting', 'reporting_private', 'skills')
      and not exists (select from pg_depend d where d.classid = 'pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e')
    order by 1`;
   t.same(owned.filter((f) => !NOT_YET[f.fn] && !administration.test(f.fn)).map((f) => f.fn), [],
     'every function of ours but the cluster\'s administration and NOT_YET belongs to a role under the policies');
   t.same(owned.filter((f) => f.reporting && !NOT_YET[f.fn]).map((f) => f.fn), [], 'a BI login may execute none that a superuser owns (but NOT_YET)');
+});
+
+t.test(`the worker logs in as svc_worker: every organization's jobs, no credential, no power over the schema (${where})`, async (t) => {
+  const a = await startApp(t);
+  t.match(a.config.workerDatabaseUrl, /^postgres(ql)?:\/\/svc_worker:/, 'the worker\'s URL names svc_worker');
+  const worker = postgres(a.config.workerDatabaseUrl, oneConnection);
+  t.teardown(() => worker.end());
+  const [role] = await a.admin`select rolsuper, rolbypassrls, rolcreaterole, rolcreatedb, rolcanlogin,
+      pg_has_role('svc_worker', 'svc_operator', 'usage') as operator, pg_has_role('svc_worker', 'svc_runtime', 'member') as runtime,
+      (select count(*)::int from pg_class where relowner = r.oid) + (select count(*)::int from pg_proc where proowner = r.oid)
+        + (select count(*)::int from pg_namespace where nspowner = r.oid) as owns
+    from pg_roles r where rolname = 'svc_worker'`;
+  t.same(role, { rolsuper: false, rolbypassrls: false, rolcreaterole: false, rolcreatedb: false, rolcanlogin: true,
+    operator: true, runtime: true, owns: 0 }, 'a login under the policies that owns nothing, an operator, able to act as svc_runtime');
+  t.equal((await worker`select current_user as u`)[0]!.u, 'svc_worker', 'it logs in');
+
+  const [orgA, orgB] = [await a.createOrg(), await a.createOrg()];
+  const clientA = await a.createClient(orgA);
+  await a.token(clientA);
+  t.equal((await worker`select count(*)::int as n from app.organizations where id in (${orgA}, ${orgB})`)[0]!.n, 2,
+    'it reads every organization (an operator session)');
+
+  for (const [what, statement] of [
+    ['a token digest', 'select token_sha256 from app_private.access_tokens'],
+    ['a client secret', 'select * from app.client_secrets'],
+    ['a signing key', 'select * from app_private.signing_keys'],
+    ['a BI login', 'select * from app_private.bi_logins'],
+    ['the client directory', 'select * from app_private.client_directory'],
+    ['a table of its own', 'create table app.worker_scratch (id int)'],
+    ['a change to a table', 'alter table app.tasks add column worker_scratch int'],
+    ['a function replaced', 'create or replace function app.current_organization_id() returns text language sql as $$ select null::text $$'],
+    ['a role', 'create role svc_worker_scratch'],
+    ['a program run by the server', "copy (select 1) to program 'true'"],
+    ['a control-plane command', "select control.org_set_status('org_none', 'suspended')"],
+  ] as const) {
+    t.match(await failure(worker.unsafe(statement)), /^42501 /, `it may not touch ${what}`);
+  }
+
+  // Token records: the purge sees the expiry of those that have run out, and deletes them alone.
+  const [live] = await a.admin`select count(*)::int as n from app_private.access_tokens where organization_id = ${orgA}`;
+  t.ok(live!.n >= 1, 'the client holds a live token record');
+  t.equal((await worker`select count(*)::int as n from app_private.access_tokens where organization_id = ${orgA}`)[0]!.n, 0,
+    'the worker sees no token record that is still live');
+  await a.admin`update app_private.access_tokens set expires_at = now() - interval '2 minutes' where organization_id = ${orgA}`;
+  t.equal((await worker`select control.purge_expired_access_tokens() as n`)[0]!.n, live!.n, 'the purge deletes the ones that ran out');
+  t.equal((await a.admin`select count(*)::int as n from app_private.access_tokens where organization_id = ${orgA}`)[0]!.n, 0, 'and they are gone');
 });

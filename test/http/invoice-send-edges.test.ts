@@ -23,7 +23,7 @@ t.test('without an SMTP server: a development mailbox folder; in production, 503
   t.equal(mail.attachments[0]?.filename, 'INV-000001.pdf');
 
   const prod = await world(t, { SVC_SMTP_URL: '', NODE_ENV: 'production', SVC_SECRET_KEY: 'a-production-secret-for-this-test-only',
-    SVC_RUNTIME_DB_PASSWORD: 'svc_runtime' });
+    SVC_RUNTIME_DB_PASSWORD: 'svc_runtime', SVC_WORKER_DB_PASSWORD: 'svc_worker' });
   const draft = await prod.draft();
   const refused = await prod.send(draft.id);
   assertProblem(t, refused, 503, 'EMAIL_DELIVERY_UNAVAILABLE');

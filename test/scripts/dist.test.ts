@@ -14,7 +14,7 @@ const ROOT = REPOSITORY;
 const DIST = join(ROOT, 'dist');
 // What NODE_ENV=production asks for; the test database's keys are sealed with the development key.
 const PRODUCTION = { NODE_ENV: 'production', SVC_SECRET_KEY: 'dev-only-secret-key-change-me-in-production',
-  SVC_RUNTIME_DB_PASSWORD: 'svc_runtime' };
+  SVC_RUNTIME_DB_PASSWORD: 'svc_runtime', SVC_WORKER_DB_PASSWORD: 'svc_worker' };
 
 const jsFiles = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
   e.isDirectory() ? jsFiles(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : []);
@@ -69,11 +69,16 @@ t.test('the invoice PDF thread starts from dist/', async (t) => {
   t.pass('warmed a thread');
 });
 
-t.test('production names its own runtime password', async (t) => {
+t.test('production names its own runtime and worker passwords', async (t) => {
   const { loadConfig } = await import('../../src/config.ts');
-  const env = { DATABASE_URL: 'postgres://owner@db/svc', NODE_ENV: 'production', SVC_SECRET_KEY: 'k' };
+  const env = { DATABASE_URL: 'postgres://owner@db/svc', NODE_ENV: 'production', SVC_SECRET_KEY: 'k', SVC_WORKER_DB_PASSWORD: 'w' };
   t.throws(() => loadConfig(env), /SVC_RUNTIME_DB_PASSWORD \(or RUNTIME_DATABASE_URL\) is required/,
     'not the development default anyone can read');
   t.match(loadConfig({ ...env, SVC_RUNTIME_DB_PASSWORD: 's3cret' }).runtimeDatabaseUrl, /svc_runtime:s3cret@/);
   t.equal(loadConfig({ ...env, RUNTIME_DATABASE_URL: 'postgres://svc_runtime:x@db/svc' }).runtimeDatabaseUrl, 'postgres://svc_runtime:x@db/svc');
+  const api = { ...env, SVC_RUNTIME_DB_PASSWORD: 's3cret', SVC_WORKER_DB_PASSWORD: undefined };
+  t.throws(() => loadConfig(api), /SVC_WORKER_DB_PASSWORD \(or WORKER_DATABASE_URL\) is required/, 'nor the worker\'s, where the worker runs');
+  t.ok(loadConfig({ ...api, SVC_WORKER: 'off' }), 'an API without the worker needs none');
+  t.match(loadConfig({ ...api, SVC_WORKER_DB_PASSWORD: 'w0rk' }).workerDatabaseUrl, /svc_worker:w0rk@/);
+  t.equal(loadConfig({ ...api, WORKER_DATABASE_URL: 'postgres://svc_worker:y@db/svc' }).workerDatabaseUrl, 'postgres://svc_worker:y@db/svc');
 });
