@@ -1044,6 +1044,7 @@ $$;
 CREATE FUNCTION api.file_download_begin(p_token text) RETURNS TABLE(outcome text, file_id text, name text, content_type text, size_bytes bigint, sha256 text, upload_id text, chunk_size integer)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET "svc.gate_organization" TO ''
     AS $$
 declare
   l record;
@@ -1134,33 +1135,24 @@ $$;
 CREATE FUNCTION api.file_upload_begin(p_token text) RETURNS TABLE(outcome text, upload_id text, size_bytes bigint, content_type text, chunk_size integer, expires_at timestamp with time zone)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET "svc.gate_organization" TO ''
     AS $_$
 declare
   v_parts text[] := string_to_array(p_token, '.');
   v_id text := v_parts[1];
-  v_org text;
+  v_org text := v_parts[2];
+  v_scope text;
   u app.file_uploads;
 begin
   perform app_private.refuse_on_coordinator('api.file_upload_begin(text)');
   outcome := 'not_found';
-  if p_token ~ '^upl_[A-Za-z0-9]{1,64}\.org_[A-Za-z0-9]{1,64}\.[0-9a-f]{64}$' then
-    if v_parts[3] <> encode(sha256(convert_to(app_private.capability_mac('upload', v_id || '.' || v_parts[2]), 'UTF8')), 'hex') then
-      return next;
-      return;
-    end if;
-    v_org := v_parts[2];
-  elsif p_token ~ '^upl_[A-Za-z0-9]{1,64}\.[0-9a-f]{64}$'
-        and not exists (select from pg_extension where extname = 'citus') then
-    -- A link made before links named their organization (one server).
-    if v_parts[2] <> encode(sha256(convert_to(app_private.capability_mac('upload', v_id), 'UTF8')), 'hex') then
-      return next;
-      return;
-    end if;
-    select x.organization_id into v_org from app.file_uploads x where x.id = v_id;
-  else
+  if p_token !~ '^upl_[A-Za-z0-9]{1,64}\.org_[A-Za-z0-9]{1,64}\.[0-9a-f]{64}$'
+     or v_parts[3] <> encode(sha256(convert_to(app_private.capability_mac('upload', v_id || '.' || v_org), 'UTF8')), 'hex') then
     return next;
     return;
   end if;
+  -- The signature holds: the gate may read the organization it names (restored on return).
+  v_scope := set_config('svc.gate_organization', v_org, true);
   select * into u from app.file_uploads x where x.organization_id = v_org and x.id = v_id for update nowait;
   if not found then
     outcome := 'not_found';
@@ -2741,6 +2733,7 @@ $$;
 CREATE FUNCTION api.report_download_begin(p_token text) RETURNS TABLE(outcome text, run_id text, report_id text, format text, row_count integer, columns text[], numeric_columns text[])
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET "svc.gate_organization" TO ''
     AS $$
 declare
   l record;
@@ -5393,7 +5386,7 @@ begin
         end if;
         for s in select c.oid::regclass from pg_class c join pg_namespace n on n.oid = c.relnamespace
                   where n.nspname in ('app', 'app_private') and c.relkind = 'S' and c.relname <> 'shard_views_generation' loop
-          execute format('grant usage on sequence %s to svc_owner, svc_worker', s);
+          execute format('grant usage on sequence %s to svc_owner, svc_worker, svc_admin', s);
         end loop;
       end
       $g$ $w$)
@@ -5409,7 +5402,7 @@ $_$;
 -- Name: FUNCTION citus_node_grants(); Type: COMMENT; Schema: app_private; Owner: -
 --
 
-COMMENT ON FUNCTION app_private.citus_node_grants() IS 'On Citus: svc_gate''s read of each worker''s context key, and svc_owner''s and svc_worker''s use of each worker''s sequences (objects of each node''s own, which Citus does not propagate).';
+COMMENT ON FUNCTION app_private.citus_node_grants() IS 'On Citus: svc_gate''s read of each worker''s context key, and the use of each worker''s sequences by svc_owner, svc_worker and svc_admin (objects of each node''s own, which Citus does not propagate).';
 
 
 --
@@ -5951,25 +5944,26 @@ CREATE FUNCTION app_private.download_link(p_token text, p_prefix text, p_purpose
     AS $_$
 declare
   v_parts text[] := string_to_array(p_token, '.');
+  v_scope text;
 begin
-  if p_token ~ ('^' || p_prefix || '_[A-Za-z0-9]{1,64}\.org_[A-Za-z0-9]{1,64}\.apic_[A-Za-z0-9]{1,64}\.[0-9]{1,12}\.[0-9a-f]{64}$') then
-    if v_parts[5] = encode(sha256(convert_to(app_private.capability_mac(p_purpose, array_to_string(v_parts[1:4], '.')), 'UTF8')), 'hex') then
-      id := v_parts[1];
-      organization_id := v_parts[2];
-      client_id := v_parts[3];
-      expires := v_parts[4]::bigint;
-    end if;
-  elsif p_token ~ ('^' || p_prefix || '_[A-Za-z0-9]{1,64}\.apic_[A-Za-z0-9]{1,64}\.[0-9]{1,12}\.[0-9a-f]{64}$')
-        and not exists (select from pg_extension where extname = 'citus') then
-    if v_parts[4] = encode(sha256(convert_to(app_private.capability_mac(p_purpose, array_to_string(v_parts[1:3], '.')), 'UTF8')), 'hex') then
-      id := v_parts[1];
-      client_id := v_parts[2];
-      expires := v_parts[3]::bigint;
-      select c.organization_id into organization_id from app.api_clients c where c.id = v_parts[2];
-    end if;
+  if p_token ~ ('^' || p_prefix || '_[A-Za-z0-9]{1,64}\.org_[A-Za-z0-9]{1,64}\.apic_[A-Za-z0-9]{1,64}\.[0-9]{1,12}\.[0-9a-f]{64}$')
+     and v_parts[5] = encode(sha256(convert_to(app_private.capability_mac(p_purpose, array_to_string(v_parts[1:4], '.')), 'UTF8')), 'hex') then
+    id := v_parts[1];
+    organization_id := v_parts[2];
+    client_id := v_parts[3];
+    expires := v_parts[4]::bigint;
+    -- Its caller, a beginning owned by svc_gate, has this setting as its own: restored when it returns.
+    v_scope := set_config('svc.gate_organization', organization_id, true);
   end if;
 end
 $_$;
+
+
+--
+-- Name: FUNCTION download_link(p_token text, p_prefix text, p_purpose text, OUT id text, OUT organization_id text, OUT client_id text, OUT expires bigint); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.download_link(p_token text, p_prefix text, p_purpose text, OUT id text, OUT organization_id text, OUT client_id text, OUT expires bigint) IS 'A download link''s parts once its signature holds (nulls otherwise); sets svc.gate_organization to the organization it names, for the beginning that called it.';
 
 
 --
@@ -15005,308 +14999,308 @@ CREATE POLICY "Clients write to their own conversations" ON app.conversation_mes
 -- Name: agent_publications Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.agent_publications TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.agent_publications TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: api_clients Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.api_clients TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.api_clients TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: approvals Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.approvals TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.approvals TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: conversation_messages Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.conversation_messages TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.conversation_messages TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: conversations Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.conversations TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.conversations TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: custom_field_definitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.custom_field_definitions TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.custom_field_definitions TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: customers Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.customers TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.customers TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: events Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.events TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.events TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: file_chunks Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_chunks TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_chunks TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: file_contents Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_contents TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_contents TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: file_policies Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_policies TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_policies TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: file_uploads Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_uploads TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_uploads TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: files Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.files TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.files TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: idempotency_keys Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.idempotency_keys TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.idempotency_keys TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: integration_connections Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.integration_connections TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.integration_connections TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: invoice_lines Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.invoice_lines TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.invoice_lines TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: invoices Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.invoices TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.invoices TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: members Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.members TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.members TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: object_schemas Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.object_schemas TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.object_schemas TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: organizations Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.organizations TO svc_owner, svc_worker USING ((app_private.operator_session() OR (id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.organizations TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (id = app.current_organization_id())));
 
 
 --
 -- Name: payments Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.payments TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.payments TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: projects Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.projects TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.projects TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: report_results Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.report_results TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.report_results TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: report_runs Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.report_runs TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.report_runs TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: run_events Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.run_events TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.run_events TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: run_tool_calls Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.run_tool_calls TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.run_tool_calls TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: runs Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.runs TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.runs TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_activity Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_activity TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_activity TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_dependencies Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_dependencies TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_dependencies TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_notes Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_notes TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_notes TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_workflow_statuses Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_statuses TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_statuses TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_workflow_transitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_transitions TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_transitions TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_workflows Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_workflows TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflows TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: tasks Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.tasks TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.tasks TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: ticket_messages Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_messages TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_messages TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: ticket_search Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_search TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_search TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: ticket_statuses Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_statuses TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_statuses TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: ticket_transitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_transitions TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_transitions TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: tickets Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.tickets TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.tickets TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: time_entries Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.time_entries TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.time_entries TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: time_entry_audit Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.time_entry_audit TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.time_entry_audit TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: webhook_deliveries Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.webhook_deliveries TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_deliveries TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: webhook_delivery_attempts Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.webhook_delivery_attempts TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_delivery_attempts TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: webhook_endpoints Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.webhook_endpoints TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_endpoints TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
@@ -15523,6 +15517,20 @@ CREATE POLICY "Search follows the tickets" ON app.ticket_search FOR SELECT TO sv
 
 
 --
+-- Name: client_secrets The control plane manages client secrets; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "The control plane manages client secrets" ON app.client_secrets TO svc_admin USING (true) WITH CHECK (true);
+
+
+--
+-- Name: file_uploads The gate locks the uploads of the organization a link names; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "The gate locks the uploads of the organization a link names" ON app.file_uploads FOR UPDATE TO svc_gate USING ((organization_id = current_setting('svc.gate_organization'::text, true)));
+
+
+--
 -- Name: api_clients The gate reads clients of the organization it was asked about; Type: POLICY; Schema: app; Owner: -
 --
 
@@ -15537,10 +15545,31 @@ CREATE POLICY "The gate reads secrets of the organization it was asked about" ON
 
 
 --
+-- Name: files The gate reads the files of the organization a link opened; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "The gate reads the files of the organization a link opened" ON app.files FOR SELECT TO svc_gate USING ((organization_id = app.current_organization_id()));
+
+
+--
 -- Name: organizations The gate reads the organization it was asked about; Type: POLICY; Schema: app; Owner: -
 --
 
 CREATE POLICY "The gate reads the organization it was asked about" ON app.organizations FOR SELECT TO svc_gate USING ((id = current_setting('svc.gate_organization'::text, true)));
+
+
+--
+-- Name: report_runs The gate reads the report runs of the organization a link opene; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "The gate reads the report runs of the organization a link opene" ON app.report_runs FOR SELECT TO svc_gate USING ((organization_id = app.current_organization_id()));
+
+
+--
+-- Name: file_uploads The gate reads the uploads of the organization a link names; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "The gate reads the uploads of the organization a link names" ON app.file_uploads FOR SELECT TO svc_gate USING (((organization_id = current_setting('svc.gate_organization'::text, true)) OR (organization_id = app.current_organization_id())));
 
 
 --
@@ -15866,28 +15895,35 @@ CREATE POLICY "A BI session reads its own binding" ON app_private.bi_logins FOR 
 -- Name: admin_notifications Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.admin_notifications TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.admin_notifications TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: invoice_number_counters Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.invoice_number_counters TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.invoice_number_counters TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: job_outbox Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.job_outbox TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.job_outbox TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: ticket_number_counters Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.ticket_number_counters TO svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.ticket_number_counters TO svc_owner, svc_worker, svc_admin USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+
+
+--
+-- Name: client_directory The control plane keeps the client directory; Type: POLICY; Schema: app_private; Owner: -
+--
+
+CREATE POLICY "The control plane keeps the client directory" ON app_private.client_directory TO svc_admin USING (true) WITH CHECK (true);
 
 
 --
@@ -16079,4 +16115,10 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261206010350'),
     ('20261206010400'),
     ('20261206020000'),
-    ('20261206020100');
+    ('20261206020100'),
+    ('20261206020200'),
+    ('20261206020300'),
+    ('20261206020400'),
+    ('20261206020500'),
+    ('20261206020600'),
+    ('20261206020700');

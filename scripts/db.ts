@@ -1,5 +1,5 @@
 // Database bootstrap shared by `make start`, `make test` and the benchmarks: choose
-// DATABASE_URL or an embedded PostgreSQL, apply dbmate migrations, set the runtime's and the worker's passwords.
+// DATABASE_URL or an embedded PostgreSQL, apply dbmate migrations, set the passwords of svc_runtime, svc_worker and svc_admin.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -103,9 +103,9 @@ export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<void> 
   await runMigrations({ connectionString: url, logger: quietLogger });
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    for (const name of ['SVC_RUNTIME_DB_PASSWORD', 'SVC_WORKER_DB_PASSWORD']) {
+    for (const name of ['SVC_RUNTIME_DB_PASSWORD', 'SVC_WORKER_DB_PASSWORD', 'SVC_ADMIN_DB_PASSWORD']) {
       if (process.env.NODE_ENV === 'production' && !process.env[name]) {
-        throw new Error(`${name} is required when NODE_ENV=production (the migrate step sets it on ${name === 'SVC_RUNTIME_DB_PASSWORD' ? 'svc_runtime' : 'svc_worker'})`);
+        throw new Error(`${name} is required when NODE_ENV=production (the migrate step sets it on ${name.replace(/^SVC_(\w+)_DB_PASSWORD$/, (_, r: string) => `svc_${r.toLowerCase()}`)})`);
       }
     }
     // graphile-worker's schema is made above, after the migrations: what svc_owner needs of it to
@@ -115,11 +115,14 @@ export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<void> 
     end $$`);
     // SCRAM verifiers, not the passwords: the statement text reaches logs and pg_stat_statements.
     await sql.unsafe(`alter role svc_runtime password '${scramVerifier(process.env.SVC_RUNTIME_DB_PASSWORD ?? 'svc_runtime')}'`);
-    await sql.unsafe(`do $$ begin
-      if exists (select from pg_roles where rolname = 'svc_worker') then
-        alter role svc_worker password '${scramVerifier(process.env.SVC_WORKER_DB_PASSWORD ?? 'svc_worker')}';
-      end if;
-    end $$`);
+    // The worker's and svc-admin's logins (a chain from before them, scripts/catalog-diff.ts, has neither).
+    for (const [role, password] of [['svc_worker', process.env.SVC_WORKER_DB_PASSWORD], ['svc_admin', process.env.SVC_ADMIN_DB_PASSWORD]] as const) {
+      await sql.unsafe(`do $$ begin
+        if exists (select from pg_roles where rolname = '${role}') then
+          alter role ${role} password '${scramVerifier(password ?? role)}';
+        end if;
+      end $$`);
+    }
   } finally {
     await sql.end();
   }

@@ -140,6 +140,15 @@ export function runtimeUrlFrom(databaseUrl: string, password: string): string {
   return editDatabaseUrl(databaseUrl, { username: 'svc_runtime', password });
 }
 
+/** svc-admin's URL: ADMIN_DATABASE_URL, or DATABASE_URL with the user swapped for svc_admin. */
+export function adminUrlFrom(databaseUrl: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (env.ADMIN_DATABASE_URL) return env.ADMIN_DATABASE_URL;
+  if (env.NODE_ENV === 'production' && !env.SVC_ADMIN_DB_PASSWORD) {
+    throw new Error('SVC_ADMIN_DB_PASSWORD (or ADMIN_DATABASE_URL) is required when NODE_ENV=production');
+  }
+  return editDatabaseUrl(databaseUrl, { username: 'svc_admin', password: env.SVC_ADMIN_DB_PASSWORD ?? 'svc_admin' });
+}
+
 /** The worker's URL defaults to DATABASE_URL with the user swapped for svc_worker. */
 export function workerUrlFrom(databaseUrl: string, password: string): string {
   return editDatabaseUrl(databaseUrl, { username: 'svc_worker', password });

@@ -27,7 +27,9 @@ export interface CommandSpec {
   /** The keys of the JSON object printed on success, for help. */
   prints: string;
   flags: readonly FlagSpec[];
-  /** `url`: the owner connection URL the command runs with. */
+  /** Runs on the owner connection rather than as svc_admin: it makes or drops database roles. */
+  owner?: true;
+  /** `url`: the owner connection URL (DATABASE_URL), whatever role the command runs as. */
   run: (sql: Sql, f: Flags, url: string) => Promise<Record<string, unknown>>;
 }
 

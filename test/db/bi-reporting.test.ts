@@ -85,7 +85,7 @@ t.test('on a cluster: a BI session reaches its worker through the relay only, an
     return (await tx`select name from projects`).map((r) => r.name);
   });
   t.same(seen, ['Mine'], 'its own organization, whatever it sets');
-  t.match(await failure(sql`select * from reporting_private.bi_rows_of('projects', ${theirs.orgId}, '{manager}')`), /^42501/,
+  t.match(await failure(sql`select * from reporting_private.bi_rows_of('projects', ${theirs.orgId}, '{manager}', 'x')`), /^42501/,
     'it cannot name the worker\'s function');
   t.match(await failure(sql`select * from reporting_private.bi_rows('projects')`), /^42501/, 'nor the coordinator\'s, except through its views');
   t.match(await failure(sql`select svc_dblink.dblink('dbname=x', 'select 1')`), /^42501/, 'nor dblink');
@@ -104,7 +104,7 @@ t.test('on a cluster: a BI session reaches its worker through the relay only, an
   // On the worker, the function answers the relay's own sessions only (here a superuser's).
   const worker = postgres(editDatabaseUrl(CITUS_WORKERS[0]!, { database: new URL(a.adminUrl).pathname.slice(1) }), { max: 1, onnotice: () => {} });
   t.teardown(() => worker.end());
-  t.match(await failure(worker`select * from reporting_private.bi_rows_of('projects', ${theirs.orgId}, '{manager}')`), /^SV500 REPORTING_RELAY_ONLY/,
+  t.match(await failure(worker`select * from reporting_private.bi_rows_of('projects', ${theirs.orgId}, '{manager}', 'x')`), /^SV500 REPORTING_RELAY_ONLY/,
     'bi_rows_of refuses any session but the relay\'s');
 
   // The relay's own session (this cluster trusts it on 127.0.0.1): bi_rows_of reads in its node
@@ -121,11 +121,37 @@ t.test('on a cluster: a BI session reaches its worker through the relay only, an
   t.teardown(() => Promise.all(others.map((o) => o.end())));
   const relay = postgres(editDatabaseUrl(homeUrl, { database, username: 'svc_reporting_relay', password: '' }), { max: 1, onnotice: () => {} });
   t.teardown(() => relay.end());
+  const relayAgain = postgres(editDatabaseUrl(homeUrl, { database, username: 'svc_reporting_relay', password: '' }), { max: 1, onnotice: () => {} });
+  t.teardown(() => relayAgain.end());
+  // The coordinator's proof for one backend of the relay, one view, organization and Roles.
+  const backendOf = async (s: postgres.Sql) => (await s<{ pid: number; started: string }[]>`select pg_backend_pid() as pid,
+    (select (extract(epoch from backend_start) * 1000000)::bigint::text from pg_stat_activity where pid = pg_backend_pid()) as started`)[0]!;
+  const proof = async (b: { pid: number; started: string }, view: string, org: string, roles: string) =>
+    (await a.admin`select app_private.bi_relay_proof(${b.pid}::int, ${b.started}::bigint, ${view}, ${org}, ${roles}::text[]) as p`)[0]!.p as string;
+  const all = '{member,manager,finance,hr}';
+  const mineBackend = await backendOf(relay);
+  const good = await proof(mineBackend, 'projects', mine.orgId, all);
+  t.ok((await relay`select count(*)::int as n from reporting_private.bi_rows_of('projects', ${mine.orgId}, ${all}, ${good})`)[0]!.n >= 1,
+    'the relay\'s backend that a proof names reads what it names');
+  // What pg_stat_activity shows every session of the relay, replayed: it opens nothing.
+  t.match(await failure(relayAgain`select * from reporting_private.bi_rows_of('projects', ${mine.orgId}, ${all}, ${good})`),
+    /^SV500 REPORTING_RELAY_ONLY/, 'the same proof in another session of the relay is refused');
+  for (const [what, args] of [
+    ['without a proof', ['projects', theirs.orgId, all, '']],
+    ['for another organization', ['projects', theirs.orgId, all, good]],
+    ['with more Roles', ['projects', mine.orgId, '{member,manager,finance,hr,admin}', good]],
+    ['for another view', ['invoices', mine.orgId, all, good]],
+  ] as const) {
+    t.match(await failure(relay`select * from reporting_private.bi_rows_of(${args[0]}, ${args[1]}, ${args[2]}::text[], ${args[3]})`),
+      /^SV500 REPORTING_RELAY_ONLY/, `the relay's password alone reads nothing: ${what}`);
+  }
+  const views = ['members', 'projects', 'tasks', 'time_entries', 'approvals', 'invoices', 'payments', 'tickets'];
+  const proofs = await Promise.all(views.map((view) => proof(mineBackend, view, mine.orgId, all)));
   const elsewhere = await relay.begin(async (tx) => {
     await tx`set local citus.propagate_set_commands = 'local'`;
     await tx.unsafe(`set local work_mem = '7MB'; select pg_advisory_xact_lock_shared(4242)`).simple();
-    for (const view of ['members', 'projects', 'tasks', 'time_entries', 'approvals', 'invoices', 'payments', 'tickets']) {
-      await tx`select count(*) from reporting_private.bi_rows_of(${view}, ${mine.orgId}, '{member,manager,finance,hr}')`;
+    for (const [i, view] of views.entries()) {
+      await tx`select count(*) from reporting_private.bi_rows_of(${view}, ${mine.orgId}, ${all}, ${proofs[i]!})`;
     }
     return Promise.all(others.map(async (o) => (await o`select count(*)::int as n from pg_locks
       where locktype = 'advisory' and objid = 4242 and database = (select oid from pg_database where datname = current_database())`)[0]!.n));

@@ -140,8 +140,6 @@ t.test('every statement of a command names the organization of the tenant rows i
   /** Not run inside a request's delegated call (docs/scaling.md, "What does not run on the cluster yet"). */
   const NOT_IN_A_REQUEST: Record<string, string> = {
     'api.service_outbox_status()': 'the service status: every organization\'s outbox, on the coordinator',
-    'api.file_upload_begin(text)': 'an upload link of the old shape, without its organization (one server)',
-    'app_private.download_link(text,text,text)': 'a download link of the old shape, without its organization (one server)',
     'app_private.bi_context()': 'a BI login: app_private.bi_logins, on the coordinator',
     'api.client_organization(text)': 'the client directory, on the coordinator',
     'app_private.webhook_fanout_organizations(integer)': 'the organizations with events to fan out: every shard, read without locks',

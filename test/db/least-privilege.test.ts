@@ -12,6 +12,8 @@ import { startApp, CITUS_WORKERS } from '../helpers/app.ts';
 import { beginRequest, failure, inRequest, oneConnection, refusedOutsideItsOrganization } from '../helpers/sql.ts';
 import { scramVerifier } from '../../src/db/scram.ts';
 import { editDatabaseUrl } from '../../src/db/url.ts';
+import { adminUrlFrom } from '../../src/config.ts';
+import { run as svcAdmin } from '../../src/admin/cli.ts';
 
 const where = CITUS_WORKERS.length ? 'on the Citus cluster' : 'on one server';
 
@@ -20,13 +22,12 @@ const where = CITUS_WORKERS.length ? 'on the Citus cluster' : 'on one server';
  * security, so the row policies apply inside it. */
 const NOT_YET: Record<string, string> = {
   'api.service_outbox_status()': 'a metric over every organization, read across shards from a Citus coordinator, where a role that cannot log in reaches no worker',
-  'api.file_upload_begin(text)': 'a capability link: reads its upload by the link\'s organization before it sets the creating client\'s context',
-  'api.file_download_begin(text)': 'a capability link, as the upload\'s (and a second text of it on Citus)',
-  'api.report_download_begin(text)': 'a capability link, as the upload\'s (and a second text of it on Citus)',
   'app_private.shard_views_advance()': 'reached only by DDL (a Citus event trigger on the migrating role\'s statements); reads no table, bumps a node\'s own sequence',
   ...(CITUS_WORKERS.length ? {
     'reporting_private.bi_rows(text)': 'the BI relay on a cluster: reads the relay\'s password from pg_dist_authinfo and opens a dblink connection to the organization\'s worker',
-    'reporting_private.bi_rows_of(text,text,text[])': 'the BI relay on a worker: trusts the relay\'s session and signs a context for the organization and Roles it is given',
+    'app_private.bi_relay_proof(integer,bigint,text,text,text[])': 'the BI relay\'s proof, made and checked by its two functions alone: it reads the relay key, which superusers alone read',
+    'app_private.backend_started()': 'the start of the relay\'s backend on a worker, which its proof names; called by bi_rows_of alone',
+    'reporting_private.bi_rows_of(text,text,text[],text)': 'the BI relay on a worker: checks the coordinator\'s proof with the relay key, which superusers alone read, and signs a context for the organization and Roles it names',
   } : {}),
 };
 
@@ -42,7 +43,8 @@ t.test(`the client directory is read through its lookup alone (${where})`, async
   t.same(table, { relrowsecurity: true, relforcerowsecurity: true }, 'row security enabled and forced');
   const readers = await admin`select r.rolname from pg_roles r
     where has_table_privilege(r.oid, 'app_private.client_directory', 'select') and not r.rolsuper and r.rolname !~ '^pg_' order by 1`;
-  t.same(readers.map((r) => r.rolname), ['svc_directory'], 'svc_directory alone may select from it (besides superusers and pg_read_all_data)');
+  t.same(readers.map((r) => r.rolname), ['svc_admin', 'svc_directory'],
+    'svc_directory (the lookup) and svc_admin (the control plane, which writes it) alone may select from it (besides superusers and pg_read_all_data)');
   const [owner] = await admin`select r.rolname, r.rolbypassrls from pg_proc p join pg_roles r on r.oid = p.proowner
     where p.oid = 'api.client_organization(text)'::regprocedure`;
   t.same(owner, { rolname: 'svc_directory', rolbypassrls: false }, 'the lookup is owned by svc_directory, which does not bypass row security');
@@ -331,4 +333,90 @@ t.test(`the worker logs in as svc_worker: every organization's jobs, no credenti
   await a.admin`update app_private.access_tokens set expires_at = now() - interval '2 minutes' where organization_id = ${orgA}`;
   t.equal((await worker`select control.purge_expired_access_tokens() as n`)[0]!.n, live!.n, 'the purge deletes the ones that ran out');
   t.equal((await a.admin`select count(*)::int as n from app_private.access_tokens where organization_id = ${orgA}`)[0]!.n, 0, 'and they are gone');
+});
+
+t.test(`svc-admin runs its commands as svc_admin: every organization's control plane, no digest, no power over the schema (${where})`, async (t) => {
+  const a = await startApp(t);
+  const [role] = await a.admin`select rolsuper, rolbypassrls, rolcreaterole, rolcreatedb, rolcanlogin,
+      pg_has_role('svc_admin', 'svc_operator', 'usage') as operator,
+      (select count(*)::int from pg_class where relowner = r.oid) + (select count(*)::int from pg_proc where proowner = r.oid)
+        + (select count(*)::int from pg_namespace where nspowner = r.oid) as owns
+    from pg_roles r where rolname = 'svc_admin'`;
+  t.same(role, { rolsuper: false, rolbypassrls: false, rolcreaterole: false, rolcreatedb: false, rolcanlogin: true, operator: true, owns: 0 },
+    'a login under the policies that owns nothing, an operator');
+
+  // The commands connect as svc_admin: named by ADMIN_DATABASE_URL, a role that does not exist refuses them.
+  const org = await a.createOrg();
+  const saved = process.env.ADMIN_DATABASE_URL;
+  process.env.ADMIN_DATABASE_URL = editDatabaseUrl(a.adminUrl, { username: 'svc_admin_nobody', password: 'x' });
+  try {
+    const refused = await svcAdmin(['org', 'set-status', '--org', org, '--status', 'suspended'], a.adminUrl);
+    t.equal(refused.code, 1, 'a command runs on svc-admin\'s own login, not the owner connection');
+    t.match(JSON.stringify(refused.err), /svc_admin_nobody/, 'which the database names in its refusal');
+    const granted = await svcAdmin(['reporting', 'grant', '--org', org, '--roles', 'manager'], a.adminUrl);
+    t.equal(granted.code, 0, 'a BI login is made on the owner connection (CREATE ROLE)');
+    t.equal((await svcAdmin(['reporting', 'revoke', '--role', (granted.out as { role: string }).role], a.adminUrl)).code, 0, 'and dropped there');
+  } finally {
+    if (saved === undefined) delete process.env.ADMIN_DATABASE_URL;
+    else process.env.ADMIN_DATABASE_URL = saved;
+  }
+
+  const adminSql = postgres(adminUrlFrom(a.adminUrl), oneConnection);
+  t.teardown(() => adminSql.end());
+  t.equal((await adminSql`select current_user as u`)[0]!.u, 'svc_admin', 'it logs in');
+  const client = await a.createClient(org);
+  await a.token(client);
+  t.equal((await adminSql`select count(*)::int as n from app.client_secrets where client_id = ${client.id} and revoked_at is null`)[0]!.n, 1,
+    'it reads a client\'s secrets, but for their digests');
+  for (const [what, statement] of [
+    ['a secret\'s digest', 'select secret_sha256 from app.client_secrets'],
+    ['a token digest', 'select token_sha256 from app_private.access_tokens'],
+    ['a BI login', 'select * from app_private.bi_logins'],
+    ['a BI login of its own', `select control.reporting_grant('${org}', '{manager}', '${scramVerifier('x')}')`],
+    ['a job\'s purge', 'select control.purge_expired_access_tokens()'],
+    ['a table of its own', 'create table app.admin_scratch (id int)'],
+    ['a change to a table', 'alter table app.tasks add column admin_scratch int'],
+    ['a role', 'create role svc_admin_scratch'],
+    ['a program run by the server', "copy (select 1) to program 'true'"],
+  ] as const) {
+    t.match(await failure(adminSql.unsafe(statement)), /^42501 /, `it may not touch ${what}`);
+  }
+});
+
+t.test(`a capability link's beginning reads only the organization its signature names (${where})`, async (t) => {
+  const a = await startApp(t);
+  const orgs: string[] = [];
+  const links: string[] = [];
+  for (const name of ['A', 'B']) {
+    const p = await a.principal('member,manager');
+    const project = (await a.request({ method: 'POST', url: '/v1/projects', token: p.token, headers: { 'idempotency-key': `p${name}` },
+      payload: { code: name, name } })).json.id;
+    const upload = await a.request({ method: 'POST', url: '/v1/files/uploads', token: p.token, headers: { 'idempotency-key': `u${name}` },
+      payload: { name: 'n.txt', content_type: 'text/plain', size_bytes: 1, sha256: '2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881',
+        linked_resource: { type: 'project', id: project } } });
+    t.equal(upload.statusCode, 201, `an upload in organization ${name}`);
+    orgs.push(p.orgId);
+    links.push(upload.json.upload_url);
+  }
+  const [owners] = await a.admin`select array_agg(distinct pg_get_userbyid(proowner)) as o from pg_proc
+    where oid in ('api.file_upload_begin(text)'::regprocedure, 'api.file_download_begin(text)'::regprocedure, 'api.report_download_begin(text)'::regprocedure)`;
+  t.same(owners!.o, ['svc_gate'], 'the three beginnings belong to svc_gate');
+  // As the gate, scoped to A the way a beginning is once A's link holds: none of B's rows, whatever the WHERE.
+  const seen = await a.admin.begin(async (tx) => {
+    await tx`set local role svc_gate`;
+    await tx`select set_config('svc.gate_organization', ${orgs[0]!}, true)`;
+    return Promise.all(['app.file_uploads', 'app.files', 'app.report_runs'].map(async (table) =>
+      (await tx.unsafe(`select distinct organization_id from ${table}`)).map((r) => r.organization_id)));
+  }).catch((e) => e);
+  if (seen instanceof Error) {
+    t.ok(refusedOutsideItsOrganization(seen), `on a cluster the other organizations' shards stay shut: ${seen.message}`);
+  } else {
+    t.same(seen[0], [orgs[0]], 'uploads: the organization named alone');
+    t.same(seen[1], [], 'files: none of another organization');
+    t.same(seen[2], [], 'report runs: none of another organization');
+  }
+  // The link itself still opens its upload (through the API, on whichever node holds it).
+  const put = await a.request({ method: 'PUT', url: new URL(links[1]!).pathname, payload: Buffer.from('x'),
+    headers: { 'content-type': 'text/plain' } });
+  t.equal(put.statusCode, 200, 'organization B\'s upload link opens its upload');
 });

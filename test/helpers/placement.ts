@@ -25,5 +25,8 @@ export const GLOBAL_TABLES: Record<string, 'root' | 'reference' | 'coordinator' 
   'app_private.bi_logins': 'coordinator',
   // The key of the run streams' wake-up names (one row), read wherever a run's event is appended.
   'app_private.run_wake_key': 'reference',
+  // On Citus: the key of the BI relay's proofs (one row), made on the coordinator and checked on the
+  // organization's worker.
+  'app_private.relay_keys': 'reference',
 };
 
