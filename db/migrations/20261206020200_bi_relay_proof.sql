@@ -41,15 +41,26 @@ begin
           decode(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 'hex'));
 
   -- The proof: a keyed SHA-256 (the construction of app_private.context_mac) over one backend of
-  -- one node (its pid and its start, in microseconds) and what is read there.
+  -- one node (its pid and its start, in microseconds) and what is read there. The key is read from
+  -- this node's own placement of the table (every worker has one): inside the relay's calls no query
+  -- may go through Citus ("a distributed query from a query on a shard").
   create function app_private.bi_relay_proof(p_pid integer, p_started bigint, p_view text, p_organization_id text, p_roles text[])
   returns text
-  language sql stable
+  language plpgsql stable
   set search_path = pg_catalog, pg_temp
   as $f$
-    select encode(sha256(k.outer_key || sha256(k.inner_key || convert_to(concat_ws(chr(31), p_pid::text, p_started::text,
-             p_view, p_organization_id, array_to_string(p_roles, ',')), 'UTF8'))), 'hex')
-      from app_private.relay_keys k
+  declare
+    v_shard bigint := (select s.shardid from pg_dist_shard s where s.logicalrelid = 'app_private.relay_keys'::regclass);
+    k record;
+  begin
+    if exists (select from pg_dist_placement p where p.shardid = v_shard and p.groupid = (select groupid from pg_dist_local_group)) then
+      execute format('select inner_key, outer_key from app_private.%I', 'relay_keys_' || v_shard) into k;
+    else
+      select x.inner_key, x.outer_key into k from app_private.relay_keys x;
+    end if;
+    return encode(sha256(k.outer_key || sha256(k.inner_key || convert_to(concat_ws(chr(31), p_pid::text, p_started::text,
+             p_view, p_organization_id, array_to_string(p_roles, ',')), 'UTF8'))), 'hex');
+  end
   $f$;
   revoke all on function app_private.bi_relay_proof(integer, bigint, text, text, text[]) from public;
 
@@ -137,6 +148,7 @@ begin
     v_connection text := 'svc_bi_relay_' || pg_backend_pid();
     v_pid integer;
     v_started bigint;
+    v_statement text;
   begin
     if b.organization_id is null then
       return;
@@ -169,12 +181,9 @@ begin
       select x.pid, x.started into v_pid, v_started
         from svc_dblink.dblink(v_connection, 'select pg_backend_pid(), (select (extract(epoch from a.backend_start) * 1000000)::bigint
                                                  from pg_stat_activity a where a.pid = pg_backend_pid())') as x(pid integer, started bigint);
-      return query
-        select r.j::jsonb
-          from svc_dblink.dblink(v_connection,
-                 format('select j::text from reporting_private.bi_rows_of(%L, %L, %L, %L) j', p_view, b.organization_id, b.svc_roles,
-                        app_private.bi_relay_proof(v_pid, v_started, p_view, b.organization_id, b.svc_roles)))
-               as r(j text);
+      v_statement := format('select j::text from reporting_private.bi_rows_of(%L, %L, %L, %L) j', p_view, b.organization_id, b.svc_roles,
+                            app_private.bi_relay_proof(v_pid, v_started, p_view, b.organization_id, b.svc_roles));
+      return query select r.j::jsonb from svc_dblink.dblink(v_connection, v_statement) as r(j text);
     exception when others then
       perform svc_dblink.dblink_disconnect(v_connection);
       raise;

@@ -21,7 +21,10 @@
 set local lock_timeout = '3s';
 set local statement_timeout = '60s';
 
-grant select on table app.files, app.report_runs, app_private.report_definitions to svc_gate;
+-- The report catalogue, a reference table on Citus, first: Citus refuses DDL on a reference table
+-- after parallel DDL on a distributed one in the same transaction.
+grant select on table app_private.report_definitions to svc_gate;
+grant select on table app.files, app.report_runs to svc_gate;
 grant select, update (status) on table app.file_uploads to svc_gate;
 -- A download link's file or report run is read once the link has opened its client's context (the
 -- signed context, as every policy reads it); an upload link's upload before, to find that client.
@@ -41,6 +44,9 @@ begin
   -- On Citus a beginning reads the shard group's copies through these functions.
   if to_regprocedure('api.files(text)') is not null then
     grant execute on function api.files(text) to svc_gate;
+  end if;
+  if to_regprocedure('api.report_runs(text)') is not null then
+    grant execute on function api.report_runs(text) to svc_gate;
   end if;
 end
 $$;
@@ -157,6 +163,16 @@ drop policy "The gate reads the report runs of the organization a link opened" o
 revoke select on table app.files, app.report_runs, app_private.report_definitions from svc_gate;
 revoke select, update (status) on table app.file_uploads from svc_gate;
 revoke select on api.files, api.report_runs from svc_gate;
+do $$
+begin
+  if to_regprocedure('api.files(text)') is not null then
+    revoke execute on function api.files(text) from svc_gate;
+  end if;
+  if to_regprocedure('api.report_runs(text)') is not null then
+    revoke execute on function api.report_runs(text) from svc_gate;
+  end if;
+end
+$$;
 revoke execute on function app_private.download_link(text, text, text), app_private.begin_delivery_context(text, text),
   app_private.refuse_on_coordinator(text) from svc_gate;
 do $$
