@@ -247,4 +247,8 @@ begin
   end if;
 end
 $$;
+comment on function app_private.job_queue_privileges() is
+  'What svc_owner needs of graphile-worker''s schema to queue jobs; scripts/db.ts calls it after graphile-worker''s migrations.';
+comment on function app_private.citus_node_grants() is
+  'On Citus: svc_gate''s read of each worker''s context key, and svc_owner''s use of each worker''s sequences (objects of each node''s own, which Citus does not propagate).';
 -- The role stays (roles belong to the cluster, not to one database): drop it by hand once no database names it.

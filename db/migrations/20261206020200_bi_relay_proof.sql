@@ -194,6 +194,32 @@ begin
 end
 $do$;
 
+-- The relay's privileges on every worker, for the function's new signature.
+CREATE OR REPLACE FUNCTION app_private.citus_relay_privileges() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+declare
+  v_failed text;
+begin
+  if to_regnamespace('reporting_private') is null then
+    return;
+  end if;
+  select string_agg(format('%s:%s: %s', nodename, nodeport, result), '; ') into v_failed
+    from run_command_on_workers($w$do $r$ begin set local citus.enable_ddl_propagation = off;
+      revoke execute on all functions in schema svc_dblink from public;
+      revoke all on schema svc_dblink, reporting_private from public;
+      grant usage on schema reporting_private to svc_reporting_relay;
+      revoke all on function reporting_private.bi_rows_of(text, text, text[], text) from public;
+      grant execute on function reporting_private.bi_rows_of(text, text, text[], text) to svc_reporting_relay;
+      end $r$$w$)
+   where not success;
+  if v_failed is not null then
+    perform app_private.raise('SV500', 'CITUS_PRIVILEGES_NOT_COPIED', format('the relay''s privileges on the workers: %s', v_failed));
+  end if;
+end
+$_$;
+
 -- migrate:down
 do $do$
 begin
@@ -203,3 +229,28 @@ begin
   perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the relay''s proof is not undone: restore a backup, or drop the database');
 end
 $do$;
+CREATE OR REPLACE FUNCTION app_private.citus_relay_privileges() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+declare
+  v_failed text;
+begin
+  if to_regnamespace('reporting_private') is null then
+    return;
+  end if;
+  select string_agg(format('%s:%s: %s', nodename, nodeport, result), '; ') into v_failed
+    from run_command_on_workers($w$do $r$ begin set local citus.enable_ddl_propagation = off;
+      revoke execute on all functions in schema svc_dblink from public;
+      revoke all on schema svc_dblink, reporting_private from public;
+      grant usage on schema reporting_private to svc_reporting_relay;
+      revoke all on function reporting_private.bi_rows_of(text, text, text[]) from public;
+      grant execute on function reporting_private.bi_rows_of(text, text, text[]) to svc_reporting_relay;
+      end $r$$w$)
+   where not success;
+  if v_failed is not null then
+    perform app_private.raise('SV500', 'CITUS_PRIVILEGES_NOT_COPIED', format('the relay''s privileges on the workers: %s', v_failed));
+  end if;
+end
+$_$;
+

@@ -28,15 +28,15 @@ grant select on table app.files, app.report_runs to svc_gate;
 grant select, update (status) on table app.file_uploads to svc_gate;
 -- A download link's file or report run is read once the link has opened its client's context (the
 -- signed context, as every policy reads it); an upload link's upload before, to find that client.
-create policy "The gate reads the files of the organization a link opened" on app.files
+create policy "The gate reads files a link opened" on app.files
   for select to svc_gate using (organization_id = app.current_organization_id());
-create policy "The gate reads the uploads of the organization a link names" on app.file_uploads
+create policy "The gate reads uploads a link names" on app.file_uploads
   for select to svc_gate
   using (organization_id = current_setting('svc.gate_organization', true) or organization_id = app.current_organization_id());
 -- An upload link takes its upload's row lock (FOR UPDATE applies the update policy too).
-create policy "The gate locks the uploads of the organization a link names" on app.file_uploads
+create policy "The gate locks uploads a link names" on app.file_uploads
   for update to svc_gate using (organization_id = current_setting('svc.gate_organization', true));
-create policy "The gate reads the report runs of the organization a link opened" on app.report_runs
+create policy "The gate reads report runs a link opened" on app.report_runs
   for select to svc_gate using (organization_id = app.current_organization_id());
 grant select on api.files, api.report_runs to svc_gate;
 do $$
@@ -51,7 +51,7 @@ begin
 end
 $$;
 grant execute on function app_private.download_link(text, text, text), app_private.begin_delivery_context(text, text),
-  app_private.refuse_on_coordinator(text) to svc_gate;
+  app_private.refuse_on_coordinator(text), app_private.raise(text, text, text, text) to svc_gate;
 -- A view's functions, its policies' included, run with the privileges of the one reading it: what
 -- svc_runtime may call to read an api view, the gate may call to read api.files and api.report_runs.
 do $$
@@ -156,10 +156,10 @@ begin
   end loop;
 end
 $$;
-drop policy "The gate reads the files of the organization a link opened" on app.files;
-drop policy "The gate reads the uploads of the organization a link names" on app.file_uploads;
-drop policy "The gate locks the uploads of the organization a link names" on app.file_uploads;
-drop policy "The gate reads the report runs of the organization a link opened" on app.report_runs;
+drop policy "The gate reads files a link opened" on app.files;
+drop policy "The gate reads uploads a link names" on app.file_uploads;
+drop policy "The gate locks uploads a link names" on app.file_uploads;
+drop policy "The gate reads report runs a link opened" on app.report_runs;
 revoke select on table app.files, app.report_runs, app_private.report_definitions from svc_gate;
 revoke select, update (status) on table app.file_uploads from svc_gate;
 revoke select on api.files, api.report_runs from svc_gate;
@@ -174,7 +174,7 @@ begin
 end
 $$;
 revoke execute on function app_private.download_link(text, text, text), app_private.begin_delivery_context(text, text),
-  app_private.refuse_on_coordinator(text) from svc_gate;
+  app_private.refuse_on_coordinator(text), app_private.raise(text, text, text, text) from svc_gate;
 do $$
 declare
   f regprocedure;
