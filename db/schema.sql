@@ -14999,308 +14999,308 @@ CREATE POLICY "Clients write to their own conversations" ON app.conversation_mes
 -- Name: agent_publications Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.agent_publications TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.agent_publications TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: api_clients Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.api_clients TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.api_clients TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: approvals Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.approvals TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.approvals TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: conversation_messages Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.conversation_messages TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.conversation_messages TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: conversations Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.conversations TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.conversations TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: custom_field_definitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.custom_field_definitions TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.custom_field_definitions TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: customers Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.customers TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.customers TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: events Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.events TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.events TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: file_chunks Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_chunks TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_chunks TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: file_contents Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_contents TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_contents TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: file_policies Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_policies TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_policies TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: file_uploads Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_uploads TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_uploads TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: files Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.files TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.files TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: idempotency_keys Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.idempotency_keys TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.idempotency_keys TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: integration_connections Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.integration_connections TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.integration_connections TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: invoice_lines Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.invoice_lines TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.invoice_lines TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: invoices Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.invoices TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.invoices TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: members Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.members TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.members TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: object_schemas Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.object_schemas TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.object_schemas TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: organizations Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.organizations TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.organizations TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (id = app.current_organization_id())));
 
 
 --
 -- Name: payments Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.payments TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.payments TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: projects Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.projects TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.projects TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: report_results Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.report_results TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.report_results TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: report_runs Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.report_runs TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.report_runs TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: run_events Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.run_events TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.run_events TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: run_tool_calls Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.run_tool_calls TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.run_tool_calls TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: runs Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.runs TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.runs TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_activity Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_activity TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_activity TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_dependencies Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_dependencies TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_dependencies TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_notes Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_notes TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_notes TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_workflow_statuses Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_statuses TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_statuses TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_workflow_transitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_transitions TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_transitions TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: task_workflows Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_workflows TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflows TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: tasks Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.tasks TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.tasks TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: ticket_messages Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_messages TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_messages TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: ticket_search Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_search TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_search TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: ticket_statuses Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_statuses TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_statuses TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: ticket_transitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_transitions TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_transitions TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: tickets Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.tickets TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.tickets TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: time_entries Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.time_entries TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.time_entries TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: time_entry_audit Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.time_entry_audit TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.time_entry_audit TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: webhook_deliveries Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.webhook_deliveries TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_deliveries TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: webhook_delivery_attempts Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.webhook_delivery_attempts TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_delivery_attempts TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: webhook_endpoints Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.webhook_endpoints TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_endpoints TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
@@ -15895,28 +15895,28 @@ CREATE POLICY "A BI session reads its own binding" ON app_private.bi_logins FOR 
 -- Name: admin_notifications Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.admin_notifications TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.admin_notifications TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: invoice_number_counters Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.invoice_number_counters TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.invoice_number_counters TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: job_outbox Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.job_outbox TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.job_outbox TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --
 -- Name: ticket_number_counters Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.ticket_number_counters TO svc_owner, svc_admin, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.ticket_number_counters TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
 
 
 --

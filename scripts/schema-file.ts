@@ -37,7 +37,12 @@ function dbmateBin(): string {
   return join(ROOT, `node_modules/@dbmate/${process.platform}-${arch}/bin/dbmate`);
 }
 
-/** dbmate's dump of a database, as text. */
+/** A policy's roles in name order: pg_dump lists them in the order it finds them in pg_authid,
+ * which moves as a role's row is updated (the migrate step sets the logins' passwords every run). */
+export const rolesInOrder = (dump: string) => dump.replace(/^(CREATE POLICY .*? TO )([\w$]+(?:, [\w$]+)+)(?= USING| WITH CHECK|;)/gm,
+  (_, head: string, roles: string) => head + roles.split(', ').sort().join(', '));
+
+/** dbmate's dump of a database, as text (policies' roles in name order). */
 export function dumpSchema(url: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'svc-schema-'));
   try {
@@ -47,7 +52,7 @@ export function dumpSchema(url: string): string {
     const out = spawnSync(dbmateBin(), ['--url', u.toString(), '--migrations-dir', join(ROOT, MIGRATIONS_DIR), '--schema-file', file, 'dump'],
       { encoding: 'utf8', env: { ...process.env, PATH: `${pgDumpDir()}:${process.env.PATH}` } });
     if (out.status !== 0) throw new Error(`dbmate dump failed: ${out.stderr || out.stdout}`);
-    return readFileSync(file, 'utf8');
+    return rolesInOrder(readFileSync(file, 'utf8'));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
