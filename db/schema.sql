@@ -5388,6 +5388,9 @@ begin
                   where n.nspname in ('app', 'app_private') and c.relkind = 'S' and c.relname <> 'shard_views_generation' loop
           execute format('grant usage on sequence %s to svc_owner, svc_worker, svc_admin', s);
         end loop;
+        if to_regclass('app_private.shard_views_generation') is not null and to_regrole('svc_relay') is not null then
+          grant select on sequence app_private.shard_views_generation to svc_relay;
+        end if;
       end
       $g$ $w$)
    where not success;
@@ -5402,7 +5405,7 @@ $_$;
 -- Name: FUNCTION citus_node_grants(); Type: COMMENT; Schema: app_private; Owner: -
 --
 
-COMMENT ON FUNCTION app_private.citus_node_grants() IS 'On Citus: svc_gate''s read of each worker''s context key, and the use of each worker''s sequences by svc_owner, svc_worker and svc_admin (objects of each node''s own, which Citus does not propagate).';
+COMMENT ON FUNCTION app_private.citus_node_grants() IS 'On Citus: each worker''s own objects (which Citus does not propagate): svc_gate''s read of its context key, its sequences for svc_owner, svc_worker and svc_admin, the api views'' copies'' generation for svc_relay.';
 
 
 --
@@ -16121,4 +16124,6 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261206020400'),
     ('20261206020500'),
     ('20261206020600'),
-    ('20261206020700');
+    ('20261206020700'),
+    ('20261206020800'),
+    ('20261206020900');

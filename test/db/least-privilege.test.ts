@@ -23,12 +23,6 @@ const where = CITUS_WORKERS.length ? 'on the Citus cluster' : 'on one server';
 const NOT_YET: Record<string, string> = {
   'api.service_outbox_status()': 'a metric over every organization, read across shards from a Citus coordinator, where a role that cannot log in reaches no worker',
   'app_private.shard_views_advance()': 'reached only by DDL (a Citus event trigger on the migrating role\'s statements); reads no table, bumps a node\'s own sequence',
-  ...(CITUS_WORKERS.length ? {
-    'reporting_private.bi_rows(text)': 'the BI relay on a cluster: reads the relay\'s password from pg_dist_authinfo and opens a dblink connection to the organization\'s worker',
-    'app_private.bi_relay_proof(integer,bigint,text,text,text[])': 'the BI relay\'s proof, made and checked by its two functions alone: it reads the relay key, which superusers alone read',
-    'app_private.backend_started()': 'the start of the relay\'s backend on a worker, which its proof names; called by bi_rows_of alone',
-    'reporting_private.bi_rows_of(text,text,text[],text)': 'the BI relay on a worker: checks the coordinator\'s proof with the relay key, which superusers alone read, and signs a context for the organization and Roles it names',
-  } : {}),
 };
 
 t.test(`the client directory is read through its lookup alone (${where})`, async (t) => {
@@ -197,12 +191,12 @@ t.test(`no function a request or a BI login may call runs as a superuser (${wher
   t.same(Object.keys(NOT_YET).filter((fn) => definers.some((d) => d.fn === fn) && !above.some((d) => d.fn === fn)), [],
     'NOT_YET names no definer that is under the policies now');
   const owners = [...new Set(definers.filter((d) => !d.above_policies).map((d) => d.owner as string))].sort();
-  t.same(owners, ['svc_api', 'svc_directory', 'svc_gate', 'svc_owner'], 'the owners under the policies');
+  t.same(owners, ['svc_api', 'svc_directory', 'svc_gate', 'svc_owner', ...(CITUS_WORKERS.length ? ['svc_relay'] : [])], 'the owners under the policies');
   const [schemas] = await a.admin`select array_agg(distinct format('%s %s', p.proowner::regrole, p.pronamespace::regnamespace)) as missing
     from pg_proc p where p.proowner::regrole::text like 'svc\_%' and not has_schema_privilege(p.proowner, p.pronamespace, 'usage')`;
   t.same(schemas!.missing, null, 'each owner uses the schemas of what it owns (a Citus node being added refuses a function otherwise)');
   const [roles] = await a.admin`select bool_or(rolsuper or rolbypassrls or rolcanlogin) as any from pg_roles
-    where rolname in ('svc_api', 'svc_directory', 'svc_gate', 'svc_owner', 'svc_operator')`;
+    where rolname in ('svc_api', 'svc_directory', 'svc_gate', 'svc_owner', 'svc_operator', 'svc_relay')`;
   t.equal(roles!.any, false, 'none of them is a superuser, bypasses row security or logs in');
 });
 
