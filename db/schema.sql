@@ -15576,6 +15576,20 @@ CREATE POLICY "The gate reads uploads a link names" ON app.file_uploads FOR SELE
 
 
 --
+-- Name: webhook_deliveries The service status sees deliveries waiting; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "The service status sees deliveries waiting" ON app.webhook_deliveries FOR SELECT TO svc_status USING ((status = 'pending'::text));
+
+
+--
+-- Name: events The service status sees events waiting for their fan-out; Type: POLICY; Schema: app; Owner: -
+--
+
+CREATE POLICY "The service status sees events waiting for their fan-out" ON app.events FOR SELECT TO svc_status USING (fanout_pending);
+
+
+--
 -- Name: ticket_messages Ticket readers see replies, staff also internal notes; Type: POLICY; Schema: app; Owner: -
 --
 
@@ -16126,4 +16140,6 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261206020600'),
     ('20261206020700'),
     ('20261206020800'),
-    ('20261206020900');
+    ('20261206020900'),
+    ('20261206021000'),
+    ('20261206021100');

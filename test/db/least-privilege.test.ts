@@ -21,7 +21,6 @@ const where = CITUS_WORKERS.length ? 'on the Citus cluster' : 'on one server';
  * only shrinks. Every other definer belongs to a role that neither is a superuser nor bypasses row
  * security, so the row policies apply inside it. */
 const NOT_YET: Record<string, string> = {
-  'api.service_outbox_status()': 'a metric over every organization, read across shards from a Citus coordinator, where a role that cannot log in reaches no worker',
   'app_private.shard_views_advance()': 'reached only by DDL (a Citus event trigger on the migrating role\'s statements); reads no table, bumps a node\'s own sequence',
 };
 
@@ -191,13 +190,43 @@ t.test(`no function a request or a BI login may call runs as a superuser (${wher
   t.same(Object.keys(NOT_YET).filter((fn) => definers.some((d) => d.fn === fn) && !above.some((d) => d.fn === fn)), [],
     'NOT_YET names no definer that is under the policies now');
   const owners = [...new Set(definers.filter((d) => !d.above_policies).map((d) => d.owner as string))].sort();
-  t.same(owners, ['svc_api', 'svc_directory', 'svc_gate', 'svc_owner', ...(CITUS_WORKERS.length ? ['svc_relay'] : [])], 'the owners under the policies');
+  t.same(owners, ['svc_api', 'svc_directory', 'svc_gate', 'svc_owner', ...(CITUS_WORKERS.length ? ['svc_relay'] : []), 'svc_status'], 'the owners under the policies');
   const [schemas] = await a.admin`select array_agg(distinct format('%s %s', p.proowner::regrole, p.pronamespace::regnamespace)) as missing
     from pg_proc p where p.proowner::regrole::text like 'svc\_%' and not has_schema_privilege(p.proowner, p.pronamespace, 'usage')`;
   t.same(schemas!.missing, null, 'each owner uses the schemas of what it owns (a Citus node being added refuses a function otherwise)');
   const [roles] = await a.admin`select bool_or(rolsuper or rolbypassrls or rolcanlogin) as any from pg_roles
     where rolname in ('svc_api', 'svc_directory', 'svc_gate', 'svc_owner', 'svc_operator', 'svc_relay')`;
   t.equal(roles!.any, false, 'none of them is a superuser, bypasses row security or logs in');
+  // svc_status logs in only as Citus's connections to the workers do, with no password of its own.
+  const [status] = await a.admin`select rolsuper, rolbypassrls, rolpassword is null as no_password,
+      (select array_agg(p.oid::regprocedure::text) from pg_proc p where p.proowner = r.oid) as owns
+    from pg_authid r where rolname = 'svc_status'`;
+  t.same(status, { rolsuper: false, rolbypassrls: false, no_password: true, owns: ['api.service_outbox_status()'] },
+    'svc_status owns the service status alone, with no password');
+});
+
+t.test(`the service status counts every organization's waiting work and reads nothing else (${where})`, async (t) => {
+  const a = await startApp(t);
+  const rt = postgres(a.runtimeUrl, oneConnection);
+  t.teardown(() => rt.end());
+  const [status] = await rt`select * from api.service_outbox_status()`;
+  t.ok(status, 'svc_runtime reads the status');
+  const asStatus = <T>(fn: (tx: postgres.TransactionSql) => Promise<T>) => a.admin.begin(async (tx) => {
+    await tx`set local role svc_status`;
+    return fn(tx);
+  }) as Promise<T>;
+  const seen = await asStatus(async (tx) => [
+    (await tx`select count(*)::int as n from app.events where not fanout_pending`)[0]!.n,
+    (await tx`select count(*)::int as n from app.webhook_deliveries where status <> 'pending'`)[0]!.n,
+  ]).catch((e: Error) => e);
+  if (seen instanceof Error) {
+    // On a cluster: reached only as svc_status's own connections to the workers, or refused.
+    t.ok(refusedOutsideItsOrganization(seen) || /svc_status/.test(seen.message), `on a cluster: ${seen.message}`);
+  } else {
+    t.same(seen, [0, 0], 'of events and deliveries, only those waiting');
+  }
+  t.match(await failure(asStatus((tx) => tx`select type from app.events`)), /^42501 /, 'no other column of an event');
+  t.match(await failure(asStatus((tx) => tx`select endpoint_id from app.webhook_deliveries`)), /^42501 /, 'nor of a delivery');
 });
 
 t.test(`a command with its WHERE removed reads and changes only its request's organization (${where})`, async (t) => {
