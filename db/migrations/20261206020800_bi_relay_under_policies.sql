@@ -20,7 +20,8 @@
  *   node's generation of the api views' copies (a node's own sequence, granted on every worker);
  * - EXECUTE on what the two call: the BI session's binding (bi_context), the context's signature
  *   (set_context), the reading of the view as svc_api (reporting_rows_read), the organization's
- *   flags. On one server nothing here is made. */
+ *   flags, and what the reporting views call (read in place in a coordinator's dump restored as
+ *   one database). On one server nothing here is made. */
 set local lock_timeout = '3s';
 set local statement_timeout = '60s';
 
@@ -48,6 +49,11 @@ begin
     for select to svc_relay using (id = current_setting('svc.relay_organization', true));
   execute (select string_agg(format('grant select on reporting_private.%I to svc_relay;', c.relname), ' ')
              from pg_class c where c.relnamespace = 'reporting_private'::regnamespace and c.relkind = 'v');
+  -- A view's functions run with the privileges of the one reading it: in a coordinator's dump
+  -- restored as one database, bi_rows reads the original views, which call what a BI login may.
+  execute (select string_agg(format('grant execute on function %s to svc_relay;', p.oid::regprocedure), ' ')
+             from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+            where n.nspname in ('app', 'app_private') and has_function_privilege('svc_reporting', p.oid, 'execute'));
   -- The tables a reporting view reads itself (app.payments): Citus names their shards only to a role
   -- that may select from them (get_shard_id_for_distribution_column). No policy shows svc_relay a row.
   execute (select string_agg(distinct format('grant select on %s to svc_relay;', c.oid::regclass), ' ')
