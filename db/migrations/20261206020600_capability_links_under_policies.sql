@@ -15,9 +15,9 @@
  * a wrong WHERE reads nothing of another organization. New here for svc_gate: files, uploads and
  * report runs of that organization, and the report catalogue.
  *
- * Links of the shape made before links named their organization (before 2026-11-27, living five
- * minutes or an hour by default) are no longer read: their branch looked the organization up by
- * id across every tenant. They answer not found, as an expired link of any shape answers expired. */
+ * Links of the older shape, which do not name their organization, are no longer read: their branch
+ * looked the organization up by id across every tenant, which no policy can scope. They answer not
+ * found; they lived five minutes or an hour by default, and this release makes none of them. */
 set local lock_timeout = '3s';
 set local statement_timeout = '60s';
 

@@ -447,3 +447,16 @@ t.test(`a capability link's beginning reads only the organization its signature 
     headers: { 'content-type': 'text/plain' } });
   t.equal(put.statusCode, 200, 'organization B\'s upload link opens its upload');
 });
+
+t.test(`the worker and svc-admin keep up with svc_owner: every table it may use and every policy of its (${where})`, async (t) => {
+  const a = await startApp(t);
+  const [gaps] = await a.admin`select
+      (select array_agg(c.oid::regclass::text order by 1) from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname in ('app', 'app_private') and c.relkind in ('r', 'p')
+          and has_table_privilege('svc_owner', c.oid, 'select')
+          and not (has_table_privilege('svc_worker', c.oid, 'select') and has_table_privilege('svc_admin', c.oid, 'select'))) as tables,
+      (select array_agg(p.polrelid::regclass::text order by 1) from pg_policy p
+        where p.polname = 'Commands act in the request''s organization'
+          and not p.polroles @> array['svc_owner'::regrole, 'svc_worker'::regrole, 'svc_admin'::regrole]::oid[]) as policies`;
+  t.same(gaps, { tables: null, policies: null }, 'a table svc_owner reads is granted to both, and its policy names both');
+});
