@@ -5391,6 +5391,13 @@ begin
         if to_regclass('app_private.shard_views_generation') is not null and to_regrole('svc_relay') is not null then
           grant select on sequence app_private.shard_views_generation to svc_relay;
         end if;
+        -- A worker's sessions of these roles are Citus's, for the coordinator's sessions, and their
+        -- statements are text with every argument written out: a client's secret, a token's
+        -- digest, every organization's data. Untracked, pg_stat_activity shows no session of
+        -- another its statement; only a superuser may turn it on again (PGC_SUSET).
+        alter role svc_runtime set track_activities = off;
+        alter role svc_worker set track_activities = off;
+        alter role svc_admin set track_activities = off;
       end
       $g$ $w$)
    where not success;
@@ -5405,7 +5412,7 @@ $_$;
 -- Name: FUNCTION citus_node_grants(); Type: COMMENT; Schema: app_private; Owner: -
 --
 
-COMMENT ON FUNCTION app_private.citus_node_grants() IS 'On Citus: each worker''s own objects (which Citus does not propagate): svc_gate''s read of its context key, its sequences for svc_owner, svc_worker and svc_admin, the api views'' copies'' generation for svc_relay.';
+COMMENT ON FUNCTION app_private.citus_node_grants() IS 'On Citus: each worker''s own objects and settings (which Citus does not propagate): svc_gate''s read of its context key, its sequences for svc_owner, svc_worker and svc_admin, the api views'' copies'' generation for svc_relay, and the service logins'' statements untracked (track_activities off).';
 
 
 --
@@ -16142,4 +16149,6 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261206020800'),
     ('20261206020900'),
     ('20261206021000'),
-    ('20261206021100');
+    ('20261206021100'),
+    ('20261206030000'),
+    ('20261206030100');

@@ -59,6 +59,10 @@ t.test('a worker added, rebalanced onto and serving the organizations that moved
   t.equal(keys, 1, 'it has a request-context key of its own');
   const schemas = (await added<{ name: string }[]>`select nspname::text as name from pg_namespace where nspname like 'api\_shard\_%' order by 1`).map((r) => r.name);
   t.same(schemas, moved.map((s) => `api_shard_${s}`).sort(), 'and the copies of the api views for each group it holds');
+  const untracked = (await added<{ role: string }[]>`
+    select r.rolname::text as role from pg_db_role_setting s join pg_roles r on r.oid = s.setrole
+     where s.setdatabase = 0 and 'track_activities=off' = any(s.setconfig) order by 1`).map((r) => r.role);
+  t.same(untracked, ['svc_admin', 'svc_runtime', 'svc_worker'], 'and the service logins\' statements untracked there');
 
   for (const shard of moved) {
     const p = byGroup.get(shard)!;

@@ -9,7 +9,7 @@ import t from 'tap';
 import postgres from 'postgres';
 import { randomBytes } from 'node:crypto';
 import { startApp, CITUS_WORKERS } from '../helpers/app.ts';
-import { beginRequest, failure, inRequest, oneConnection, refusedOutsideItsOrganization } from '../helpers/sql.ts';
+import { beginRequest, failure, inRequest, oneConnection, refusedOutsideItsOrganization, tokenSha256 } from '../helpers/sql.ts';
 import { scramVerifier } from '../../src/db/scram.ts';
 import { editDatabaseUrl } from '../../src/db/url.ts';
 import { adminUrlFrom } from '../../src/config.ts';
@@ -459,4 +459,121 @@ t.test(`the worker and svc-admin keep up with svc_owner: every table it may use 
         where p.polname = 'Commands act in the request''s organization'
           and not p.polroles @> array['svc_owner'::regrole, 'svc_worker'::regrole, 'svc_admin'::regrole]::oid[]) as policies`;
   t.same(gaps, { tables: null, policies: null }, 'a table svc_owner reads is granted to both, and its policy names both');
+});
+
+t.test(`nothing pg_stat_activity shows a runtime or BI session, on any node, opens a request (${where})`, async (t) => {
+  const a = await startApp(t);
+  const org = await a.createOrg();
+  const client = await a.createClient(org);
+  const database = new URL(a.adminUrl).pathname.slice(1);
+  const password = new URL(a.runtimeUrl).password;
+  const biPassword = randomBytes(16).toString('hex');
+  const [grant] = await a.admin`select * from control.reporting_grant(${org}, '{manager}', ${scramVerifier(biPassword)})`;
+  t.teardown(() => a.admin`select control.reporting_revoke(${grant!.role_name})`.catch(() => {}));
+  const nodes = [a.adminUrl, ...CITUS_WORKERS.map((w) => editDatabaseUrl(w, { database }))];
+  const as = (node: string, username: string, pw: string) => editDatabaseUrl(node, { username, password: pw });
+  // Every credential of the organization's client: its secret, each token and each token's SHA-256.
+  const credentials = new Set<string>([client.secret]);
+  const token = async () => {
+    const token = await a.token(client);
+    credentials.add(token).add(tokenSha256(token));
+    return token;
+  };
+
+  // A token granted on a session that then waits idle, and a request's token check held open on
+  // another (its transaction waits, as a slow request's does), each on a new session (a worker
+  // sets a role's tracking when a session starts), beside a load of token grants and requests:
+  // what the nodes show of them is what a session sees.
+  const held = async () => {
+    const granted = postgres(a.runtimeUrl, oneConnection);
+    const requesting = postgres(a.runtimeUrl, oneConnection);
+    const bearer = randomBytes(24).toString('base64url');
+    credentials.add(bearer).add(tokenSha256(bearer));
+    const [recorded] = await granted`select api.access_token_record(${org}, ${client.id}, ${client.secret},
+      sha256(convert_to(${bearer}, 'UTF8')), now() + interval '1 hour') as ok`;
+    t.ok(recorded!.ok, 'a token recorded');
+    let release!: () => void;
+    const waiting = new Promise<void>((resolve) => { release = resolve; });
+    const begun = new Promise<void>((resolve, reject) => {
+      requesting.begin(async (tx) => {
+        const [r] = await tx`select outcome from api.begin_request(${org}, ${tokenSha256(bearer)}, null)`;
+        t.equal(r!.outcome, 'ok', 'a request holds its context');
+        resolve();
+        await waiting;
+      }).catch(reject);
+    });
+    await begun;
+    return async () => { release(); await Promise.all([granted.end(), requesting.end()]); };
+  };
+  const harvest = async () => {
+    const seen: { node: string; text: string }[] = [];
+    const watchers = nodes.flatMap((node) => [as(node, 'svc_runtime', password), as(node, grant!.role_name, biPassword)]
+      .map((url) => ({ node, sql: postgres(url, oneConnection) })));
+    let loading = true;
+    const load = (async () => {
+      for (let n = 0; loading; n++) {
+        const bearer = await token();
+        t.equal((await a.request({ url: '/v1/me', token: bearer })).statusCode, 200);
+        t.equal((await a.request({ url: '/v1/tasks?limit=5', token: bearer })).statusCode, 200);
+      }
+    })();
+    const until = Date.now() + 3000;
+    while (Date.now() < until) {
+      for (const w of watchers) {
+        for (const r of await w.sql`select distinct query from pg_stat_activity where pid <> pg_backend_pid() and query <> ''`) {
+          if (!seen.some((s) => s.node === w.node && s.text === r.query)) seen.push({ node: w.node, text: r.query as string });
+        }
+      }
+    }
+    loading = false;
+    await load;
+    await Promise.all(watchers.map((w) => w.sql.end()));
+    return seen;
+  };
+  // Each text replayed as the runtime role on the node that showed it: a request opened by it
+  // leaves a signed context in that session.
+  const control = /^\s*(begin|start\s+transaction|commit|end|rollback|abort|prepare\s+transaction|savepoint|release|copy)\b/i;
+  const opening = async (seen: { node: string; text: string }[]) => {
+    const found: string[] = seen.filter((s) => [...credentials].some((c) => s.text.includes(c))).map((s) => s.text);
+    for (const { node, text } of seen) {
+      if (control.test(text)) continue;
+      const sql = postgres(as(node, 'svc_runtime', password), oneConnection);
+      const mac = await sql.begin(async (tx) => {
+        await tx.savepoint((sp) => sp.unsafe(text)).catch(() => {});
+        return (await tx`select coalesce(current_setting('svc.context_mac', true), '') as mac`)[0]!.mac as string;
+      }).catch(() => '');
+      await sql.end();
+      if (mac !== '') found.push(text);
+    }
+    return found;
+  };
+
+  const release = await held();
+  const seen = await harvest();
+  await release();
+  t.ok(seen.length > 0, `${seen.length} statement texts seen on ${nodes.length} node(s)`);
+  t.same(await opening(seen), [], 'none holds a credential, and none replayed opens a request');
+
+  if (CITUS_WORKERS.length) {
+    // The harvest finds what it looks for: with the runtime role's statements tracked on the
+    // workers, as PostgreSQL does by default, a client's secret and a held request's token check
+    // are there in their delegated calls' text.
+    const workers = CITUS_WORKERS.map((w) => postgres(editDatabaseUrl(w, { database }), oneConnection));
+    const track = (on: boolean) => Promise.all(workers.map((w) => w.begin(async (tx) => {
+      await tx`set local citus.enable_ddl_propagation = off`;
+      await tx.unsafe(`alter role svc_runtime ${on ? 'reset track_activities' : 'set track_activities = off'}`);
+    })));
+    await track(true);
+    try {
+      const release = await held();
+      const seen = await harvest();
+      await release();
+      const found = await opening(seen);
+      t.ok(found.some((text) => text.includes(client.secret)), 'tracked, a client\'s secret is in sight');
+      t.ok(found.some((text) => /begin_request/.test(text)), 'and a token check that opens the request again');
+    } finally {
+      await track(false);
+      await Promise.all(workers.map((w) => w.end()));
+    }
+  }
 });
