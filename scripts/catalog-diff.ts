@@ -35,6 +35,9 @@ type Sql = postgres.Sql;
 /** Schemas of PostgreSQL and of Citus itself, and extension members: not what the migrations made. */
 /** An array in a stable order: the order an ACL or option list is stored in says nothing. */
 const sorted = (expr: string) => `(select array_agg(e order by e) from unnest(${expr}) e)`;
+/** An object's privileges in effect: a NULL ACL is its kind's default for its owner, the same as
+ * that default written out (as a grant and its revoke leave it). */
+const effective = (acl: string, kind: string, owner: string) => sorted(`coalesce(${acl}, acldefault(${kind}, ${owner}))::text[]`);
 const SYSTEM_SCHEMAS = `n.nspname not in ('pg_catalog', 'information_schema', 'pg_toast', 'citus', 'citus_internal', 'columnar', 'columnar_internal')
   and n.nspname !~ '^pg_(toast_)?temp_'`;
 const notExtensionMember = (classid: string, oid: string) =>
@@ -42,13 +45,13 @@ const notExtensionMember = (classid: string, oid: string) =>
 
 /** The queries: each row is one object, its key (unique in its kind) and its description. */
 const QUERIES: Record<string, string> = {
-  schema: `select n.nspname as key, json_build_object('owner', pg_get_userbyid(n.nspowner), 'acl', ${sorted('n.nspacl::text[]')}) as v
+  schema: `select n.nspname as key, json_build_object('owner', pg_get_userbyid(n.nspowner), 'acl', ${effective('n.nspacl', `'n'`, 'n.nspowner')}) as v
     from pg_namespace n where ${SYSTEM_SCHEMAS} and ${notExtensionMember('pg_namespace', 'n.oid')}`,
   relation: `select format('%s.%s', n.nspname, c.relname) as key, json_build_object(
       'kind', c.relkind, 'owner', pg_get_userbyid(c.relowner), 'rls', c.relrowsecurity, 'forced', c.relforcerowsecurity,
       'options', ${sorted('c.reloptions')}, 'persistence', c.relpersistence, 'replident', c.relreplident,
       'partition', pg_get_expr(c.relpartbound, c.oid), 'partkey', case when c.relkind = 'p' then pg_get_partkeydef(c.oid) end,
-      'acl', ${sorted('c.relacl::text[]')}, 'access_method', (select amname from pg_am where oid = c.relam),
+      'acl', ${effective('c.relacl', `case c.relkind when 'S' then 's' else 'r' end::"char"`, 'c.relowner')}, 'access_method', (select amname from pg_am where oid = c.relam),
       'view', case when c.relkind in ('v', 'm') then pg_get_viewdef(c.oid) end) as v
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where c.relkind in ('r', 'p', 'v', 'm', 'S', 'f', 'c') and ${SYSTEM_SCHEMAS} and ${notExtensionMember('pg_class', 'c.oid')}
@@ -77,7 +80,7 @@ const QUERIES: Record<string, string> = {
       'roles', (select array_agg(r order by r) from unnest(roles) r), 'cmd', cmd, 'qual', qual, 'with_check', with_check) as v
     from pg_policies where schemaname not in ('pg_catalog', 'information_schema')`,
   function: `select format('%s.%s(%s)', n.nspname, p.proname, pg_get_function_identity_arguments(p.oid)) as key, json_build_object(
-      'kind', p.prokind, 'owner', pg_get_userbyid(p.proowner), 'acl', ${sorted('p.proacl::text[]')}, 'config', ${sorted('p.proconfig')},
+      'kind', p.prokind, 'owner', pg_get_userbyid(p.proowner), 'acl', ${effective('p.proacl', `'f'`, 'p.proowner')}, 'config', ${sorted('p.proconfig')},
       'def', case when p.prokind <> 'a' then pg_get_functiondef(p.oid) end) as v
     from pg_proc p join pg_namespace n on n.oid = p.pronamespace
     where ${SYSTEM_SCHEMAS} and ${notExtensionMember('pg_proc', 'p.oid')}`,
@@ -95,7 +98,7 @@ const QUERIES: Record<string, string> = {
     from pg_sequence s join pg_class c on c.oid = s.seqrelid join pg_namespace n on n.oid = c.relnamespace
     where ${SYSTEM_SCHEMAS} and ${notExtensionMember('pg_class', 'c.oid')}`,
   type: `select format('%s.%s', n.nspname, t.typname) as key, json_build_object('kind', t.typtype, 'owner', pg_get_userbyid(t.typowner),
-      'acl', ${sorted('t.typacl::text[]')}, 'base', case when t.typtype = 'd' then format_type(t.typbasetype, t.typtypmod) end,
+      'acl', ${effective('t.typacl', `'T'`, 't.typowner')}, 'base', case when t.typtype = 'd' then format_type(t.typbasetype, t.typtypmod) end,
       'not_null', t.typnotnull, 'default', t.typdefault,
       'labels', case when t.typtype = 'e' then (select array_agg(enumlabel order by enumsortorder) from pg_enum where enumtypid = t.oid) end,
       'range', case when t.typtype = 'r' then (select format_type(rngsubtype, null) from pg_range where rngtypid = t.oid) end) as v

@@ -92,13 +92,25 @@ export async function adoptBaseline(url: string, dir = MIGRATIONS_DIR): Promise<
 
 /** Creates the database if needed and applies every pending migration (of `dir`: another chain,
  * e.g. one taken from git history by scripts/catalog-diff.ts). */
-export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<void> {
+/** dbmate's command against `url` (sslmode=disable unless the URL names one). */
+function dbmate(url: string, dir: string, command: 'up' | 'rollback'): string {
   const u = new URL(url);
   if (!u.searchParams.has('sslmode')) u.searchParams.set('sslmode', 'disable');
-  await adoptBaseline(url, dir);
-  const out = spawnSync(dbmateBin(), ['--url', u.toString(), '--migrations-dir', dir, '--no-dump-schema', 'up'],
+  const out = spawnSync(dbmateBin(), ['--url', u.toString(), '--migrations-dir', dir, '--no-dump-schema', command],
     { encoding: 'utf8' });
   if (out.status !== 0) throw new Error(`dbmate failed: ${out.stderr || out.stdout}`);
+  return out.stdout;
+}
+
+/** Rolls the newest applied migration back (its down section), as `dbmate rollback` does; the
+ * baseline's refuse. Answers dbmate's line naming it. */
+export function rollback(url: string, dir = MIGRATIONS_DIR): string {
+  return dbmate(url, dir, 'rollback').trim();
+}
+
+export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<void> {
+  await adoptBaseline(url, dir);
+  dbmate(url, dir, 'up');
   // graphile-worker's own schema (the job queue the outbox triggers write to), at its pinned version.
   await runMigrations({ connectionString: url, logger: quietLogger });
   const sql = postgres(url, { max: 1, onnotice: () => {} });
@@ -140,12 +152,17 @@ export async function loadTestFixtures(url: string): Promise<void> {
   }
 }
 
-// `npx tsx scripts/db.ts migrate` (`make migrate`): the deploy step, against DATABASE_URL.
-if (isMain(import.meta.url) && process.argv[2] === 'migrate') {
+// `npx tsx scripts/db.ts migrate` (`make migrate`): the deploy step, against DATABASE_URL;
+// `npx tsx scripts/db.ts rollback`: the newest migration's down section (db/README.md, "Migrations on a live database").
+if (isMain(import.meta.url) && (process.argv[2] === 'migrate' || process.argv[2] === 'rollback')) {
   if (!process.env.DATABASE_URL) {
     console.error('DATABASE_URL is required: the owner connection the migrations run as');
     process.exit(2);
   }
-  await migrate(process.env.DATABASE_URL);
-  console.log('migrated');
+  if (process.argv[2] === 'rollback') {
+    console.log(rollback(process.env.DATABASE_URL));
+  } else {
+    await migrate(process.env.DATABASE_URL);
+    console.log('migrated');
+  }
 }

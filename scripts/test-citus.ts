@@ -16,6 +16,7 @@ import { runTap, testFiles } from './tap.ts';
 const ONE_SERVER: Record<string, string> = {
   'test/faults/failover.test.ts': 'a primary and a streaming standby of its own, the primary stopped and the standby promoted',
   'test/faults/restart.test.ts': 'an embedded PostgreSQL of its own, stopped and started again',
+  'test/db/migrations-down.test.ts': 'an embedded PostgreSQL of its own, where the migrations are rolled back and applied again',
   'test/scripts/embedded-pg.test.ts': 'the embedded PostgreSQL of `make start`',
   'test/db/database-doc.test.ts': 'docs/database.md describes one server\'s schema (on Citus the policies call the context accessors directly)',
   'test/db/cluster-routing.test.ts': 'runs a routed statement next to the same statement sent directly, which a coordinator cannot run (a view\'s correlated subqueries)',
