@@ -183,7 +183,21 @@ set local lock_timeout = '3s';
 set local statement_timeout = '60s';
 
 -- svc_worker's grants here, and its place in every policy (the policies that name it alone go with it).
-drop owned by svc_worker;
+-- DROP OWNED also revokes what the role holds on the server's other databases (CONNECT): kept.
+do $do$
+declare
+  v_kept text[];
+  v_grant text;
+begin
+  select array_agg(format('grant %s on database %I to svc_worker', a.privilege_type, d.datname)) into v_kept
+    from pg_database d, aclexplode(d.datacl) a
+   where a.grantee = 'svc_worker'::regrole and d.datname <> current_database();
+  drop owned by svc_worker;
+  foreach v_grant in array coalesce(v_kept, '{}') loop
+    execute v_grant;
+  end loop;
+end
+$do$;
 alter function control.purge_expired_access_tokens() owner to current_user;
 alter function control.purge_expired_idempotency_keys() owner to current_user;
 alter function control.purge_expired_uploads() owner to current_user;

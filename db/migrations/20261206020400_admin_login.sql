@@ -128,7 +128,21 @@ set local lock_timeout = '3s';
 set local statement_timeout = '60s';
 
 -- svc_admin's grants here, and its place in every policy (the policies that name it alone go with it).
-drop owned by svc_admin;
+-- DROP OWNED also revokes what the role holds on the server's other databases (CONNECT): kept.
+do $do$
+declare
+  v_kept text[];
+  v_grant text;
+begin
+  select array_agg(format('grant %s on database %I to svc_admin', a.privilege_type, d.datname)) into v_kept
+    from pg_database d, aclexplode(d.datacl) a
+   where a.grantee = 'svc_admin'::regrole and d.datname <> current_database();
+  drop owned by svc_admin;
+  foreach v_grant in array coalesce(v_kept, '{}') loop
+    execute v_grant;
+  end loop;
+end
+$do$;
 create or replace function app_private.citus_node_grants() returns void
   language plpgsql
   set search_path = pg_catalog, pg_temp

@@ -37,5 +37,19 @@ set local lock_timeout = '3s';
 set local statement_timeout = '60s';
 alter function api.service_outbox_status() owner to current_user;
 -- Its grants here and the two policies that name it alone.
-drop owned by svc_status;
+-- DROP OWNED also revokes what the role holds on the server's other databases (CONNECT): kept.
+do $do$
+declare
+  v_kept text[];
+  v_grant text;
+begin
+  select array_agg(format('grant %s on database %I to svc_status', a.privilege_type, d.datname)) into v_kept
+    from pg_database d, aclexplode(d.datacl) a
+   where a.grantee = 'svc_status'::regrole and d.datname <> current_database();
+  drop owned by svc_status;
+  foreach v_grant in array coalesce(v_kept, '{}') loop
+    execute v_grant;
+  end loop;
+end
+$do$;
 -- The role stays (roles belong to the cluster, not to one database): drop it by hand once no database names it.

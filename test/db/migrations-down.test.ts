@@ -39,6 +39,16 @@ t.test('each migration after the baseline rolls back, and migrates up again to t
   const redone = withDatabase(pg.url, 'svc_redone');
   await migrate(redone);
 
+  // Another database of the server, which the service's logins may connect to: a rollback here
+  // leaves it as it was.
+  const server = postgres(pg.url, { max: 1, onnotice: () => {} });
+  t.teardown(() => server.end());
+  await server.unsafe('create database svc_other');
+  await server.unsafe('grant connect on database svc_other to svc_worker, svc_admin, svc_status');
+  const otherAcl = async () => (await server<{ acl: string[] }[]>`
+    select array(select a::text from unnest(datacl) a order by 1) as acl from pg_database where datname = 'svc_other'`)[0]!.acl;
+  const before = await otherAcl();
+
   for (const version of [...after].reverse()) {
     t.match(rollback(redone), new RegExp(`Rolled back: ${version}_`), `${version} rolled back`);
   }
@@ -47,6 +57,7 @@ t.test('each migration after the baseline rolls back, and migrates up again to t
   await sql.end();
   t.same(applied, baselineVersions(), 'the baseline\'s versions are left');
   t.same((await compareDatabases(baseline, redone)).lines, [], 'rolled back, the catalog is the baseline\'s');
+  t.same(await otherAcl(), before, 'the other database\'s privileges are untouched');
 
   await migrate(redone);
   t.same((await compareDatabases(once, redone)).lines, [], 'migrated up again, the catalog is that of a database migrated once');
