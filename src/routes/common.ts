@@ -6,7 +6,7 @@ import type { ReadStatement, StatementContext } from '../http/operation.ts';
 import { header } from '../http/headers.ts';
 import { READY } from '../http/operation/statement.ts';
 import { RawJson } from '../http/operation/answer.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError, type ProblemCode } from '../http/errors.ts';
 import { decodeCursor, encodeCursor, listQuery, type SortSpec, type SortOrder } from '../http/pagination.ts';
 
 /** `Svc-Schema-Version: <n>` on a write: the write fails with OBJECT_SCHEMA_CHANGED when the
@@ -43,14 +43,19 @@ export function jsonBounds(value: unknown, limits: { bytes: number; depth: numbe
 }
 
 /** A free-form JSON field (metadata, an agent's input, a report's parameters, a subject, custom
- * fields, content blocks): bounded in levels and bytes before anything else reads it (issue 36;
- * the limits are in the OpenAPI document through the description, and in README "Limits"). */
-export function freeJson<S extends Joi.AnySchema>(schema: S, limits: { bytes: number; depth: number; keyLength?: number }): S {
+ * fields, content blocks): bounded in levels and bytes before anything else reads it (the limits
+ * are in the OpenAPI document through the description, and in README "Limits"). `overBytes`: the
+ * spec's code for a value over the byte bound, where the spec names one for what is too large
+ * (a message over its working-context budget), instead of the field's own. */
+export function freeJson<S extends Joi.AnySchema>(schema: S,
+  limits: { bytes: number; depth: number; keyLength?: number; overBytes?: ProblemCode }): S {
   const described = (schema.describe().flags as { description?: string } | undefined)?.description;
-  return schema.custom((v: unknown, h) => {
+  const checked = schema.custom((v: unknown, h) => {
     const why = jsonBounds(v, limits);
+    if (why && limits.overBytes && why.endsWith('bytes as JSON')) return h.error(limits.overBytes, { why });
     return why ? h.message({ custom: `{{#label}} is too large: ${why}` }) : v;
-  }).description(`${described ? `${described}; ` : ''}at most ${limits.depth} levels of arrays and objects and ${limits.bytes} bytes as JSON`
+  });
+  return (limits.overBytes ? checked.messages({ [limits.overBytes]: '{{#label}} is too large: {{#why}}' }) : checked).description(`${described ? `${described}; ` : ''}at most ${limits.depth} levels of arrays and objects and ${limits.bytes} bytes as JSON`
     + (limits.keyLength ? `, keys of at most ${limits.keyLength} characters` : '')) as S;
 }
 

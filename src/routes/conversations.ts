@@ -107,7 +107,10 @@ export const conversationOperations: Operation[] = [
     operationId: 'createConversationMessage', method: 'POST', path: '/v1/conversations/{conversation_id}/messages', tag: 'Conversations',
     idempotencyKey: true, params: conversationId,
     summary: 'Send a message: 202 with it and the chat run that answers (as this client, with the skills its Roles allow); the reply is appended when the run ends (conversation.message.created)',
-    body: Joi.object({ content: freeJson(Joi.any().description('an array of blocks: text, data, file_reference, citation'), { bytes: 262_144, depth: 8 }).required() }),
+    // Over the byte bound a message is over its working-context budget too (app_private.message_budget(),
+    // 16,000 characters; test/http/conversations.test.ts holds the two apart): CONTEXT_LIMIT_EXCEEDED.
+    body: Joi.object({ content: freeJson(Joi.any().description('an array of blocks: text, data, file_reference, citation'),
+      { bytes: 262_144, depth: 8, overBytes: 'CONTEXT_LIMIT_EXCEEDED' }).required() }),
     fieldCodes: { '/content': 'MESSAGE_CONTENT_INVALID' },
     errors: ['CONVERSATION_NOT_FOUND', 'CONVERSATION_ARCHIVED', 'MESSAGE_CONTENT_INVALID', 'CONTEXT_LIMIT_EXCEEDED'],
     response: { status: 202, description: 'The message and its run', schema: Joi.object({

@@ -70,6 +70,13 @@ t.test('conversations: subjects, ownership, filters, archive and every Conversat
   assertProblem(t, missingFile, 422, 'MESSAGE_CONTENT_INVALID');
   t.equal(missingFile.json.errors[0].pointer, '/content/1/file_id');
   assertProblem(t, await send(a, p.token, id, [{ type: 'text', text: 'x'.repeat(16_001) }]), 422, 'CONTEXT_LIMIT_EXCEEDED');
+  // Over the budget whatever its size under the body limit (past the byte bound of content, which
+  // the HTTP layer checks before the database sees it, and which lies above the budget).
+  const [{ budget }] = await a.admin`select app_private.message_budget() as budget` as [{ budget: number }];
+  t.ok(budget < 262_144, 'the budget lies under the byte bound of content');
+  const huge = await send(a, p.token, id, [{ type: 'text', text: 'x'.repeat(900_000) }]);
+  assertProblem(t, huge, 422, 'CONTEXT_LIMIT_EXCEEDED');
+  t.match(huge.json.errors, [{ pointer: '/content', code: 'CONTEXT_LIMIT_EXCEEDED' }]);
   t.equal((await a.request({ url: `/v1/conversations/${id}`, token: p.token })).json.message_count, 0, 'nothing refused was kept');
 
   // Filters.

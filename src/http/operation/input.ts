@@ -26,8 +26,9 @@ export function fieldErrors(error: Joi.ValidationError, prefix = ''): FieldError
  * first one names the response (as in SQL's raise_errors: the top-level code is the first one's). */
 export function withFieldCodes(errors: FieldError[], codes: Record<string, ProblemCode> | undefined, base = ''): { code: ProblemCode; errors: FieldError[] } {
   const mapped = errors.map((e) => {
-    // A missing field is a missing field, whatever rule it would have broken.
-    if (e.code === 'any.required') return e;
+    // A missing field is a missing field, whatever rule it would have broken; a problem that
+    // already names the spec's code (freeJson's overBytes) keeps it.
+    if (e.code === 'any.required' || e.code in PROBLEMS) return e;
     // '/events/*' names the items of a list only (an empty or missing list is a plain validation problem).
     const field = Object.keys(codes ?? {}).filter((f) => (f.endsWith('/*')
       ? e.pointer.startsWith(base + f.slice(0, -1))
