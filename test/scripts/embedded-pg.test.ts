@@ -41,3 +41,44 @@ t.test('a checkout under a mode-700 parent', async (t) => {
   const [row] = await sql`select current_setting('server_version_num')::int >= 150000 as ok`;
   t.ok(row!.ok, 'the server answers');
 });
+
+t.test('two checkouts side by side: each its own server, whatever port it asks for', async (t) => {
+  const parent = mkdtempSync(join(tmpdir(), 'svc-two-'));
+  const stops: (() => Promise<void>)[] = [];
+  t.teardown(async () => {
+    for (const stop of stops) await stop();
+    rmSync(parent, { recursive: true, force: true });
+  });
+  const start = async (checkout: string, port: number) => {
+    const pg = await startEmbedded('pg-dev', port, { root: join(parent, checkout, '.data') });
+    stops.push(async () => {
+      await pg.stop();
+      if (!pg.dataDir.startsWith(parent)) rmSync(dirname(pg.dataDir), { recursive: true, force: true });
+    });
+    return pg;
+  };
+  const dataDirOf = async (url: string) => {
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      return (await sql<{ dir: string }[]>`select current_setting('data_directory') as dir`)[0]!.dir;
+    } finally {
+      await sql.end();
+    }
+  };
+  const portOf = (url: string) => Number(new URL(url).port);
+
+  const port = await freePort();
+  const first = await start('first', port);
+  t.equal(portOf(first.url), port, 'the first checkout\'s server on the port it asked for');
+  const second = await start('second', port);
+  t.not(portOf(second.url), port, `the second checkout's on another (${portOf(second.url)}), not the first one's`);
+  t.equal(await dataDirOf(second.url), second.dataDir, 'on its own data');
+  t.equal(await dataDirOf(first.url), first.dataDir, 'the first one\'s on its own');
+
+  // A checkout started again (`make start` after one that was killed) finds its own server, on
+  // whatever port it listens, even when another port is asked for.
+  const again = await start('second', port);
+  t.equal(again.url, second.url, 'the second checkout started again reuses its server');
+  const elsewhere = await start('first', await freePort());
+  t.equal(elsewhere.url, first.url, 'and so does the first, asked for another port');
+});
