@@ -5474,37 +5474,6 @@ $$;
 
 
 --
--- Name: citus_read_view_functions(regprocedure[]); Type: FUNCTION; Schema: app_private; Owner: -
---
-
-CREATE FUNCTION app_private.citus_read_view_functions(p_functions regprocedure[]) RETURNS void
-    LANGUAGE plpgsql
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-declare
-  v_views text;
-  v_old text;
-  v_def text;
-  f regprocedure;
-begin
-  if not exists (select from pg_extension where extname = 'citus') then
-    return;
-  end if;
-  select string_agg(c.relname, '|') into v_views from pg_class c where c.relnamespace = 'api'::regnamespace and c.relkind = 'v';
-  foreach f in array coalesce(p_functions, '{}') loop
-    v_old := pg_get_functiondef(f);
-    v_def := regexp_replace(v_old, '(from|join)(\s+)api\.(' || v_views || ')(\s+)([a-z_]+)(\s+where\s+)\5\.id(\s*=\s*)([lpv]_?[a-z_.]+)(?![\w(])(?!\s*-)',
-                            '\1\2api.\3(\8)\4\5\6\5.id\7\8', 'g');
-    v_def := regexp_replace(v_def, '(from|join)(\s+)api\.(' || v_views || ')\M(?!\()', '\1\2api.\3()', 'g');
-    if v_def <> v_old then
-      execute v_def;
-    end if;
-  end loop;
-end
-$$;
-
-
---
 -- Name: citus_refresh_shard_views(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -6135,16 +6104,6 @@ CREATE FUNCTION app_private.file_read_roles(p_type text) RETURNS text[]
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$ select case p_type when 'invoice' then '{manager,finance}'::text[] when 'ticket' then '{member,manager,finance,hr}'::text[]
                          else '{member,manager}'::text[] end $$;
-
-
---
--- Name: file_readable(text); Type: FUNCTION; Schema: app_private; Owner: -
---
-
-CREATE FUNCTION app_private.file_readable(p_type text) RETURNS boolean
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$ select case p_type when 'ticket' then app_private.may_read_tickets() else app.has_any_role(app_private.file_read_roles(p_type)) end $$;
 
 
 --
@@ -8231,28 +8190,6 @@ begin
   new.amount := round(new.quantity * new.unit_price, i.scale);
   new.tax_amount := round(new.amount * new.tax_rate / 100, i.scale);
   return new;
-end
-$$;
-
-
---
--- Name: tg_invoice_lines__totals(); Type: FUNCTION; Schema: app_private; Owner: -
---
-
-CREATE FUNCTION app_private.tg_invoice_lines__totals() RETURNS trigger
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-declare
-  v_invoice text := coalesce(new.invoice_id, old.invoice_id);
-begin
-  update app.invoices i
-     set subtotal = t.subtotal, tax_total = t.tax_total, total = t.subtotal + t.tax_total
-    from (select coalesce(sum(l.amount), 0) as subtotal, coalesce(sum(l.tax_amount), 0) as tax_total
-            from app.invoice_lines l where l.invoice_id = v_invoice) t
-   where i.id = v_invoice
-     and (i.subtotal, i.tax_total, i.total) is distinct from (t.subtotal, t.tax_total, t.subtotal + t.tax_total);
-  return null;
 end
 $$;
 
@@ -16151,4 +16088,5 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261206021000'),
     ('20261206021100'),
     ('20261206030000'),
-    ('20261206030100');
+    ('20261206030100'),
+    ('20261206030200');

@@ -63,7 +63,7 @@ t.test('the view functions, the statement call and the outbox, as the runtime ro
                          'begin_delivery_context', 'accounting_sync_load', 'accounting_sync_record', 'file_scan_load',
                          'file_scan_record', 'ticket_reply_load', 'ticket_reply_record', 'report_run_start', 'report_run_execute',
                          'run_start', 'run_tool', 'run_note', 'run_settle', 'run_available_skills', 'chat_context',
-                         'download_link', 'refuse_on_coordinator', 'citus_read_view_functions', 'purge_webhook_history')`;
+                         'download_link', 'refuse_on_coordinator', 'purge_webhook_history')`;
   t.same(jobs.map((r) => r.fn), [], 'no job function is the runtime role\'s');
   t.match(await rt`select app_private.accounting_sync_load(${mine.orgId}, 'inv_x')`.then(() => 'ok', (e: { code?: string }) => e.code),
     '42501', 'a job function called by the runtime role: permission denied');
