@@ -1,5 +1,7 @@
 # Two commands for a newcomer: `make start` and `make test`.
 SHELL := /bin/bash
+# Node 24 or 26 (supported LTS lines): the machine's, or Node 26 fetched once into .cache/ (scripts/node.sh).
+export PATH := $(shell bash scripts/node.sh):$(PATH)
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
 .PHONY: start test test-quick test-citus bench typecheck codegen migrate build lint-migrations schema install client dbdoc
