@@ -1,10 +1,10 @@
 # Two commands for a newcomer: `make start` and `make test`.
 SHELL := /bin/bash
-# Node 24 or 26 (supported LTS lines): the machine's, or Node 26 fetched once into .cache/ (scripts/node.sh).
+# Node 24 or newer (a supported LTS line): the machine's, or Node 24 fetched once into .cache/ (scripts/node.sh).
 export PATH := $(shell bash scripts/node.sh):$(PATH)
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: start test test-quick test-citus bench typecheck codegen migrate build lint-migrations schema install client dbdoc
+.PHONY: start test test-quick test-citus bench typecheck codegen migrate build lint-migrations schema schema-citus install client dbdoc
 
 $(NODE_MODULES_STAMP): package.json package-lock.json $(wildcard patches/*.patch)
 	npm install --no-audit --no-fund
@@ -41,6 +41,11 @@ lint-migrations: install
 ## Rewrites db/schema.sql (dbmate's dump of a freshly migrated database; DATABASE_URL: PostgreSQL 15).
 schema: install
 	npx tsx scripts/schema-file.ts
+
+## Rewrites db/citus/schema-coordinator.sql and schema-worker.sql (what runs on a Citus cluster: a
+## database migrated on a local cluster, dumped on its coordinator and first worker, less the shards).
+schema-citus: install
+	npx tsx scripts/schema-file.ts --citus
 
 ## Compiles src/ to dist/ (what production runs: node dist/main.js, node dist/worker/main.js).
 build: install

@@ -50,7 +50,7 @@ export function citusDataRoot(): string {
   return process.env.CITUS_DATA_ROOT ? resolve(process.env.CITUS_DATA_ROOT) : throwawayDataRoot('citus');
 }
 
-/** Starts the three nodes (or reuses ones already running on those ports). */
+/** Starts the three nodes (or reuses this checkout's, still running from an earlier start). */
 export async function startCluster(basePort = citusPort()): Promise<Cluster> {
   const nodes: EmbeddedHandle[] = [];
   for (const [i, name] of ['citus-coordinator', 'citus-worker1', 'citus-worker2'].entries()) {
@@ -101,7 +101,7 @@ const portOf = (url: string) => Number(new URL(url).port);
 
 /** A database on every node with the citus extension, the workers added to the coordinator's.
  * Shard count: CITUS_SHARD_COUNT (default 8: a test database creates every table's shards). */
-export async function createClusterDatabase(cluster: Cluster, database: string): Promise<string> {
+export async function createClusterDatabase(cluster: Pick<Cluster, 'coordinator' | 'workers'>, database: string): Promise<string> {
   const shardCount = Number(process.env.CITUS_SHARD_COUNT ?? 8);
   for (const url of [cluster.coordinator, ...cluster.workers]) {
     const sql = postgres(url, { max: 1, onnotice: () => {} });
@@ -130,7 +130,7 @@ export async function createClusterDatabase(cluster: Cluster, database: string):
   return url;
 }
 
-export async function dropClusterDatabase(cluster: Cluster, database: string): Promise<void> {
+export async function dropClusterDatabase(cluster: Pick<Cluster, 'coordinator' | 'workers'>, database: string): Promise<void> {
   for (const url of [cluster.coordinator, ...cluster.workers]) await dropDatabase(url, database);
 }
 

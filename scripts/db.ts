@@ -98,7 +98,10 @@ function dbmate(url: string, dir: string, command: 'up' | 'rollback'): string {
   if (!u.searchParams.has('sslmode')) u.searchParams.set('sslmode', 'disable');
   const out = spawnSync(dbmateBin(), ['--url', u.toString(), '--migrations-dir', dir, '--no-dump-schema', command],
     { encoding: 'utf8' });
-  if (out.status !== 0) throw new Error(`dbmate failed: ${out.stderr || out.stdout}`);
+  if (out.status !== 0) {
+    const at = out.stdout.match(/^Applying: (.*)$/gm)?.at(-1)?.slice('Applying: '.length);
+    throw new Error(`dbmate failed${at ? ` at ${at}` : ''}: ${out.stderr || out.stdout}`);
+  }
   return out.stdout;
 }
 

@@ -3,12 +3,14 @@
 // PostgreSQL 15 (the oldest server supported: its pg_dump reads no newer one), compared by
 // test/db/schema-file.test.ts. `make schema` (DATABASE_URL: a PostgreSQL 15 server) rewrites it.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { MIGRATIONS_DIR, migrate, withDatabase } from './db.ts';
+import { citusMissing, createClusterDatabase, dropClusterDatabase, startCluster, type Cluster } from './citus.ts';
+import { editDatabaseUrl } from '../src/db/url.ts';
 import { isMain } from '../src/is-main.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -77,7 +79,63 @@ export async function freshSchema(server: string, name = `svc_schema_${process.p
   }
 }
 
-if (isMain(import.meta.url)) {
+/** What runs on a Citus cluster, dumped as db/schema.sql is (schema only, no owners or privileges):
+ * the coordinator's database, and a worker's less its shards and its copies of the api views
+ * (named by shard id, which a cluster of other size or history numbers otherwise). */
+export const CITUS_SCHEMA_FILES = {
+  coordinator: join(ROOT, 'db/citus/schema-coordinator.sql'),
+  worker: join(ROOT, 'db/citus/schema-worker.sql'),
+} as const;
+
+export function dumpCitusNode(url: string): string {
+  const u = new URL(url);
+  if (!u.searchParams.has('sslmode')) u.searchParams.set('sslmode', 'disable');
+  const out = spawnSync(join(pgDumpDir(), 'pg_dump'), ['--format=plain', '--encoding=UTF8', '--schema-only', '--no-privileges',
+    '--no-owner', '--exclude-schema=api_shard_*', '--exclude-table=*.*_[0-9][0-9][0-9][0-9][0-9][0-9]', '--dbname', u.toString()],
+  { encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
+  if (out.status !== 0) throw new Error(`pg_dump failed: ${out.stderr}`);
+  return rolesInOrder(out.stdout);
+}
+
+/** Migrates a new database on the cluster, dumps its coordinator and first worker, drops it. */
+export async function freshCitusSchemas(cluster: Pick<Cluster, 'coordinator' | 'workers'>, name = `svc_schema_${process.pid}`) {
+  const url = await createClusterDatabase(cluster, name);
+  try {
+    await migrate(url);
+    return { coordinator: dumpCitusNode(url), worker: dumpCitusNode(editDatabaseUrl(cluster.workers[0]!, { database: name })) };
+  } finally {
+    await dropClusterDatabase(cluster, name);
+  }
+}
+
+/** The first line where `committed` and `fresh` differ (after `comparable`), or undefined when equal. */
+export function firstDifference(committed: string, fresh: string): { line: number; committed: string; fresh: string } | undefined {
+  const a = comparable(committed).split('\n'), b = comparable(fresh).split('\n');
+  const at = a.findIndex((line, i) => line !== b[i]);
+  if (at < 0 && a.length === b.length) return undefined;
+  const i = at < 0 ? Math.min(a.length, b.length) : at;
+  return { line: i + 1, committed: a.slice(i, i + 8).join('\n'), fresh: b.slice(i, i + 8).join('\n') };
+}
+
+if (isMain(import.meta.url) && process.argv[2] === '--citus') {
+  // `make schema-citus`: a local cluster (scripts/citus.ts), a database migrated there, its dumps.
+  const missing = citusMissing();
+  if (missing) {
+    console.error(missing);
+    process.exit(2);
+  }
+  const cluster = await startCluster();
+  try {
+    const dumps = await freshCitusSchemas(cluster);
+    mkdirSync(dirname(CITUS_SCHEMA_FILES.coordinator), { recursive: true });
+    for (const node of ['coordinator', 'worker'] as const) {
+      writeFileSync(CITUS_SCHEMA_FILES[node], dumps[node]);
+      console.log(`wrote ${CITUS_SCHEMA_FILES[node]}`);
+    }
+  } finally {
+    await cluster.stop();
+  }
+} else if (isMain(import.meta.url)) {
   const server = process.env.DATABASE_URL;
   if (!server) {
     console.error(`DATABASE_URL is required: a PostgreSQL ${SCHEMA_MAJOR} server to migrate a scratch database on`);

@@ -28,6 +28,10 @@
  * What is left to the migrating role is listed by test/db/least-privilege.test.ts. */
 set local lock_timeout = '3s';
 set local statement_timeout = '60s';
+-- On Citus, each table's grants run shard by shard over one connection per worker: a grant that
+-- ran over several would refuse a later one on a reference table in the same transaction (as
+-- when the role already exists on the cluster: a second database migrated there).
+select set_config('citus.multi_shard_modify_mode', 'sequential', true) where exists (select from pg_extension where extname = 'citus');
 
 do $$
 begin
