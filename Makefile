@@ -1,6 +1,6 @@
 # Two commands for a newcomer: `make start` and `make test`.
 SHELL := /bin/bash
-# Node 24 or newer (a supported LTS line): the machine's, or Node 24 fetched once into .cache/ (scripts/node.sh).
+# Node 24 or newer (a supported LTS line): the machine's, or Node 26 fetched once into .cache/ (scripts/node.sh).
 export PATH := $(shell bash scripts/node.sh):$(PATH)
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 

@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # Prints the folder of the Node that `make` runs: the machine's own when it is a supported LTS line
-# (24 or newer), otherwise Node ${SVC_NODE_VERSION:-24.22.3} fetched once from the npm registry's
-# node-<platform>-<arch> package into .cache/node-<version>/ (24, not the newer LTS 26: on 26 one
-# fault test fails, docs/decisions.md). SVC_NODE_VERSION set names the version to run whatever the
-# machine has. When no supported Node can be had, one sentence on stderr says what to do, and the
-# machine's is used.
+# (24 or newer), otherwise Node ${SVC_NODE_VERSION:-26.12.1} (the newest LTS) fetched once from the
+# npm registry's node-<platform>-<arch> package into .cache/node-<version>/. SVC_NODE_VERSION set
+# names the version to run whatever the machine has (CI runs a pass on each LTS line). When no
+# supported Node can be had, one sentence on stderr says what to do, and the machine's is used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 wanted="${SVC_NODE_VERSION:-}"
@@ -16,7 +15,7 @@ if [ -z "$wanted" ] && [ -n "$system" ]; then
     exit 0
   fi
 fi
-version="${wanted:-24.22.3}"
+version="${wanted:-26.12.1}"
 dir=".cache/node-$version"
 if [ ! -x "$dir/bin/node" ]; then
   case "$(uname -s)-$(uname -m)" in

@@ -1,5 +1,5 @@
 // scripts/node.sh, which the Makefile puts first on PATH: the machine's Node when it is a supported
-// LTS line, else the named one or Node 24 from .cache/; when none can be had, one sentence says
+// LTS line, else the named one or the newest LTS from .cache/; when none can be had, one sentence says
 // what to install and the machine's Node runs.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
