@@ -8,7 +8,8 @@
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/policy-cost.ts [revision] [rounds] [seconds]
 //
 // Cases: `me`, the token check alone (api.begin_request, what GET /v1/me asks of the database);
-// `create`, a transaction with the token check and api.task_create (its triggers and outbox row).
+// `create`, a transaction with the token check and api.task_create (its triggers and outbox row);
+// `get`, a transaction with the token check and api.task_get of one task (GET /v1/tasks/{id}).
 import { execFileSync, execSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
@@ -39,9 +40,11 @@ async function prepare(name: string, dir: string): Promise<Record<string, string
   const token = randomBytes(24).toString('base64url');
   await rt`select api.access_token_record(${org}, ${c.client_id!}, ${c.client_secret!}, sha256(convert_to(${token}, 'UTF8')), now() + interval '1 day')`;
   const digest = createHash('sha256').update(token).digest('hex');
-  const project = await rt.begin(async (tx) => {
+  const [project, task] = await rt.begin(async (tx) => {
     await tx`select * from api.begin_request(${org}, ${digest}, null)`;
-    return (await tx`select doc->>'id' as id from api.project_create(${JSON.stringify({ code: 'B', name: 'Bench' })}::text::jsonb, null)`)[0]!.id as string;
+    const p = (await tx`select doc->>'id' as id from api.project_create(${JSON.stringify({ code: 'B', name: 'Bench' })}::text::jsonb, null)`)[0]!.id as string;
+    const t = (await tx`select doc->>'id' as id from api.task_create(${JSON.stringify({ project_id: p, name: 'T', priority: 'medium' })}::text::jsonb, null)`)[0]!.id as string;
+    return [p, t];
   });
   await rt.end();
   const files: Record<string, string> = { data };
@@ -49,6 +52,7 @@ async function prepare(name: string, dir: string): Promise<Record<string, string
     me: `select outcome from api.begin_request('${org}', '${digest}', null);`,
     create: `begin;\nselect outcome from api.begin_request('${org}', '${digest}', null);\n`
       + `select version from api.task_create('{"project_id":"${project}","name":"T","priority":"medium"}'::jsonb, null);\ncommit;`,
+    get: `begin;\nselect outcome from api.begin_request('${org}', '${digest}', null);\nselect version from api.task_get('${task}');\ncommit;`,
   };
   for (const [k, text] of Object.entries(scripts)) writeFileSync(files[k] = `${mkdtempSync('/tmp/policy-cost-')}/${k}.sql`, `${text}\n`);
   return files;
@@ -72,7 +76,7 @@ execSync(`git archive ${revision} db/migrations | tar -x -C ${old}`);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 console.log(`| case | ${revision}: µs of PostgreSQL CPU | working tree | change (median of ${rounds} rounds) |`);
 console.log('|---|---:|---:|---:|');
-for (const kase of ['me', 'create'] as const) {
+for (const kase of ['me', 'create', 'get'] as const) {
   const a = await prepare('policy_cost_a', `${old}/db/migrations`);
   const b = await prepare('policy_cost_b', 'db/migrations');
   const before: number[] = [];

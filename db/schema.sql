@@ -166,7 +166,7 @@ begin
   if not d.required_roles <@ app.current_roles() then
     perform app_private.raise('SVR03', 'ROLE_REQUIRED', format('%s needs the Roles %s', p_id, array_to_string(d.required_roles, ', ')));
   end if;
-  return query select v.doc, v.version from api.agents v where v.id = p_id;
+  return query select v.doc, v.version from api.agents(p_id) v where v.id = p_id;
 end
 $$;
 
@@ -244,7 +244,7 @@ begin
   values (v__organization_id, 'agent', d.id, d.version, app.current_client_id(), p_subject, p_input, coalesce(p_metadata, '{}'))
   returning id into v_id;
   perform app_private.queue_agent_run(v_id);
-  return (select v.doc from api.runs v where v.id = v_id);
+  return (select v.doc from api.runs(v_id) v where v.id = v_id);
 end
 $$;
 
@@ -349,19 +349,21 @@ CREATE FUNCTION api.agents(p_id text DEFAULT NULL::text) RETURNS SETOF api.agent
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.agents where true and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.agents', v_organization_id) || ') v where true and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.agents', v_organization_id) || ') v where true and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.agents v;
+  else
+    return query select * from api.agents v where v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -527,19 +529,21 @@ CREATE FUNCTION api.approvals(p_id text DEFAULT NULL::text) RETURNS SETOF api.ap
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.approvals where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.approvals', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.approvals', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.approvals v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.approvals v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -770,7 +774,7 @@ begin
   values (v__organization_id, app.current_client_id(), nullif(p_title, ''), app_private.conversation_subject(p_subject),
           coalesce(p_metadata, '{}'))
   returning id into v_id;
-  return (select v.doc from api.conversations v where v.id = v_id);
+  return (select v.doc from api.conversations(v_id) v where v.id = v_id);
 end
 $$;
 
@@ -784,10 +788,10 @@ CREATE FUNCTION api.conversation_get(p_id text) RETURNS TABLE(doc jsonb, version
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
-  if not exists (select from api.conversations v where v.id = p_id) then
+  if not exists (select from api.conversations(p_id) v where v.id = p_id) then
     perform app_private.raise('SVN04', 'CONVERSATION_NOT_FOUND', format('no conversation %s of your client', p_id));
   end if;
-  return query select v.doc, v.version from api.conversations v where v.id = p_id;
+  return query select v.doc, v.version from api.conversations(p_id) v where v.id = p_id;
 end
 $$;
 
@@ -820,7 +824,7 @@ begin
              app_private.message_budget(), length(p_content::text)), '/content');
   end if;
   select min(b.i) - 1 into v_bad from jsonb_array_elements(p_content) with ordinality b (block, i)
-   where b.block ->> 'type' = 'file_reference' and not exists (select from api.files f where f.id = b.block ->> 'file_id' and f.status = 'ready');
+   where b.block ->> 'type' = 'file_reference' and not exists (select from api.files(b.block ->> 'file_id') f where f.id = b.block ->> 'file_id' and f.status = 'ready');
   if v_bad is not null then
     perform app_private.raise('SVV22', 'MESSAGE_CONTENT_INVALID',
       'file_id must name a ready file you may read', format('/content/%s/file_id', v_bad));
@@ -836,8 +840,8 @@ begin
   returning id into v_run;
   perform app_private.queue_agent_run(v_run);
   return jsonb_build_object('object', 'conversation_message_accepted',
-    'message', (select v.doc from api.conversation_messages v where v.id = v_msg),
-    'run', (select v.doc from api.runs v where v.id = v_run));
+    'message', (select v.doc from api.conversation_messages(v_msg) v where v.id = v_msg),
+    'run', (select v.doc from api.runs(v_run) v where v.id = v_run));
 end
 $$;
 
@@ -884,19 +888,21 @@ CREATE FUNCTION api.conversation_messages(p_id text DEFAULT NULL::text) RETURNS 
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.conversation_messages where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.conversation_messages', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.conversation_messages', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.conversation_messages v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.conversation_messages v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -964,19 +970,21 @@ CREATE FUNCTION api.conversations(p_id text DEFAULT NULL::text) RETURNS SETOF ap
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.conversations where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.conversations', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.conversations', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.conversations v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.conversations v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -1003,7 +1011,7 @@ begin
   if f.status = 'ready' then
     update app.files x set status = 'archived' where x.organization_id = f.organization_id and x.id = f.id;
   end if;
-  return query select v.doc, v.version from api.files v where v.id = p_id;
+  return query select v.doc, v.version from api.files(p_id) v where v.id = p_id;
 end
 $$;
 
@@ -1020,7 +1028,7 @@ CREATE FUNCTION api.file_chunks(p_file_id text, p_from integer, p_to integer) RE
 declare
   v__organization_id text := app.current_organization_id();
 begin
-  perform from api.files v where v.id = p_file_id and v.status = 'ready';
+  perform from api.files(p_file_id) v where v.id = p_file_id and v.status = 'ready';
   if not found then
     return;
   end if;
@@ -1063,7 +1071,7 @@ begin
     outcome := 'client_inactive';
   else
     -- Only a file the client may read now (api.files: its Roles, the resource it is linked to).
-    perform from api.files v where v.id = l.id;
+    perform from api.files(l.id) v where v.id = l.id;
     if found then
       select x.* into f from app.files x where x.organization_id = l.organization_id and x.id = l.id;
     end if;
@@ -1123,7 +1131,7 @@ CREATE FUNCTION api.file_get(p_id text) RETURNS TABLE(doc jsonb, version integer
     AS $$
 begin
   perform app_private.file_for(p_id, false);
-  return query select v.doc, v.version from api.files v where v.id = p_id;
+  return query select v.doc, v.version from api.files(p_id) v where v.id = p_id;
 end
 $$;
 
@@ -1232,7 +1240,7 @@ begin
     perform app_private.raise('SVN04', 'FILE_NOT_FOUND', format('no upload %s of your client', p_upload_id));
   end if;
   if u.status = 'completed' then
-    return query select v.doc, v.version from api.files v where v.id = u.file_id;
+    return query select v.doc, v.version from api.files(u.file_id) v where v.id = u.file_id;
     return;
   end if;
   if u.expires_at <= now() then
@@ -1257,7 +1265,7 @@ begin
   returning id into v_file;
   update app.file_uploads x set status = 'completed', file_id = v_file where x.organization_id = u.organization_id and x.id = u.id;
   perform app_private.queue_file_scan(v_file);
-  return query select v.doc, v.version from api.files v where v.id = v_file;
+  return query select v.doc, v.version from api.files(v_file) v where v.id = v_file;
 end
 $$;
 
@@ -1420,19 +1428,21 @@ CREATE FUNCTION api.files(p_id text DEFAULT NULL::text) RETURNS SETOF api.files
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.files where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.files', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.files', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.files v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.files v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -1684,19 +1694,21 @@ CREATE FUNCTION api.integration_connections(p_id text DEFAULT NULL::text) RETURN
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.integration_connections where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.integration_connections', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.integration_connections', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.integration_connections v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.integration_connections v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -1824,7 +1836,7 @@ begin
           p_body ->> 'memo', app.current_client_id())
   returning * into i;
   perform app_private.invoice_set_lines(i, coalesce(p_body -> 'lines', '[]'));
-  return query select v.doc, v.version from api.invoices v where v.id = i.id;
+  return query select v.doc, v.version from api.invoices(i.id) v where v.id = i.id;
 end
 $$;
 
@@ -1843,7 +1855,7 @@ begin
   perform app_private.invoice_set_lines(i, p_lines);
   -- The lines are part of the invoice: replacing them is a new version even when the totals stay.
   update app.invoices x set memo = x.memo where x.organization_id = i.organization_id and x.id = i.id;
-  return query select v.doc, v.version from api.invoices v where v.id = i.id;
+  return query select v.doc, v.version from api.invoices(i.id) v where v.id = i.id;
 end
 $$;
 
@@ -1882,7 +1894,7 @@ begin
   update app.invoices x set status = 'sent' where x.organization_id = i.organization_id and x.id = i.id returning * into i;
   select * into o from app.organizations x where x.id = i.organization_id;
   return jsonb_build_object(
-    'invoice', (select v.doc from api.invoices v where v.id = i.id),
+    'invoice', (select v.doc from api.invoices(i.id) v where v.id = i.id),
     'organization', jsonb_build_object('name', o.name, 'locale', o.locale),
     'customer', jsonb_build_object('id', c.id, 'name', c.name, 'email', c.delivery_email));
 end
@@ -1924,7 +1936,7 @@ begin
     select * into i from app.invoices x where x.organization_id = v__organization_id and x.id = p_id;
     perform app_private.invoice_set_lines(i, p_patch -> 'lines');
   end if;
-  return query select v.doc, v.version from api.invoices v where v.id = i.id;
+  return query select v.doc, v.version from api.invoices(i.id) v where v.id = i.id;
 end
 $$;
 
@@ -1977,7 +1989,7 @@ begin
       update app.invoices x set status = 'void' where x.organization_id = i.organization_id and x.id = i.id;
     end if;
   end if;
-  return query select v.doc, v.version from api.invoices v where v.id = i.id;
+  return query select v.doc, v.version from api.invoices(i.id) v where v.id = i.id;
 end
 $$;
 
@@ -2099,19 +2111,21 @@ CREATE FUNCTION api.invoices(p_id text DEFAULT NULL::text) RETURNS SETOF api.inv
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.invoices where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.invoices', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.invoices', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.invoices v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.invoices v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -2247,19 +2261,21 @@ CREATE FUNCTION api.members(p_id text DEFAULT NULL::text) RETURNS SETOF api.memb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.members where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.members', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.members', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.members v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.members v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -2390,19 +2406,21 @@ CREATE FUNCTION api.organization(p_id text DEFAULT NULL::text) RETURNS SETOF api
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.organization where id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.organization', v_organization_id) || ') v where id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.organization', v_organization_id) || ') v where id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.organization v where v.id = v_organization_id;
+  else
+    return query select * from api.organization v where v.id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -2435,7 +2453,7 @@ begin
     'amount', app_private.money_text(p.amount, i.scale), 'currency', p.currency, 'received_date', p.received_date,
     'method', p.method, 'external_reference', p.external_reference, 'created_at', app_private.iso_timestamp(p.created_at),
     'invoice', v.doc)
-    from app.invoices i join api.invoices v on v.organization_id = i.organization_id and v.id = i.id
+    from app.invoices i cross join lateral api.invoices(i.id) v
    where i.organization_id = p.organization_id and i.id = p.invoice_id;
 end
 $$;
@@ -2481,7 +2499,7 @@ CREATE FUNCTION api.project_get(p_id text) RETURNS TABLE(doc jsonb, version inte
     AS $$
 #variable_conflict use_column
 begin
-  return query select p.doc, p.version from api.projects p where p.id = p_id;
+  return query select p.doc, p.version from api.projects(p_id) p where p.id = p_id;
 end
 $$;
 
@@ -2658,19 +2676,21 @@ CREATE FUNCTION api.projects(p_id text DEFAULT NULL::text) RETURNS SETOF api.pro
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.projects where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.projects', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.projects', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.projects v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.projects v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -2752,7 +2772,7 @@ begin
     outcome := 'client_inactive';
   else
     -- Only a run the client may read now (api.report_runs: its own, with the report's Roles).
-    perform from api.report_runs v where v.id = l.id;
+    perform from api.report_runs(l.id) v where v.id = l.id;
     if found then
       select x.* into r from app.report_runs x where x.organization_id = l.organization_id and x.id = l.id;
     end if;
@@ -2813,7 +2833,7 @@ begin
     perform app_private.raise('SVR04', 'REPORT_ROLE_REQUIRED',
       format('%s needs one of the Roles %s', p_id, array_to_string(d.required_roles, ', ')));
   end if;
-  return query select v.doc, v.version from api.reports v where v.id = p_id;
+  return query select v.doc, v.version from api.reports(p_id) v where v.id = p_id;
 end
 $$;
 
@@ -2854,19 +2874,21 @@ CREATE FUNCTION api.report_results(p_id text DEFAULT NULL::text) RETURNS SETOF a
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.report_results where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.report_results', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.report_results', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.report_results v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.report_results v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -2952,7 +2974,7 @@ begin
           v_timezone)
   returning id into v_id;
   perform app_private.queue_report_run(v_id);
-  return (select v.doc from api.report_runs v where v.id = v_id);
+  return (select v.doc from api.report_runs(v_id) v where v.id = v_id);
 end
 $$;
 
@@ -2967,10 +2989,10 @@ CREATE FUNCTION api.report_run_get(p_report_id text, p_run_id text) RETURNS TABL
     AS $$
 begin
   perform api.report_get(p_report_id);
-  if not exists (select from api.report_runs v where v.id = p_run_id and v.report_id = p_report_id) then
+  if not exists (select from api.report_runs(p_run_id) v where v.id = p_run_id and v.report_id = p_report_id) then
     perform app_private.raise('SVN04', 'REPORT_RUN_NOT_FOUND', format('no run %s of %s by your client', p_run_id, p_report_id));
   end if;
-  return query select v.doc, v.version from api.report_runs v where v.id = p_run_id;
+  return query select v.doc, v.version from api.report_runs(p_run_id) v where v.id = p_run_id;
 end
 $$;
 
@@ -3031,19 +3053,21 @@ CREATE FUNCTION api.report_runs(p_id text DEFAULT NULL::text) RETURNS SETOF api.
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.report_runs where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.report_runs', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.report_runs', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.report_runs v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.report_runs v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -3095,19 +3119,21 @@ CREATE FUNCTION api.reports(p_id text DEFAULT NULL::text) RETURNS SETOF api.repo
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.reports where true and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.reports', v_organization_id) || ') v where true and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.reports', v_organization_id) || ') v where true and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.reports v;
+  else
+    return query select * from api.reports v where v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -3188,7 +3214,7 @@ declare
   r app.runs;
   v_lock_timeout text := current_setting('lock_timeout');
 begin
-  if not exists (select from api.runs v where v.id = p_id) then
+  if not exists (select from api.runs(p_id) v where v.id = p_id) then
     perform app_private.raise('SVN04', 'RUN_NOT_FOUND', format('no run %s of your client', p_id));
   end if;
   perform set_config('lock_timeout', '1s', true);
@@ -3203,7 +3229,7 @@ begin
   end if;
   update app.runs x set status = 'cancelled', required_action = null, completed_at = now()
    where x.organization_id = r.organization_id and x.id = p_id;
-  return (select v.doc from api.runs v where v.id = p_id);
+  return (select v.doc from api.runs(p_id) v where v.id = p_id);
 end
 $$;
 
@@ -3246,7 +3272,7 @@ CREATE FUNCTION api.run_get(p_id text) RETURNS TABLE(doc jsonb, version integer)
     AS $$
 #variable_conflict use_column
 begin
-  return query select v.doc, v.version from api.runs v where v.id = p_id;
+  return query select v.doc, v.version from api.runs(p_id) v where v.id = p_id;
 end
 $$;
 
@@ -3276,7 +3302,7 @@ begin
          state = x.state || jsonb_build_object('action', jsonb_build_object('id', p_action_id, 'response', p_response))
    where x.organization_id = r.organization_id and x.id = p_id;
   perform app_private.queue_agent_run(p_id);
-  return (select v.doc from api.runs v where v.id = p_id);
+  return (select v.doc from api.runs(p_id) v where v.id = p_id);
 end
 $$;
 
@@ -3387,19 +3413,21 @@ CREATE FUNCTION api.runs(p_id text DEFAULT NULL::text) RETURNS SETOF api.runs
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.runs where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.runs', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.runs', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.runs v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.runs v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -3517,7 +3545,7 @@ begin
   perform api.require_any_role('{manager}', 'createTask');
   perform app_private.check_schema_version('task', p_schema_version);
   select w.id, s.status into v_workflow, v_initial
-    from app.task_workflows w join app.task_workflow_statuses s on s.workflow_id = w.id and s.is_initial
+    from app.task_workflows w join app.task_workflow_statuses s on s.organization_id = w.organization_id and s.workflow_id = w.id and s.is_initial
    where w.organization_id = v__organization_id and w.is_default;
   insert into app.tasks (organization_id, project_id, workflow_id, code, name, description, status, priority, start_at, due_at,
                          assignee_member_ids, custom_fields, created_by_client_id)
@@ -3542,7 +3570,7 @@ CREATE FUNCTION api.task_get(p_id text) RETURNS TABLE(doc jsonb, version integer
     AS $$
 #variable_conflict use_column
 begin
-  return query select t.doc, t.version from api.tasks t where t.id = p_id;
+  return query select t.doc, t.version from api.tasks(p_id) t where t.id = p_id;
 end
 $$;
 
@@ -3623,7 +3651,7 @@ begin
   v_subject := app_private.check_subject(p_subject_member_id);
   select tr.to_status, s.category into v_to, v_category
     from app.task_workflow_transitions tr
-    join app.task_workflow_statuses s on s.workflow_id = tr.workflow_id and s.status = tr.to_status
+    join app.task_workflow_statuses s on s.organization_id = tr.organization_id and s.workflow_id = tr.workflow_id and s.status = tr.to_status
    where tr.organization_id = t.organization_id and tr.workflow_id = t.workflow_id and tr.name = p_transition and tr.from_status = t.status;
   if v_to is null or t.archived_at is not null then
     perform app_private.raise('SVV23', 'INVALID_TRANSITION',
@@ -3813,19 +3841,21 @@ CREATE FUNCTION api.tasks(p_id text DEFAULT NULL::text) RETURNS SETOF api.tasks
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.tasks where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.tasks', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.tasks', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.tasks v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.tasks v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -3861,7 +3891,7 @@ begin
           v_tags,
           p_body ->> 'external_id', app.current_client_id())
   returning id into v_id;
-  return query select v.doc, v.version from api.tickets v where v.id = v_id;
+  return query select v.doc, v.version from api.tickets(v_id) v where v.id = v_id;
 end
 $$;
 
@@ -3876,7 +3906,7 @@ CREATE FUNCTION api.ticket_get(p_id text) RETURNS TABLE(doc jsonb, version integ
     AS $$
 begin
   perform api.require_tickets(false);
-  return query select v.doc, v.version from api.tickets v where v.id = p_id;
+  return query select v.doc, v.version from api.tickets(p_id) v where v.id = p_id;
 end
 $$;
 
@@ -3898,7 +3928,7 @@ begin
   perform api.require_tickets(true);
   t := app_private.lock_ticket(p_ticket_id);
   select array_agg(a order by a) into v_bad from unnest(v_files) a
-   where not exists (select from api.files f where f.id = a and f.status = 'ready'
+   where not exists (select from api.files(a) f where f.id = a and f.status = 'ready'
                                              and f.linked_resource_type = 'ticket' and f.linked_resource_id = t.id);
   if v_bad is not null then
     perform app_private.raise_errors(app_private.error('/attachments', 'ATTACHMENT_NOT_AVAILABLE',
@@ -3908,7 +3938,7 @@ begin
   insert into app.ticket_messages (organization_id, ticket_id, type, body, attachment_file_ids, author_client_id)
   values (t.organization_id, t.id, p_body ->> 'type', p_body ->> 'body', v_files, app.current_client_id())
   returning id into v_id;
-  return (select v.doc from api.ticket_messages v where v.id = v_id);
+  return (select v.doc from api.ticket_messages(v_id) v where v.id = v_id);
 end
 $$;
 
@@ -3965,19 +3995,21 @@ CREATE FUNCTION api.ticket_messages(p_id text DEFAULT NULL::text) RETURNS SETOF 
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.ticket_messages where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.ticket_messages', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.ticket_messages', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.ticket_messages v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.ticket_messages v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -4058,7 +4090,7 @@ begin
   end if;
   update app.tickets x set status = tr.to_status, resolution = coalesce(p_resolution, case when tr.to_status = 'closed' then t.resolution end)
    where x.organization_id = t.organization_id and x.id = p_id;
-  return query select v.doc, v.version from api.tickets v where v.id = p_id;
+  return query select v.doc, v.version from api.tickets(p_id) v where v.id = p_id;
 end
 $$;
 
@@ -4100,7 +4132,7 @@ begin
                               else t.assignee_member_id end,
     project_id = case when p_patch ? 'project_id' then p_patch ->> 'project_id' else t.project_id end
    where x.organization_id = t.organization_id and x.id = p_id;
-  return query select v.doc, v.version from api.tickets v where v.id = p_id;
+  return query select v.doc, v.version from api.tickets(p_id) v where v.id = p_id;
 end
 $$;
 
@@ -4192,19 +4224,21 @@ CREATE FUNCTION api.tickets(p_id text DEFAULT NULL::text) RETURNS SETOF api.tick
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.tickets where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.tickets', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.tickets', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.tickets v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.tickets v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -4293,19 +4327,21 @@ CREATE FUNCTION api.time_entries(p_id text DEFAULT NULL::text) RETURNS SETOF api
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.time_entries where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.time_entries', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.time_entries', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.time_entries v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.time_entries v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -4340,7 +4376,7 @@ begin
     begin
       v_id := app_private.time_entry_insert(v_item);
       v_results := v_results || jsonb_build_array(jsonb_build_object('index', v_index, 'status', 'created',
-        'time_entry', (select t.doc from api.time_entries t where t.id = v_id)));
+        'time_entry', (select t.doc from api.time_entries(v_id) t where t.id = v_id)));
     exception when others then
       get stacked diagnostics v_state = returned_sqlstate, v_message = message_text, v_detail = pg_exception_detail,
                               v_hint = pg_exception_hint;
@@ -4431,7 +4467,7 @@ CREATE FUNCTION api.time_entry_get(p_id text) RETURNS TABLE(doc jsonb, version i
     AS $$
 begin
   perform api.require_time_entry_read();
-  return query select t.doc, t.version from api.time_entries t where t.id = p_id and t.deleted_at is null;
+  return query select t.doc, t.version from api.time_entries(p_id) t where t.id = p_id and t.deleted_at is null;
 end
 $$;
 
@@ -4600,19 +4636,21 @@ CREATE FUNCTION api.webhook_deliveries(p_id text DEFAULT NULL::text) RETURNS SET
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.webhook_deliveries where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.webhook_deliveries', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.webhook_deliveries', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.webhook_deliveries v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.webhook_deliveries v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -4635,7 +4673,7 @@ declare
   v__organization_id text := app.current_organization_id();
   v_doc jsonb;
 begin
-  select v.doc into v_doc from api.webhook_deliveries v where v.id = p_delivery and v.endpoint_id = p_endpoint;
+  select v.doc into v_doc from api.webhook_deliveries(p_delivery) v where v.id = p_delivery and v.endpoint_id = p_endpoint;
   if v_doc is null then
     return;
   end if;
@@ -4685,7 +4723,7 @@ begin
   insert into app.webhook_deliveries (organization_id, id, client_id, endpoint_id, event_id, replay_of)
   values (w.organization_id, v_id, w.client_id, w.id, e.id, d.id);
   perform app_private.webhook_enqueue(v__organization_id, v_id);
-  return query select v.doc from api.webhook_deliveries v where v.id = v_id;
+  return query select v.doc from api.webhook_deliveries(v_id) v where v.id = v_id;
 end
 $$;
 
@@ -4703,7 +4741,7 @@ declare
 begin
   insert into app.webhook_endpoints (organization_id, id, client_id, url, events, description, secret_sealed)
   values (v__organization_id, p_id, app.current_client_id(), p_url, p_events, p_description, p_secret_sealed);
-  return query select w.doc, w.version from api.webhook_endpoints w where w.id = p_id;
+  return query select w.doc, w.version from api.webhook_endpoints(p_id) w where w.id = p_id;
 end
 $$;
 
@@ -4726,7 +4764,7 @@ begin
          previous_secret_expires_at = v_previous_expires_at,
          secret_sealed = p_secret_sealed
    where e.organization_id = w.organization_id and e.id = w.id;
-  return query select v.doc, v.version from api.webhook_endpoints v where v.id = w.id;
+  return query select v.doc, v.version from api.webhook_endpoints(w.id) v where v.id = w.id;
 end
 $$;
 
@@ -4752,7 +4790,7 @@ begin
            consecutive_failures = 0, failing_since = null
      where e.organization_id = w.organization_id and e.id = w.id;
   end if;
-  return query select v.doc, v.version from api.webhook_endpoints v where v.id = w.id;
+  return query select v.doc, v.version from api.webhook_endpoints(w.id) v where v.id = w.id;
 end
 $$;
 
@@ -4783,7 +4821,7 @@ begin
   insert into app.webhook_deliveries (organization_id, id, client_id, endpoint_id, event_id)
   values (w.organization_id, v_id, w.client_id, w.id, v_event);
   perform app_private.webhook_enqueue(v__organization_id, v_id);
-  return query select v.doc from api.webhook_deliveries v where v.id = v_id;
+  return query select v.doc from api.webhook_deliveries(v_id) v where v.id = v_id;
 end
 $$;
 
@@ -4807,7 +4845,7 @@ begin
          events = case when p_patch ? 'events' then array(select jsonb_array_elements_text(p_patch -> 'events')) else e.events end,
          description = case when p_patch ? 'description' then p_patch ->> 'description' else e.description end
    where e.organization_id = w.organization_id and e.id = w.id;
-  return query select v.doc, v.version from api.webhook_endpoints v where v.id = w.id;
+  return query select v.doc, v.version from api.webhook_endpoints(w.id) v where v.id = w.id;
 end
 $$;
 
@@ -4875,19 +4913,21 @@ CREATE FUNCTION api.webhook_endpoints(p_id text DEFAULT NULL::text) RETURNS SETO
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.webhook_endpoints where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.webhook_endpoints', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.webhook_endpoints', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.webhook_endpoints v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.webhook_endpoints v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -4960,7 +5000,7 @@ declare
 begin
   -- The invoice as finance reads it through the API.
   perform app_private.set_context(p_organization_id, null, '{finance}');
-  select v.doc into v_doc from api.invoices v where v.id = p_invoice;
+  select v.doc into v_doc from api.invoices(p_invoice) v where v.id = p_invoice;
   perform app_private.set_context(null, null, null);
   if v_doc is null then
     return null;
@@ -5723,9 +5763,9 @@ begin
       'a conversation''s subject is one member: {"member_id": "<email>"} or {"display_name": "<name>"}', '/subject');
   end if;
   if p_subject ? 'member_id' then
-    select array_agg(m.id) into v_ids from api.members m where m.id = lower(trim(p_subject ->> 'member_id')) and m.status = 'active';
+    select array_agg(m.id) into v_ids from api.members(lower(trim(p_subject ->> 'member_id'))) m where m.id = lower(trim(p_subject ->> 'member_id')) and m.status = 'active';
   else
-    select array_agg(m.id order by m.id) into v_ids from api.members m
+    select array_agg(m.id order by m.id) into v_ids from api.members() m
      where lower(m.display_name) = lower(trim(p_subject ->> 'display_name')) and m.status = 'active';
   end if;
   if v_ids is null then
@@ -6001,25 +6041,25 @@ declare
   v__organization_id text := app.current_organization_id();
 begin
   case p_resource_type
-    when 'project' then return exists (select from api.projects v where v.id = p_resource_id);
-    when 'task' then return exists (select from api.tasks v where v.id = p_resource_id);
+    when 'project' then return exists (select from api.projects(p_resource_id) v where v.id = p_resource_id);
+    when 'task' then return exists (select from api.tasks(p_resource_id) v where v.id = p_resource_id);
     when 'time_entry' then
       if p_type = 'time_entry.deleted' then
         return app_private.may_read_time_entries();
       end if;
-      return exists (select from api.time_entries v where v.id = p_resource_id and v.deleted_at is null);
-    when 'approval' then return exists (select from api.approvals v where v.id = p_resource_id);
-    when 'webhook_endpoint' then return exists (select from api.webhook_endpoints v where v.id = p_resource_id);
-    when 'integration_connection' then return exists (select from api.integration_connections v where v.id = p_resource_id);
-    when 'invoice' then return exists (select from api.invoices v where v.id = p_resource_id);
+      return exists (select from api.time_entries(p_resource_id) v where v.id = p_resource_id and v.deleted_at is null);
+    when 'approval' then return exists (select from api.approvals(p_resource_id) v where v.id = p_resource_id);
+    when 'webhook_endpoint' then return exists (select from api.webhook_endpoints(p_resource_id) v where v.id = p_resource_id);
+    when 'integration_connection' then return exists (select from api.integration_connections(p_resource_id) v where v.id = p_resource_id);
+    when 'invoice' then return exists (select from api.invoices(p_resource_id) v where v.id = p_resource_id);
     when 'payment' then return exists (select from app.payments p where p.organization_id = v__organization_id and p.id = p_resource_id);
-    when 'file' then return exists (select from api.files v where v.id = p_resource_id);
-    when 'ticket' then return exists (select from api.tickets v where v.id = p_resource_id);
+    when 'file' then return exists (select from api.files(p_resource_id) v where v.id = p_resource_id);
+    when 'ticket' then return exists (select from api.tickets(p_resource_id) v where v.id = p_resource_id);
     when 'ticket_message' then
       return exists (select from app.ticket_messages m where m.organization_id = v__organization_id and m.id = p_resource_id);
-    when 'report_run' then return exists (select from api.report_runs v where v.id = p_resource_id);
-    when 'run' then return exists (select from api.runs v where v.id = p_resource_id);
-    when 'conversation_message' then return exists (select from api.conversation_messages v where v.id = p_resource_id);
+    when 'report_run' then return exists (select from api.report_runs(p_resource_id) v where v.id = p_resource_id);
+    when 'run' then return exists (select from api.runs(p_resource_id) v where v.id = p_resource_id);
+    when 'conversation_message' then return exists (select from api.conversation_messages(p_resource_id) v where v.id = p_resource_id);
     else return false;
   end case;
 end
@@ -6649,30 +6689,6 @@ CREATE FUNCTION app_private.operator_session() RETURNS boolean
 --
 
 COMMENT ON FUNCTION app_private.operator_session() IS 'Whether the session''s login acts for every organization (a member of svc_operator, or a superuser): the worker, svc-admin, migrations. Never svc_runtime or a BI login.';
-
-
---
--- Name: policy_expression(text); Type: FUNCTION; Schema: app_private; Owner: -
---
-
-CREATE FUNCTION app_private.policy_expression(p_expression text) RETURNS text
-    LANGUAGE plpgsql STABLE
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-declare
-  v_sublink constant text := '\(\s*select\s+((?:app|app_private)\.\w+\((?:[^()]|\([^()]*\))*\))(?:\s+as\s+\w+)?\s*\)';
-  v_out text;
-begin
-  if not exists (select from pg_extension where extname = 'citus') then
-    return p_expression;
-  end if;
-  v_out := regexp_replace(p_expression, v_sublink, '\1', 'gi');
-  if v_out ~* '\m(select|exists)\M' then
-    perform app_private.raise('SV500', 'CITUS_POLICY_SUBLINK', format('a policy keeps a sublink: %s', v_out));
-  end if;
-  return v_out;
-end
-$$;
 
 
 --
@@ -11262,7 +11278,7 @@ begin
   -- expected_version is the If-Match of a confirmed proposal: a task changed since it was read is
   -- refused as updateTask refuses a stale ETag. Without it the assignment replaces what is there now.
   select t.doc into v_doc from api.task_update(p_args ->> 'task_id',
-    array[coalesce((p_args ->> 'expected_version')::integer, (select x.version from api.tasks x where x.id = p_args ->> 'task_id'))],
+    array[coalesce((p_args ->> 'expected_version')::integer, (select x.version from api.tasks(p_args ->> 'task_id') x where x.id = p_args ->> 'task_id'))],
     jsonb_build_object('assignee_member_ids', p_args -> 'assignee_member_ids'), null) t;
   return jsonb_build_object('summary', format('%s assigned to %s', p_args ->> 'task_id',
       (select string_agg(a, ', ') from jsonb_array_elements_text(v_doc -> 'assignee_member_ids') a)),
@@ -14946,308 +14962,308 @@ CREATE POLICY "Clients write to their own conversations" ON app.conversation_mes
 -- Name: agent_publications Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.agent_publications TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.agent_publications TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: api_clients Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.api_clients TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.api_clients TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: approvals Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.approvals TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.approvals TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: conversation_messages Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.conversation_messages TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.conversation_messages TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: conversations Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.conversations TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.conversations TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: custom_field_definitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.custom_field_definitions TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.custom_field_definitions TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: customers Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.customers TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.customers TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: events Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.events TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.events TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: file_chunks Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_chunks TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_chunks TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: file_contents Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_contents TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_contents TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: file_policies Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_policies TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_policies TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: file_uploads Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_uploads TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_uploads TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: files Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.files TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.files TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: idempotency_keys Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.idempotency_keys TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.idempotency_keys TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: integration_connections Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.integration_connections TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.integration_connections TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: invoice_lines Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.invoice_lines TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.invoice_lines TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: invoices Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.invoices TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.invoices TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: members Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.members TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.members TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: object_schemas Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.object_schemas TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.object_schemas TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: organizations Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.organizations TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.organizations TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: payments Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.payments TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.payments TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: projects Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.projects TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.projects TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: report_results Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.report_results TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.report_results TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: report_runs Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.report_runs TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.report_runs TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: run_events Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.run_events TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.run_events TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: run_tool_calls Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.run_tool_calls TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.run_tool_calls TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: runs Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.runs TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.runs TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: task_activity Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_activity TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_activity TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: task_dependencies Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_dependencies TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_dependencies TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: task_notes Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_notes TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_notes TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: task_workflow_statuses Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_statuses TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_statuses TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: task_workflow_transitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_transitions TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_transitions TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: task_workflows Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_workflows TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflows TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: tasks Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.tasks TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.tasks TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: ticket_messages Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_messages TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_messages TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: ticket_search Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_search TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_search TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: ticket_statuses Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_statuses TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_statuses TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: ticket_transitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_transitions TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_transitions TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: tickets Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.tickets TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.tickets TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: time_entries Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.time_entries TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.time_entries TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: time_entry_audit Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.time_entry_audit TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.time_entry_audit TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: webhook_deliveries Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.webhook_deliveries TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_deliveries TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: webhook_delivery_attempts Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.webhook_delivery_attempts TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_delivery_attempts TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: webhook_endpoints Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.webhook_endpoints TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_endpoints TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
@@ -15488,14 +15504,14 @@ CREATE POLICY "The gate reads clients of the organization it was asked about" ON
 -- Name: files The gate reads files a link opened; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "The gate reads files a link opened" ON app.files FOR SELECT TO svc_gate USING ((organization_id = app.current_organization_id()));
+CREATE POLICY "The gate reads files a link opened" ON app.files FOR SELECT TO svc_gate USING ((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)));
 
 
 --
 -- Name: report_runs The gate reads report runs a link opened; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "The gate reads report runs a link opened" ON app.report_runs FOR SELECT TO svc_gate USING ((organization_id = app.current_organization_id()));
+CREATE POLICY "The gate reads report runs a link opened" ON app.report_runs FOR SELECT TO svc_gate USING ((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)));
 
 
 --
@@ -15516,7 +15532,7 @@ CREATE POLICY "The gate reads the organization it was asked about" ON app.organi
 -- Name: file_uploads The gate reads uploads a link names; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "The gate reads uploads a link names" ON app.file_uploads FOR SELECT TO svc_gate USING (((organization_id = current_setting('svc.gate_organization'::text, true)) OR (organization_id = app.current_organization_id())));
+CREATE POLICY "The gate reads uploads a link names" ON app.file_uploads FOR SELECT TO svc_gate USING (((organization_id = current_setting('svc.gate_organization'::text, true)) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
@@ -15856,28 +15872,28 @@ CREATE POLICY "A BI session reads its own binding" ON app_private.bi_logins FOR 
 -- Name: admin_notifications Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.admin_notifications TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.admin_notifications TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: invoice_number_counters Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.invoice_number_counters TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.invoice_number_counters TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: job_outbox Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.job_outbox TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.job_outbox TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: ticket_number_counters Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.ticket_number_counters TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.ticket_number_counters TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
@@ -16089,4 +16105,7 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261206021100'),
     ('20261206030000'),
     ('20261206030100'),
-    ('20261206030200');
+    ('20261206030200'),
+    ('20261206040000'),
+    ('20261206040100'),
+    ('20261206040200');

@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict fYsddBdZzz9kpGGSapVMICmLW2JZEu9aGh5doz8KeEiVggeO1wZBcAwhj1yK47s
+\restrict s4YKltuSdPKg3j6QIzaVI7vwOoIIBRFDGfvLRiFWRPl3ffSIkDEWLjtBy0sS0PY
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -395,19 +395,21 @@ CREATE FUNCTION api.agents(p_id text DEFAULT NULL::text) RETURNS SETOF api.agent
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.agents where true and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.agents', v_organization_id) || ') v where true and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.agents', v_organization_id) || ') v where true and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.agents v;
+  else
+    return query select * from api.agents v where v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -573,19 +575,21 @@ CREATE FUNCTION api.approvals(p_id text DEFAULT NULL::text) RETURNS SETOF api.ap
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.approvals where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.approvals', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.approvals', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.approvals v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.approvals v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -866,7 +870,7 @@ begin
              app_private.message_budget(), length(p_content::text)), '/content');
   end if;
   select min(b.i) - 1 into v_bad from jsonb_array_elements(p_content) with ordinality b (block, i)
-   where b.block ->> 'type' = 'file_reference' and not exists (select from api.files() f where f.id = b.block ->> 'file_id' and f.status = 'ready');
+   where b.block ->> 'type' = 'file_reference' and not exists (select from api.files(b.block ->> 'file_id') f where f.id = b.block ->> 'file_id' and f.status = 'ready');
   if v_bad is not null then
     perform app_private.raise('SVV22', 'MESSAGE_CONTENT_INVALID',
       'file_id must name a ready file you may read', format('/content/%s/file_id', v_bad));
@@ -930,19 +934,21 @@ CREATE FUNCTION api.conversation_messages(p_id text DEFAULT NULL::text) RETURNS 
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.conversation_messages where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.conversation_messages', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.conversation_messages', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.conversation_messages v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.conversation_messages v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -1010,19 +1016,21 @@ CREATE FUNCTION api.conversations(p_id text DEFAULT NULL::text) RETURNS SETOF ap
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.conversations where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.conversations', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.conversations', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.conversations v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.conversations v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -1278,7 +1286,7 @@ begin
     perform app_private.raise('SVN04', 'FILE_NOT_FOUND', format('no upload %s of your client', p_upload_id));
   end if;
   if u.status = 'completed' then
-    return query select v.doc, v.version from api.files() v where v.id = u.file_id;
+    return query select v.doc, v.version from api.files(u.file_id) v where v.id = u.file_id;
     return;
   end if;
   if u.expires_at <= now() then
@@ -1466,19 +1474,21 @@ CREATE FUNCTION api.files(p_id text DEFAULT NULL::text) RETURNS SETOF api.files
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.files where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.files', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.files', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.files v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.files v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -1730,19 +1740,21 @@ CREATE FUNCTION api.integration_connections(p_id text DEFAULT NULL::text) RETURN
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.integration_connections where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.integration_connections', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.integration_connections', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.integration_connections v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.integration_connections v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -1870,7 +1882,7 @@ begin
           p_body ->> 'memo', app.current_client_id())
   returning * into i;
   perform app_private.invoice_set_lines(i, coalesce(p_body -> 'lines', '[]'));
-  return query select v.doc, v.version from api.invoices() v where v.id = i.id;
+  return query select v.doc, v.version from api.invoices(i.id) v where v.id = i.id;
 end
 $$;
 
@@ -1889,7 +1901,7 @@ begin
   perform app_private.invoice_set_lines(i, p_lines);
   -- The lines are part of the invoice: replacing them is a new version even when the totals stay.
   update app.invoices x set memo = x.memo where x.organization_id = i.organization_id and x.id = i.id;
-  return query select v.doc, v.version from api.invoices() v where v.id = i.id;
+  return query select v.doc, v.version from api.invoices(i.id) v where v.id = i.id;
 end
 $$;
 
@@ -1928,7 +1940,7 @@ begin
   update app.invoices x set status = 'sent' where x.organization_id = i.organization_id and x.id = i.id returning * into i;
   select * into o from app.organizations x where x.id = i.organization_id;
   return jsonb_build_object(
-    'invoice', (select v.doc from api.invoices() v where v.id = i.id),
+    'invoice', (select v.doc from api.invoices(i.id) v where v.id = i.id),
     'organization', jsonb_build_object('name', o.name, 'locale', o.locale),
     'customer', jsonb_build_object('id', c.id, 'name', c.name, 'email', c.delivery_email));
 end
@@ -1970,7 +1982,7 @@ begin
     select * into i from app.invoices x where x.organization_id = v__organization_id and x.id = p_id;
     perform app_private.invoice_set_lines(i, p_patch -> 'lines');
   end if;
-  return query select v.doc, v.version from api.invoices() v where v.id = i.id;
+  return query select v.doc, v.version from api.invoices(i.id) v where v.id = i.id;
 end
 $$;
 
@@ -2023,7 +2035,7 @@ begin
       update app.invoices x set status = 'void' where x.organization_id = i.organization_id and x.id = i.id;
     end if;
   end if;
-  return query select v.doc, v.version from api.invoices() v where v.id = i.id;
+  return query select v.doc, v.version from api.invoices(i.id) v where v.id = i.id;
 end
 $$;
 
@@ -2145,19 +2157,21 @@ CREATE FUNCTION api.invoices(p_id text DEFAULT NULL::text) RETURNS SETOF api.inv
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.invoices where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.invoices', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.invoices', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.invoices v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.invoices v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -2293,19 +2307,21 @@ CREATE FUNCTION api.members(p_id text DEFAULT NULL::text) RETURNS SETOF api.memb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.members where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.members', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.members', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.members v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.members v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -2436,19 +2452,21 @@ CREATE FUNCTION api.organization(p_id text DEFAULT NULL::text) RETURNS SETOF api
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.organization where id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.organization', v_organization_id) || ') v where id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.organization', v_organization_id) || ') v where id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.organization v where v.id = v_organization_id;
+  else
+    return query select * from api.organization v where v.id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -2481,7 +2499,7 @@ begin
     'amount', app_private.money_text(p.amount, i.scale), 'currency', p.currency, 'received_date', p.received_date,
     'method', p.method, 'external_reference', p.external_reference, 'created_at', app_private.iso_timestamp(p.created_at),
     'invoice', v.doc)
-    from app.invoices i join api.invoices() v on v.organization_id = i.organization_id and v.id = i.id
+    from app.invoices i cross join lateral api.invoices(i.id) v
    where i.organization_id = p.organization_id and i.id = p.invoice_id;
 end
 $$;
@@ -2704,19 +2722,21 @@ CREATE FUNCTION api.projects(p_id text DEFAULT NULL::text) RETURNS SETOF api.pro
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.projects where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.projects', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.projects', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.projects v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.projects v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -2900,19 +2920,21 @@ CREATE FUNCTION api.report_results(p_id text DEFAULT NULL::text) RETURNS SETOF a
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.report_results where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.report_results', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.report_results', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.report_results v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.report_results v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -3077,19 +3099,21 @@ CREATE FUNCTION api.report_runs(p_id text DEFAULT NULL::text) RETURNS SETOF api.
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.report_runs where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.report_runs', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.report_runs', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.report_runs v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.report_runs v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -3141,19 +3165,21 @@ CREATE FUNCTION api.reports(p_id text DEFAULT NULL::text) RETURNS SETOF api.repo
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.reports where true and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.reports', v_organization_id) || ') v where true and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.reports', v_organization_id) || ') v where true and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.reports v;
+  else
+    return query select * from api.reports v where v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -3433,19 +3459,21 @@ CREATE FUNCTION api.runs(p_id text DEFAULT NULL::text) RETURNS SETOF api.runs
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.runs where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.runs', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.runs', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.runs v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.runs v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -3563,7 +3591,7 @@ begin
   perform api.require_any_role('{manager}', 'createTask');
   perform app_private.check_schema_version('task', p_schema_version);
   select w.id, s.status into v_workflow, v_initial
-    from app.task_workflows w join app.task_workflow_statuses s on s.workflow_id = w.id and s.is_initial
+    from app.task_workflows w join app.task_workflow_statuses s on s.organization_id = w.organization_id and s.workflow_id = w.id and s.is_initial
    where w.organization_id = v__organization_id and w.is_default;
   insert into app.tasks (organization_id, project_id, workflow_id, code, name, description, status, priority, start_at, due_at,
                          assignee_member_ids, custom_fields, created_by_client_id)
@@ -3669,7 +3697,7 @@ begin
   v_subject := app_private.check_subject(p_subject_member_id);
   select tr.to_status, s.category into v_to, v_category
     from app.task_workflow_transitions tr
-    join app.task_workflow_statuses s on s.workflow_id = tr.workflow_id and s.status = tr.to_status
+    join app.task_workflow_statuses s on s.organization_id = tr.organization_id and s.workflow_id = tr.workflow_id and s.status = tr.to_status
    where tr.organization_id = t.organization_id and tr.workflow_id = t.workflow_id and tr.name = p_transition and tr.from_status = t.status;
   if v_to is null or t.archived_at is not null then
     perform app_private.raise('SVV23', 'INVALID_TRANSITION',
@@ -3859,19 +3887,21 @@ CREATE FUNCTION api.tasks(p_id text DEFAULT NULL::text) RETURNS SETOF api.tasks
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.tasks where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.tasks', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.tasks', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.tasks v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.tasks v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -3944,7 +3974,7 @@ begin
   perform api.require_tickets(true);
   t := app_private.lock_ticket(p_ticket_id);
   select array_agg(a order by a) into v_bad from unnest(v_files) a
-   where not exists (select from api.files() f where f.id = a and f.status = 'ready'
+   where not exists (select from api.files(a) f where f.id = a and f.status = 'ready'
                                              and f.linked_resource_type = 'ticket' and f.linked_resource_id = t.id);
   if v_bad is not null then
     perform app_private.raise_errors(app_private.error('/attachments', 'ATTACHMENT_NOT_AVAILABLE',
@@ -4011,19 +4041,21 @@ CREATE FUNCTION api.ticket_messages(p_id text DEFAULT NULL::text) RETURNS SETOF 
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.ticket_messages where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.ticket_messages', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.ticket_messages', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.ticket_messages v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.ticket_messages v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -4238,19 +4270,21 @@ CREATE FUNCTION api.tickets(p_id text DEFAULT NULL::text) RETURNS SETOF api.tick
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.tickets where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.tickets', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.tickets', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.tickets v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.tickets v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -4339,19 +4373,21 @@ CREATE FUNCTION api.time_entries(p_id text DEFAULT NULL::text) RETURNS SETOF api
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.time_entries where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.time_entries', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.time_entries', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.time_entries v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.time_entries v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -4646,19 +4682,21 @@ CREATE FUNCTION api.webhook_deliveries(p_id text DEFAULT NULL::text) RETURNS SET
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.webhook_deliveries where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.webhook_deliveries', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.webhook_deliveries', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.webhook_deliveries v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.webhook_deliveries v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -4772,7 +4810,7 @@ begin
          previous_secret_expires_at = v_previous_expires_at,
          secret_sealed = p_secret_sealed
    where e.organization_id = w.organization_id and e.id = w.id;
-  return query select v.doc, v.version from api.webhook_endpoints() v where v.id = w.id;
+  return query select v.doc, v.version from api.webhook_endpoints(w.id) v where v.id = w.id;
 end
 $$;
 
@@ -4798,7 +4836,7 @@ begin
            consecutive_failures = 0, failing_since = null
      where e.organization_id = w.organization_id and e.id = w.id;
   end if;
-  return query select v.doc, v.version from api.webhook_endpoints() v where v.id = w.id;
+  return query select v.doc, v.version from api.webhook_endpoints(w.id) v where v.id = w.id;
 end
 $$;
 
@@ -4853,7 +4891,7 @@ begin
          events = case when p_patch ? 'events' then array(select jsonb_array_elements_text(p_patch -> 'events')) else e.events end,
          description = case when p_patch ? 'description' then p_patch ->> 'description' else e.description end
    where e.organization_id = w.organization_id and e.id = w.id;
-  return query select v.doc, v.version from api.webhook_endpoints() v where v.id = w.id;
+  return query select v.doc, v.version from api.webhook_endpoints(w.id) v where v.id = w.id;
 end
 $$;
 
@@ -4921,19 +4959,21 @@ CREATE FUNCTION api.webhook_endpoints(p_id text DEFAULT NULL::text) RETURNS SETO
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
-      declare
-        v_organization_id text := app.current_organization_id();
-      begin
-        if v_organization_id is null then
-          return;
-        elsif to_regclass('pg_catalog.pg_dist_partition') is null then
-          return query execute 'select * from api.webhook_endpoints where organization_id = $1 and ($2 is null or id = $2)' using v_organization_id, p_id;
-        else
-          return query execute 'select * from (' || app_private.view_on_shards('api.webhook_endpoints', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-            using v_organization_id, p_id;
-        end if;
-      end
-      $_$;
+declare
+  v_organization_id text := app.current_organization_id();
+begin
+  if v_organization_id is null then
+    return;
+  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.webhook_endpoints', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  elsif p_id is null then
+    return query select * from api.webhook_endpoints v where v.organization_id = v_organization_id;
+  else
+    return query select * from api.webhook_endpoints v where v.organization_id = v_organization_id and v.id = p_id;
+  end if;
+end
+$_$;
 
 
 --
@@ -5814,7 +5854,7 @@ begin
       'a conversation''s subject is one member: {"member_id": "<email>"} or {"display_name": "<name>"}', '/subject');
   end if;
   if p_subject ? 'member_id' then
-    select array_agg(m.id) into v_ids from api.members() m where m.id = lower(trim(p_subject ->> 'member_id')) and m.status = 'active';
+    select array_agg(m.id) into v_ids from api.members(lower(trim(p_subject ->> 'member_id'))) m where m.id = lower(trim(p_subject ->> 'member_id')) and m.status = 'active';
   else
     select array_agg(m.id order by m.id) into v_ids from api.members() m
      where lower(m.display_name) = lower(trim(p_subject ->> 'display_name')) and m.status = 'active';
@@ -6740,30 +6780,6 @@ CREATE FUNCTION app_private.operator_session() RETURNS boolean
 --
 
 COMMENT ON FUNCTION app_private.operator_session() IS 'Whether the session''s login acts for every organization (a member of svc_operator, or a superuser): the worker, svc-admin, migrations. Never svc_runtime or a BI login.';
-
-
---
--- Name: policy_expression(text); Type: FUNCTION; Schema: app_private; Owner: -
---
-
-CREATE FUNCTION app_private.policy_expression(p_expression text) RETURNS text
-    LANGUAGE plpgsql STABLE
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-declare
-  v_sublink constant text := '\(\s*select\s+((?:app|app_private)\.\w+\((?:[^()]|\([^()]*\))*\))(?:\s+as\s+\w+)?\s*\)';
-  v_out text;
-begin
-  if not exists (select from pg_extension where extname = 'citus') then
-    return p_expression;
-  end if;
-  v_out := regexp_replace(p_expression, v_sublink, '\1', 'gi');
-  if v_out ~* '\m(select|exists)\M' then
-    perform app_private.raise('SV500', 'CITUS_POLICY_SUBLINK', format('a policy keeps a sublink: %s', v_out));
-  end if;
-  return v_out;
-end
-$$;
 
 
 --
@@ -11495,7 +11511,7 @@ begin
   -- expected_version is the If-Match of a confirmed proposal: a task changed since it was read is
   -- refused as updateTask refuses a stale ETag. Without it the assignment replaces what is there now.
   select t.doc into v_doc from api.task_update(p_args ->> 'task_id',
-    array[coalesce((p_args ->> 'expected_version')::integer, (select x.version from api.tasks() x where x.id = p_args ->> 'task_id'))],
+    array[coalesce((p_args ->> 'expected_version')::integer, (select x.version from api.tasks(p_args ->> 'task_id') x where x.id = p_args ->> 'task_id'))],
     jsonb_build_object('assignee_member_ids', p_args -> 'assignee_member_ids'), null) t;
   return jsonb_build_object('summary', format('%s assigned to %s', p_args ->> 'task_id',
       (select string_agg(a, ', ') from jsonb_array_elements_text(v_doc -> 'assignee_member_ids') a)),
@@ -15054,11 +15070,11 @@ ALTER TABLE ONLY app_private.ticket_number_counters
 -- Name: file_chunks Chunks are readable where their file is; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Chunks are readable where their file is" ON app.file_chunks FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND
+CREATE POLICY "Chunks are readable where their file is" ON app.file_chunks FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND
 CASE linked_resource_type
-    WHEN 'invoice'::text THEN app.has_any_role('{manager,finance}'::text[])
-    WHEN 'ticket'::text THEN app_private.may_read_tickets()
-    ELSE app.has_any_role('{member,manager}'::text[])
+    WHEN 'invoice'::text THEN ( SELECT app.has_any_role('{manager,finance}'::text[]) AS has_any_role)
+    WHEN 'ticket'::text THEN ( SELECT app_private.may_read_tickets() AS may_read_tickets)
+    ELSE ( SELECT app.has_any_role('{member,manager}'::text[]) AS has_any_role)
 END));
 
 
@@ -15066,60 +15082,60 @@ END));
 -- Name: runs Clients answer and cancel their own runs; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients answer and cancel their own runs" ON app.runs FOR UPDATE TO svc_api USING (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id()))) WITH CHECK (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Clients answer and cancel their own runs" ON app.runs FOR UPDATE TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id)))) WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: conversations Clients change their own conversations; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients change their own conversations" ON app.conversations FOR UPDATE TO svc_api USING (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id()))) WITH CHECK (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Clients change their own conversations" ON app.conversations FOR UPDATE TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id)))) WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: webhook_endpoints Clients change their own endpoints; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients change their own endpoints" ON app.webhook_endpoints FOR UPDATE TO svc_api USING (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id()))) WITH CHECK (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Clients change their own endpoints" ON app.webhook_endpoints FOR UPDATE TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id)))) WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: webhook_endpoints Clients create their own endpoints; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients create their own endpoints" ON app.webhook_endpoints FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Clients create their own endpoints" ON app.webhook_endpoints FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: file_uploads Clients move their own uploads on; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients move their own uploads on" ON app.file_uploads FOR UPDATE TO svc_api USING (((organization_id = app.current_organization_id()) AND (created_by_client_id = app.current_client_id()))) WITH CHECK (((organization_id = app.current_organization_id()) AND (created_by_client_id = app.current_client_id())));
+CREATE POLICY "Clients move their own uploads on" ON app.file_uploads FOR UPDATE TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (created_by_client_id = ( SELECT app.current_client_id() AS current_client_id)))) WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (created_by_client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: file_policies Clients read their organization's file policy; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients read their organization's file policy" ON app.file_policies FOR SELECT TO svc_api USING ((organization_id = app.current_organization_id()));
+CREATE POLICY "Clients read their organization's file policy" ON app.file_policies FOR SELECT TO svc_api USING ((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)));
 
 
 --
 -- Name: report_runs Clients request report runs; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients request report runs" ON app.report_runs FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Clients request report runs" ON app.report_runs FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: approvals Clients see approvals of resources their Roles cover; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see approvals of resources their Roles cover" ON app.approvals FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND
+CREATE POLICY "Clients see approvals of resources their Roles cover" ON app.approvals FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND
 CASE category
-    WHEN 'project'::text THEN app.has_role('manager'::text)
-    WHEN 'financial'::text THEN app.has_role('finance'::text)
-    ELSE app.has_role('hr'::text)
+    WHEN 'project'::text THEN ( SELECT app.has_role('manager'::text) AS has_role)
+    WHEN 'financial'::text THEN ( SELECT app.has_role('finance'::text) AS has_role)
+    ELSE ( SELECT app.has_role('hr'::text) AS has_role)
 END));
 
 
@@ -15127,543 +15143,543 @@ END));
 -- Name: webhook_delivery_attempts Clients see attempts of their own deliveries; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see attempts of their own deliveries" ON app.webhook_delivery_attempts FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Clients see attempts of their own deliveries" ON app.webhook_delivery_attempts FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: customers Clients see customers of their organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see customers of their organization" ON app.customers FOR SELECT TO svc_api USING ((organization_id = app.current_organization_id()));
+CREATE POLICY "Clients see customers of their organization" ON app.customers FOR SELECT TO svc_api USING ((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)));
 
 
 --
 -- Name: webhook_deliveries Clients see deliveries to their own endpoints; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see deliveries to their own endpoints" ON app.webhook_deliveries FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Clients see deliveries to their own endpoints" ON app.webhook_deliveries FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: task_dependencies Clients see dependencies in their organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see dependencies in their organization" ON app.task_dependencies FOR SELECT TO svc_api USING ((organization_id = app.current_organization_id()));
+CREATE POLICY "Clients see dependencies in their organization" ON app.task_dependencies FOR SELECT TO svc_api USING ((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)));
 
 
 --
 -- Name: task_notes Clients see notes in their organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see notes in their organization" ON app.task_notes FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND app.has_any_role('{member,manager}'::text[])));
+CREATE POLICY "Clients see notes in their organization" ON app.task_notes FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_any_role('{member,manager}'::text[]) AS has_any_role)));
 
 
 --
 -- Name: api_clients Clients see only themselves; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see only themselves" ON app.api_clients FOR SELECT TO svc_api USING (((id = app.current_client_id()) AND (organization_id = app.current_organization_id())));
+CREATE POLICY "Clients see only themselves" ON app.api_clients FOR SELECT TO svc_api USING (((id = ( SELECT app.current_client_id() AS current_client_id)) AND (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: integration_connections Clients see organization connections relevant to their Roles; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see organization connections relevant to their Roles" ON app.integration_connections FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND (ownership = 'organization'::text) AND app_private.integration_visible(category)));
+CREATE POLICY "Clients see organization connections relevant to their Roles" ON app.integration_connections FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (ownership = 'organization'::text) AND app_private.integration_visible(category)));
 
 
 --
 -- Name: task_activity Clients see task activity of their organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see task activity of their organization" ON app.task_activity FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND app.has_any_role('{member,manager}'::text[])));
+CREATE POLICY "Clients see task activity of their organization" ON app.task_activity FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_any_role('{member,manager}'::text[]) AS has_any_role)));
 
 
 --
 -- Name: custom_field_definitions Clients see the custom fields their Roles may read; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see the custom fields their Roles may read" ON app.custom_field_definitions FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND (readable_roles && app.current_roles())));
+CREATE POLICY "Clients see the custom fields their Roles may read" ON app.custom_field_definitions FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (readable_roles && ( SELECT app.current_roles() AS current_roles))));
 
 
 --
 -- Name: object_schemas Clients see their organization's object schemas; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see their organization's object schemas" ON app.object_schemas FOR SELECT TO svc_api USING ((organization_id = app.current_organization_id()));
+CREATE POLICY "Clients see their organization's object schemas" ON app.object_schemas FOR SELECT TO svc_api USING ((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)));
 
 
 --
 -- Name: agent_publications Clients see their organization's publications; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see their organization's publications" ON app.agent_publications FOR SELECT TO svc_api USING ((organization_id = app.current_organization_id()));
+CREATE POLICY "Clients see their organization's publications" ON app.agent_publications FOR SELECT TO svc_api USING ((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)));
 
 
 --
 -- Name: ticket_transitions Clients see their organization's ticket transitions; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see their organization's ticket transitions" ON app.ticket_transitions FOR SELECT TO svc_api USING ((organization_id = app.current_organization_id()));
+CREATE POLICY "Clients see their organization's ticket transitions" ON app.ticket_transitions FOR SELECT TO svc_api USING ((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)));
 
 
 --
 -- Name: ticket_statuses Clients see their organization's ticket workflow; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see their organization's ticket workflow" ON app.ticket_statuses FOR SELECT TO svc_api USING ((organization_id = app.current_organization_id()));
+CREATE POLICY "Clients see their organization's ticket workflow" ON app.ticket_statuses FOR SELECT TO svc_api USING ((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)));
 
 
 --
 -- Name: task_workflow_statuses Clients see their organization's workflows; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see their organization's workflows" ON app.task_workflow_statuses FOR SELECT TO svc_api USING ((organization_id = app.current_organization_id()));
+CREATE POLICY "Clients see their organization's workflows" ON app.task_workflow_statuses FOR SELECT TO svc_api USING ((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)));
 
 
 --
 -- Name: task_workflow_transitions Clients see their organization's workflows; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see their organization's workflows" ON app.task_workflow_transitions FOR SELECT TO svc_api USING ((organization_id = app.current_organization_id()));
+CREATE POLICY "Clients see their organization's workflows" ON app.task_workflow_transitions FOR SELECT TO svc_api USING ((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)));
 
 
 --
 -- Name: task_workflows Clients see their organization's workflows; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see their organization's workflows" ON app.task_workflows FOR SELECT TO svc_api USING ((organization_id = app.current_organization_id()));
+CREATE POLICY "Clients see their organization's workflows" ON app.task_workflows FOR SELECT TO svc_api USING ((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)));
 
 
 --
 -- Name: conversations Clients see their own conversations; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see their own conversations" ON app.conversations FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Clients see their own conversations" ON app.conversations FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: webhook_endpoints Clients see their own endpoints; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see their own endpoints" ON app.webhook_endpoints FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Clients see their own endpoints" ON app.webhook_endpoints FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: organizations Clients see their own organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see their own organization" ON app.organizations FOR SELECT TO svc_api USING ((id = app.current_organization_id()));
+CREATE POLICY "Clients see their own organization" ON app.organizations FOR SELECT TO svc_api USING ((id = ( SELECT app.current_organization_id() AS current_organization_id)));
 
 
 --
 -- Name: report_runs Clients see their own report runs; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see their own report runs" ON app.report_runs FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Clients see their own report runs" ON app.report_runs FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: runs Clients see their own runs; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see their own runs" ON app.runs FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Clients see their own runs" ON app.runs FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: file_uploads Clients see their own uploads; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients see their own uploads" ON app.file_uploads FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND (created_by_client_id = app.current_client_id())));
+CREATE POLICY "Clients see their own uploads" ON app.file_uploads FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (created_by_client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: conversations Clients start conversations; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients start conversations" ON app.conversations FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Clients start conversations" ON app.conversations FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: runs Clients start runs; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients start runs" ON app.runs FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Clients start runs" ON app.runs FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: idempotency_keys Clients use only their own idempotency keys; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients use only their own idempotency keys" ON app.idempotency_keys TO svc_api USING (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id()))) WITH CHECK (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Clients use only their own idempotency keys" ON app.idempotency_keys TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id)))) WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: members Clients with any Role see members of their organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients with any Role see members of their organization" ON app.members FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND app.has_any_role('{member,manager,finance,hr}'::text[])));
+CREATE POLICY "Clients with any Role see members of their organization" ON app.members FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_any_role('{member,manager,finance,hr}'::text[]) AS has_any_role)));
 
 
 --
 -- Name: projects Clients with any Role see projects of their organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients with any Role see projects of their organization" ON app.projects FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND app.has_any_role('{member,manager,finance,hr}'::text[])));
+CREATE POLICY "Clients with any Role see projects of their organization" ON app.projects FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_any_role('{member,manager,finance,hr}'::text[]) AS has_any_role)));
 
 
 --
 -- Name: tasks Clients with any Role see tasks of their organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients with any Role see tasks of their organization" ON app.tasks FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND app.has_any_role('{member,manager,finance,hr}'::text[])));
+CREATE POLICY "Clients with any Role see tasks of their organization" ON app.tasks FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_any_role('{member,manager,finance,hr}'::text[]) AS has_any_role)));
 
 
 --
 -- Name: file_chunks Clients write the bytes of their own pending uploads; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients write the bytes of their own pending uploads" ON app.file_chunks FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Clients write the bytes of their own pending uploads" ON app.file_chunks FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: conversation_messages Clients write to their own conversations; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Clients write to their own conversations" ON app.conversation_messages FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND (role = 'user'::text) AND (client_id = app.current_client_id())));
+CREATE POLICY "Clients write to their own conversations" ON app.conversation_messages FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (role = 'user'::text) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: agent_publications Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.agent_publications TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.agent_publications TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: api_clients Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.api_clients TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.api_clients TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: approvals Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.approvals TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.approvals TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: conversation_messages Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.conversation_messages TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.conversation_messages TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: conversations Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.conversations TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.conversations TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: custom_field_definitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.custom_field_definitions TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.custom_field_definitions TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: customers Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.customers TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.customers TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: events Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.events TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.events TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: file_chunks Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_chunks TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_chunks TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: file_contents Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_contents TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_contents TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: file_policies Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_policies TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_policies TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: file_uploads Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.file_uploads TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.file_uploads TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: files Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.files TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.files TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: idempotency_keys Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.idempotency_keys TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.idempotency_keys TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: integration_connections Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.integration_connections TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.integration_connections TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: invoice_lines Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.invoice_lines TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.invoice_lines TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: invoices Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.invoices TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.invoices TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: members Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.members TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.members TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: object_schemas Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.object_schemas TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.object_schemas TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: organizations Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.organizations TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.organizations TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: payments Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.payments TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.payments TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: projects Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.projects TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.projects TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: report_results Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.report_results TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.report_results TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: report_runs Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.report_runs TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.report_runs TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: run_events Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.run_events TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.run_events TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: run_tool_calls Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.run_tool_calls TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.run_tool_calls TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: runs Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.runs TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.runs TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: task_activity Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_activity TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_activity TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: task_dependencies Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_dependencies TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_dependencies TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: task_notes Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_notes TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_notes TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: task_workflow_statuses Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_statuses TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_statuses TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: task_workflow_transitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_transitions TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflow_transitions TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: task_workflows Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.task_workflows TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.task_workflows TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: tasks Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.tasks TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.tasks TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: ticket_messages Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_messages TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_messages TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: ticket_search Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_search TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_search TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: ticket_statuses Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_statuses TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_statuses TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: ticket_transitions Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.ticket_transitions TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.ticket_transitions TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: tickets Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.tickets TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.tickets TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: time_entries Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.time_entries TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.time_entries TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: time_entry_audit Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.time_entry_audit TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.time_entry_audit TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: webhook_deliveries Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.webhook_deliveries TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_deliveries TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: webhook_delivery_attempts Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.webhook_delivery_attempts TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_delivery_attempts TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: webhook_endpoints Commands act in the request's organization; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app.webhook_endpoints TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app.webhook_endpoints TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: run_events Events are readable with their run; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Events are readable with their run" ON app.run_events FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Events are readable with their run" ON app.run_events FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: events Events are visible through the client's deliveries; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Events are visible through the client's deliveries" ON app.events FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND (app.current_client_id() = ANY (client_ids))));
+CREATE POLICY "Events are visible through the client's deliveries" ON app.events FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (( SELECT app.current_client_id() AS current_client_id) = ANY (client_ids))));
 
 
 --
 -- Name: file_contents File content is readable where the file is; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "File content is readable where the file is" ON app.file_contents FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND
+CREATE POLICY "File content is readable where the file is" ON app.file_contents FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND
 CASE linked_resource_type
-    WHEN 'invoice'::text THEN app.has_any_role('{manager,finance}'::text[])
-    WHEN 'ticket'::text THEN app_private.may_read_tickets()
-    ELSE app.has_any_role('{member,manager}'::text[])
+    WHEN 'invoice'::text THEN ( SELECT app.has_any_role('{manager,finance}'::text[]) AS has_any_role)
+    WHEN 'ticket'::text THEN ( SELECT app_private.may_read_tickets() AS may_read_tickets)
+    ELSE ( SELECT app.has_any_role('{member,manager}'::text[]) AS has_any_role)
 END));
 
 
@@ -15671,11 +15687,11 @@ END));
 -- Name: files Files are visible where the linked resource is; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Files are visible where the linked resource is" ON app.files FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND
+CREATE POLICY "Files are visible where the linked resource is" ON app.files FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND
 CASE linked_resource_type
-    WHEN 'invoice'::text THEN app.has_any_role('{manager,finance}'::text[])
-    WHEN 'ticket'::text THEN app_private.may_read_tickets()
-    ELSE app.has_any_role('{member,manager}'::text[])
+    WHEN 'invoice'::text THEN ( SELECT app.has_any_role('{manager,finance}'::text[]) AS has_any_role)
+    WHEN 'ticket'::text THEN ( SELECT app_private.may_read_tickets() AS may_read_tickets)
+    ELSE ( SELECT app.has_any_role('{member,manager}'::text[]) AS has_any_role)
 END));
 
 
@@ -15683,175 +15699,175 @@ END));
 -- Name: ticket_messages Managers add messages; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers add messages" ON app.ticket_messages FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND (author_client_id = app.current_client_id()) AND app.has_role('manager'::text) AND app_private.may_read_tickets()));
+CREATE POLICY "Managers add messages" ON app.ticket_messages FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (author_client_id = ( SELECT app.current_client_id() AS current_client_id)) AND ( SELECT app.has_role('manager'::text) AS has_role) AND ( SELECT app_private.may_read_tickets() AS may_read_tickets)));
 
 
 --
 -- Name: invoices Managers and finance change invoices; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers and finance change invoices" ON app.invoices FOR UPDATE TO svc_api USING (((organization_id = app.current_organization_id()) AND app.has_any_role('{manager,finance}'::text[]))) WITH CHECK (((organization_id = app.current_organization_id()) AND app.has_any_role('{manager,finance}'::text[])));
+CREATE POLICY "Managers and finance change invoices" ON app.invoices FOR UPDATE TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_any_role('{manager,finance}'::text[]) AS has_any_role))) WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_any_role('{manager,finance}'::text[]) AS has_any_role)));
 
 
 --
 -- Name: invoice_lines Managers and finance delete draft lines; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers and finance delete draft lines" ON app.invoice_lines FOR DELETE TO svc_api USING (((organization_id = app.current_organization_id()) AND app.has_any_role('{manager,finance}'::text[])));
+CREATE POLICY "Managers and finance delete draft lines" ON app.invoice_lines FOR DELETE TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_any_role('{manager,finance}'::text[]) AS has_any_role)));
 
 
 --
 -- Name: invoices Managers and finance read invoices; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers and finance read invoices" ON app.invoices FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND app.has_any_role('{manager,finance}'::text[])));
+CREATE POLICY "Managers and finance read invoices" ON app.invoices FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_any_role('{manager,finance}'::text[]) AS has_any_role)));
 
 
 --
 -- Name: invoice_lines Managers and finance read lines; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers and finance read lines" ON app.invoice_lines FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND app.has_any_role('{manager,finance}'::text[])));
+CREATE POLICY "Managers and finance read lines" ON app.invoice_lines FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_any_role('{manager,finance}'::text[]) AS has_any_role)));
 
 
 --
 -- Name: payments Managers and finance read payments; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers and finance read payments" ON app.payments FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND app.has_any_role('{manager,finance}'::text[])));
+CREATE POLICY "Managers and finance read payments" ON app.payments FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_any_role('{manager,finance}'::text[]) AS has_any_role)));
 
 
 --
 -- Name: payments Managers and finance record payments; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers and finance record payments" ON app.payments FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND app.has_any_role('{manager,finance}'::text[])));
+CREATE POLICY "Managers and finance record payments" ON app.payments FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_any_role('{manager,finance}'::text[]) AS has_any_role)));
 
 
 --
 -- Name: invoices Managers and finance write invoices; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers and finance write invoices" ON app.invoices FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND app.has_any_role('{manager,finance}'::text[])));
+CREATE POLICY "Managers and finance write invoices" ON app.invoices FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_any_role('{manager,finance}'::text[]) AS has_any_role)));
 
 
 --
 -- Name: invoice_lines Managers and finance write lines; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers and finance write lines" ON app.invoice_lines FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND app.has_any_role('{manager,finance}'::text[])));
+CREATE POLICY "Managers and finance write lines" ON app.invoice_lines FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_any_role('{manager,finance}'::text[]) AS has_any_role)));
 
 
 --
 -- Name: task_dependencies Managers change dependencies; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers change dependencies" ON app.task_dependencies TO svc_api USING (((organization_id = app.current_organization_id()) AND app.has_role('manager'::text))) WITH CHECK (((organization_id = app.current_organization_id()) AND app.has_role('manager'::text)));
+CREATE POLICY "Managers change dependencies" ON app.task_dependencies TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_role('manager'::text) AS has_role))) WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_role('manager'::text) AS has_role)));
 
 
 --
 -- Name: tickets Managers change tickets; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers change tickets" ON app.tickets FOR UPDATE TO svc_api USING (((organization_id = app.current_organization_id()) AND app.has_role('manager'::text) AND app_private.may_read_tickets())) WITH CHECK ((organization_id = app.current_organization_id()));
+CREATE POLICY "Managers change tickets" ON app.tickets FOR UPDATE TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_role('manager'::text) AS has_role) AND ( SELECT app_private.may_read_tickets() AS may_read_tickets))) WITH CHECK ((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)));
 
 
 --
 -- Name: time_entries Managers change time; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers change time" ON app.time_entries FOR UPDATE TO svc_api USING (((organization_id = app.current_organization_id()) AND app.has_role('manager'::text))) WITH CHECK (((organization_id = app.current_organization_id()) AND app.has_role('manager'::text)));
+CREATE POLICY "Managers change time" ON app.time_entries FOR UPDATE TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_role('manager'::text) AS has_role))) WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_role('manager'::text) AS has_role)));
 
 
 --
 -- Name: projects Managers create projects; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers create projects" ON app.projects FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND app.has_role('manager'::text)));
+CREATE POLICY "Managers create projects" ON app.projects FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_role('manager'::text) AS has_role)));
 
 
 --
 -- Name: tasks Managers create tasks; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers create tasks" ON app.tasks FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND app.has_role('manager'::text)));
+CREATE POLICY "Managers create tasks" ON app.tasks FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_role('manager'::text) AS has_role)));
 
 
 --
 -- Name: tickets Managers create tickets; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers create tickets" ON app.tickets FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND (created_by_client_id = app.current_client_id()) AND app.has_role('manager'::text) AND app_private.may_read_tickets()));
+CREATE POLICY "Managers create tickets" ON app.tickets FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (created_by_client_id = ( SELECT app.current_client_id() AS current_client_id)) AND ( SELECT app.has_role('manager'::text) AS has_role) AND ( SELECT app_private.may_read_tickets() AS may_read_tickets)));
 
 
 --
 -- Name: task_activity Managers record task activity; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers record task activity" ON app.task_activity FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND (actor_client_id = app.current_client_id()) AND app.has_role('manager'::text)));
+CREATE POLICY "Managers record task activity" ON app.task_activity FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (actor_client_id = ( SELECT app.current_client_id() AS current_client_id)) AND ( SELECT app.has_role('manager'::text) AS has_role)));
 
 
 --
 -- Name: time_entries Managers record time; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers record time" ON app.time_entries FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND app.has_role('manager'::text) AND (created_by_client_id = app.current_client_id())));
+CREATE POLICY "Managers record time" ON app.time_entries FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_role('manager'::text) AS has_role) AND (created_by_client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: projects Managers update projects; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers update projects" ON app.projects FOR UPDATE TO svc_api USING (((organization_id = app.current_organization_id()) AND app.has_role('manager'::text))) WITH CHECK (((organization_id = app.current_organization_id()) AND app.has_role('manager'::text)));
+CREATE POLICY "Managers update projects" ON app.projects FOR UPDATE TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_role('manager'::text) AS has_role))) WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_role('manager'::text) AS has_role)));
 
 
 --
 -- Name: tasks Managers update tasks; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers update tasks" ON app.tasks FOR UPDATE TO svc_api USING (((organization_id = app.current_organization_id()) AND app.has_role('manager'::text))) WITH CHECK (((organization_id = app.current_organization_id()) AND app.has_role('manager'::text)));
+CREATE POLICY "Managers update tasks" ON app.tasks FOR UPDATE TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_role('manager'::text) AS has_role))) WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_role('manager'::text) AS has_role)));
 
 
 --
 -- Name: time_entry_audit Managers write the time audit; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers write the time audit" ON app.time_entry_audit FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND (actor_client_id = app.current_client_id()) AND app.has_role('manager'::text)));
+CREATE POLICY "Managers write the time audit" ON app.time_entry_audit FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (actor_client_id = ( SELECT app.current_client_id() AS current_client_id)) AND ( SELECT app.has_role('manager'::text) AS has_role)));
 
 
 --
 -- Name: time_entries Managers, finance, and hr where permitted read time entries; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers, finance, and hr where permitted read time entries" ON app.time_entries FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND app_private.may_read_time_entries()));
+CREATE POLICY "Managers, finance, and hr where permitted read time entries" ON app.time_entries FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app_private.may_read_time_entries() AS may_read_time_entries)));
 
 
 --
 -- Name: task_notes Managers, or members where the task policy permits, add notes; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Managers, or members where the task policy permits, add notes" ON app.task_notes FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND app.has_any_role('{manager,member}'::text[]) AND (author_client_id = app.current_client_id())));
+CREATE POLICY "Managers, or members where the task policy permits, add notes" ON app.task_notes FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app.has_any_role('{manager,member}'::text[]) AS has_any_role) AND (author_client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: conversation_messages Messages are readable with their conversation; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Messages are readable with their conversation" ON app.conversation_messages FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Messages are readable with their conversation" ON app.conversation_messages FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: report_results Results are readable with their run; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Results are readable with their run" ON app.report_results FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Results are readable with their run" ON app.report_results FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: ticket_search Search follows the tickets; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Search follows the tickets" ON app.ticket_search FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND app_private.may_read_tickets()));
+CREATE POLICY "Search follows the tickets" ON app.ticket_search FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app_private.may_read_tickets() AS may_read_tickets)));
 
 
 --
@@ -15879,14 +15895,14 @@ CREATE POLICY "The gate reads clients of the organization it was asked about" ON
 -- Name: files The gate reads files a link opened; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "The gate reads files a link opened" ON app.files FOR SELECT TO svc_gate USING ((organization_id = app.current_organization_id()));
+CREATE POLICY "The gate reads files a link opened" ON app.files FOR SELECT TO svc_gate USING ((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)));
 
 
 --
 -- Name: report_runs The gate reads report runs a link opened; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "The gate reads report runs a link opened" ON app.report_runs FOR SELECT TO svc_gate USING ((organization_id = app.current_organization_id()));
+CREATE POLICY "The gate reads report runs a link opened" ON app.report_runs FOR SELECT TO svc_gate USING ((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)));
 
 
 --
@@ -15907,7 +15923,7 @@ CREATE POLICY "The gate reads the organization it was asked about" ON app.organi
 -- Name: file_uploads The gate reads uploads a link names; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "The gate reads uploads a link names" ON app.file_uploads FOR SELECT TO svc_gate USING (((organization_id = current_setting('svc.gate_organization'::text, true)) OR (organization_id = app.current_organization_id())));
+CREATE POLICY "The gate reads uploads a link names" ON app.file_uploads FOR SELECT TO svc_gate USING (((organization_id = current_setting('svc.gate_organization'::text, true)) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
@@ -15935,42 +15951,42 @@ CREATE POLICY "The service status sees events waiting for their fan-out" ON app.
 -- Name: ticket_messages Ticket readers see replies, staff also internal notes; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Ticket readers see replies, staff also internal notes" ON app.ticket_messages FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND app_private.may_read_tickets() AND ((type = 'reply'::text) OR app_private.may_read_internal_notes())));
+CREATE POLICY "Ticket readers see replies, staff also internal notes" ON app.ticket_messages FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app_private.may_read_tickets() AS may_read_tickets) AND ((type = 'reply'::text) OR ( SELECT app_private.may_read_internal_notes() AS may_read_internal_notes))));
 
 
 --
 -- Name: tickets Ticket readers see their organization's tickets; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Ticket readers see their organization's tickets" ON app.tickets FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND app_private.may_read_tickets()));
+CREATE POLICY "Ticket readers see their organization's tickets" ON app.tickets FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND ( SELECT app_private.may_read_tickets() AS may_read_tickets)));
 
 
 --
 -- Name: run_tool_calls Tool calls are readable with their run; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Tool calls are readable with their run" ON app.run_tool_calls FOR SELECT TO svc_api USING (((organization_id = app.current_organization_id()) AND (client_id = app.current_client_id())));
+CREATE POLICY "Tool calls are readable with their run" ON app.run_tool_calls FOR SELECT TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (client_id = ( SELECT app.current_client_id() AS current_client_id))));
 
 
 --
 -- Name: files Writers of the linked resource add uploaded files; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Writers of the linked resource add uploaded files" ON app.files FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND (upload_id IS NOT NULL) AND app.has_any_role(app_private.file_write_roles(linked_resource_type))));
+CREATE POLICY "Writers of the linked resource add uploaded files" ON app.files FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (upload_id IS NOT NULL) AND app.has_any_role(app_private.file_write_roles(linked_resource_type))));
 
 
 --
 -- Name: files Writers of the linked resource change files; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Writers of the linked resource change files" ON app.files FOR UPDATE TO svc_api USING (((organization_id = app.current_organization_id()) AND app.has_any_role(app_private.file_write_roles(linked_resource_type)))) WITH CHECK ((organization_id = app.current_organization_id()));
+CREATE POLICY "Writers of the linked resource change files" ON app.files FOR UPDATE TO svc_api USING (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND app.has_any_role(app_private.file_write_roles(linked_resource_type)))) WITH CHECK ((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)));
 
 
 --
 -- Name: file_uploads Writers of the linked resource start uploads; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "Writers of the linked resource start uploads" ON app.file_uploads FOR INSERT TO svc_api WITH CHECK (((organization_id = app.current_organization_id()) AND (created_by_client_id = app.current_client_id()) AND app.has_any_role(app_private.file_write_roles(linked_resource_type))));
+CREATE POLICY "Writers of the linked resource start uploads" ON app.file_uploads FOR INSERT TO svc_api WITH CHECK (((organization_id = ( SELECT app.current_organization_id() AS current_organization_id)) AND (created_by_client_id = ( SELECT app.current_client_id() AS current_client_id)) AND app.has_any_role(app_private.file_write_roles(linked_resource_type))));
 
 
 --
@@ -16254,28 +16270,28 @@ CREATE POLICY "A BI session reads its own binding" ON app_private.bi_logins FOR 
 -- Name: admin_notifications Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.admin_notifications TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.admin_notifications TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: invoice_number_counters Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.invoice_number_counters TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.invoice_number_counters TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: job_outbox Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.job_outbox TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.job_outbox TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
 -- Name: ticket_number_counters Commands act in the request's organization; Type: POLICY; Schema: app_private; Owner: -
 --
 
-CREATE POLICY "Commands act in the request's organization" ON app_private.ticket_number_counters TO svc_admin, svc_owner, svc_worker USING ((app_private.operator_session() OR (organization_id = app.current_organization_id()))) WITH CHECK ((app_private.operator_session() OR (organization_id = app.current_organization_id())));
+CREATE POLICY "Commands act in the request's organization" ON app_private.ticket_number_counters TO svc_admin, svc_owner, svc_worker USING ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id)))) WITH CHECK ((( SELECT app_private.operator_session() AS operator_session) OR (organization_id = ( SELECT app.current_organization_id() AS current_organization_id))));
 
 
 --
@@ -16439,5 +16455,5 @@ ALTER TABLE graphile_worker._private_tasks ENABLE ROW LEVEL SECURITY;
 -- PostgreSQL database dump complete
 --
 
-\unrestrict fYsddBdZzz9kpGGSapVMICmLW2JZEu9aGh5doz8KeEiVggeO1wZBcAwhj1yK47s
+\unrestrict s4YKltuSdPKg3j6QIzaVI7vwOoIIBRFDGfvLRiFWRPl3ffSIkDEWLjtBy0sS0PY
 

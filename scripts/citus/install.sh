@@ -8,6 +8,9 @@
 # The patches (each says what it fixes; docs/scaling.md, "Citus as this project builds it"):
 #   null-distribution-argument.patch  a delegated function called with a NULL distribution argument
 #                                     crashed the node (citusdata/citus#7242); now the call runs locally
+#   policy-scalar-sublink.patch       a row policy of a distributed table may hold a scalar subquery
+#                                     over no relation, such as (select app.current_organization_id()):
+#                                     one text for every policy on one server and on a cluster
 set -euo pipefail
 export LC_ALL=C  # the patches in byte order, as scripts/citus.ts digests them
 here=$(cd "$(dirname "$0")" && pwd)

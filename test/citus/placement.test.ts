@@ -46,12 +46,25 @@ if (CITUS_WORKERS.length === 0) {
     }
     t.ok(tenant >= 45, `${tenant} tenant tables distributed`);
 
-    // Citus refuses a sublink in a policy of a distributed table; the distribution migration
-    // turned each `(select app.fn())` into the call.
-    const sublinks = await sql<{ name: string }[]>`
+    // A policy reads the context through scalar subqueries of its accessors, once per statement, in
+    // the same text as on one server (Citus as scripts/citus/install.sh builds it takes them); no
+    // policy reads a relation.
+    const relations = await sql<{ name: string }[]>`
       select format('%s.%s "%s"', schemaname, tablename, policyname) as name from pg_policies
-       where schemaname in ('app', 'app_private') and concat_ws(' ', qual, with_check) ~* ${'\\m(select|exists)\\M'}`;
-    t.same(sublinks, [], 'no policy has a sublink');
+       where schemaname in ('app', 'app_private') and concat_ws(' ', qual, with_check) ~* ${'\\m(exists|from)\\M'}`;
+    t.same(relations, [], 'no policy reads a relation');
+    const [{ n: scalar }] = await sql<[{ n: number }]>`
+      select count(*)::int as n from pg_policies p join citus_tables c on c.table_name = format('%I.%I', p.schemaname, p.tablename)::regclass
+       where concat_ws(' ', p.qual, p.with_check) ~ ${'\\( SELECT app\\.current_organization_id\\(\\) AS'}`;
+    t.ok(scalar >= 70, `${scalar} policies of distributed tables read the organization once per statement`);
+    // The patch takes only a subquery over no relation: one that reads a table is refused as before.
+    await sql`create table app_private.policy_probe (organization_id text primary key)`;
+    await sql`select create_distributed_table('app_private.policy_probe', 'organization_id', colocate_with => 'app.organizations')`;
+    await sql`create policy "scalar" on app_private.policy_probe using (organization_id = (select app.current_organization_id()))`;
+    const refused = await sql`create policy "reads a table" on app_private.policy_probe
+                                using (exists (select from app.organizations o where o.id = organization_id))`.then(() => null, (e: { message: string }) => e.message);
+    t.equal(refused, 'cannot create policy', 'a policy whose subquery reads a table is refused');
+    await sql`drop table app_private.policy_probe`;
 
     // What runs on a worker finds the same functions, views and policies there.
     for (const worker of CITUS_WORKERS) {
@@ -61,8 +74,8 @@ if (CITUS_WORKERS.length === 0) {
           select (select array_agg(p.oid::regprocedure::text || ' ' || md5(p.prosrc) order by p.oid::regprocedure::text) from pg_proc p join pg_namespace n on n.oid = p.pronamespace
                    where n.nspname in ('app', 'app_private', 'api', 'control', 'skills', 'reporting')) as functions,
                  (select array_agg(format('%s.%s', schemaname, viewname) order by schemaname, viewname) from pg_views where schemaname in ('api', 'reporting')) as views,
-                 (select array_agg(format('%s %s', regexp_replace(tablename, '_[0-9]+$', ''), policyname) order by regexp_replace(tablename, '_[0-9]+$', ''), policyname)
-                    from (select distinct on (regexp_replace(tablename, '_[0-9]+$', ''), policyname) tablename, policyname
+                 (select array_agg(format('%s %s %s', regexp_replace(tablename, '_[0-9]+$', ''), policyname, md5(concat_ws(' ', qual, with_check))) order by regexp_replace(tablename, '_[0-9]+$', ''), policyname)
+                    from (select distinct on (regexp_replace(tablename, '_[0-9]+$', ''), policyname) tablename, policyname, qual, with_check
                             from pg_policies where schemaname in ('app', 'app_private')
                              -- tables of the coordinator alone (the client directory, BI bindings) have no shards
                              and exists (select from pg_dist_partition d
@@ -71,7 +84,7 @@ if (CITUS_WORKERS.length === 0) {
         const theirs = (await w.unsafe(objects))[0]!;
         t.same(theirs.functions, mine.functions, `${worker}: every function of ours is on the worker, with the same body`);
         t.same(theirs.views, mine.views, `${worker}: every api and reporting view is on the worker`);
-        t.same(theirs.policies, mine.policies, `${worker}: every policy is on the worker's shards`);
+        t.same(theirs.policies, mine.policies, `${worker}: every policy is on the worker's shards, in the same text`);
         // Citus creates functions and views on the workers without the grants and revokes made
         // before they were distributed (migration 20261205000600 copies them): the same privileges
         // on every node, or a worker's copy could be run by PUBLIC, or a view read by no one.

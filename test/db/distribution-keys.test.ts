@@ -2,11 +2,25 @@
 // requires the distribution column in every primary key and unique constraint (or unique index)
 // of a distributed table, and in every foreign key between distributed tables. This test reads
 // the catalog, so a table added later that breaks the rule fails here (docs/scaling.md).
-import t from 'tap';
+import t, { type Test } from 'tap';
 import postgres from 'postgres';
 import { createTestDatabase } from '../helpers/database.ts';
 import { oneConnection } from '../helpers/sql.ts';
 import { GLOBAL_TABLES } from '../helpers/placement.ts';
+
+/** Where a statement reads several tenant tables, each names its organization by its own alias: a
+ * policy's context is a value of its own per table (read once per statement), so Citus sees two
+ * tables colocated only by the statement's own conditions. */
+function eachTableNamesItsOrganization(t: Test, fn: string, statement: string, tenant: Set<string>): void {
+  const words = 'where|on|join|left|inner|cross|group|order|limit|for|using|natural|full|right|set|returning|union|except|having|window';
+  const tables = [...statement.replace(/--[^\n]*/g, '').matchAll(new RegExp(`\\b(?:from|join)\\s+(app(?:_private)?\\.[a-z_]+)(?:\\s+(?:as\\s+)?(?!(?:${words})\\b)([a-z_][a-z0-9_]*))?`, 'gi'))]
+    .map((m) => ({ table: m[1]!.toLowerCase(), alias: m[2] ?? m[1]!.split('.')[1]! })).filter((r) => tenant.has(r.table));
+  if (tables.length < 2) return;
+  for (const { table, alias } of tables) {
+    t.match(statement, new RegExp(`\\b${alias}\\.organization_id\\s*=|=\\s*${alias}\\.organization_id\\b`, 'i'),
+      `${fn}: ${table} ${alias} names its organization (${statement.replace(/\s+/g, ' ').trim().slice(0, 100)})`);
+  }
+}
 
 t.test('every tenant table is keyed by organization_id', async (t) => {
   const { adminUrl } = await createTestDatabase(t);
@@ -104,6 +118,7 @@ t.test('every statement of a trigger, and of the functions it calls, names the o
       if (tables.some((x) => tenant.has(x)) && /\b(where|join)\b/i.test(statement)) {
         t.match(statement, /organization_id\s*=|=\s*[a-z_.]*organization_id\b/i, `${fn}: ${statement.replace(/\s+/g, ' ').trim().slice(0, 120)}`);
       }
+      eachTableNamesItsOrganization(t, fn, statement, tenant);
     }
   }
 });
@@ -164,6 +179,7 @@ t.test('every statement of a command names the organization of the tenant rows i
       if (tables.some((x) => tenant.has(x)) && /\b(where|join)\b/i.test(statement)) {
         t.match(statement, /organization_id\s*=|=\s*[a-z_.]*organization_id\b/i, `${fn}: ${statement.replace(/\s+/g, ' ').trim().slice(0, 120)}`);
       }
+      eachTableNamesItsOrganization(t, fn, statement, tenant);
     }
   }
   for (const fn of Object.keys(NOT_IN_A_REQUEST)) t.ok(fns.some((f) => f.fn === fn), `${fn} exists (the list may only shrink)`);

@@ -1,0 +1,72 @@
+// One schema for one server and for the cluster: db/schema.sql (what the migrations make on one
+// server) and db/citus/schema-coordinator.sql (on a Citus coordinator; test/citus/schema-dumps.test.ts
+// keeps it current) hold the same text for every object, but for the cluster's own objects below,
+// each named with the reason it exists only there. A policy, function or view given a second text
+// for the cluster fails here. Reads the two files only.
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import { CITUS_SCHEMA_FILES } from '../../scripts/schema-file.ts';
+
+/** Each object of a pg_dump text by its `-- Name: …; Type: …; Schema: …` header, with its statements. */
+function objects(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  // (pg_dump's \restrict and \unrestrict lines carry a random key of each dump.)
+  for (const part of text.replace(/^\\(un)?restrict .*$/gm, '').split('\n--\n-- Name: ').slice(1)) {
+    // The object's statements end where the next comment block begins (the last object's, where
+    // dbmate's schema_migrations rows follow in db/schema.sql).
+    const [head, body = ''] = part.split('\n--\n');
+    out.set(head!.split('; Owner:')[0]!, body.trim());
+  }
+  return out;
+}
+
+/** What exists, or reads differently, on a cluster only: where it is made and why. */
+const CLUSTER_ONLY: Record<string, string> = {
+  // The extensions themselves (Citus, and dblink for the BI relay).
+  'citus; Type: EXTENSION; Schema: -': 'the cluster',
+  'EXTENSION citus; Type: COMMENT; Schema: -': 'the cluster',
+  'dblink; Type: EXTENSION; Schema: -': 'the BI relay (baseline_reporting_relay)',
+  'EXTENSION dblink; Type: COMMENT; Schema: -': 'the BI relay',
+  'svc_dblink; Type: SCHEMA; Schema: -': 'the BI relay',
+  // A BI login reads its organization's rows on the workers through a relay with a proof per query.
+  'reporting_private; Type: SCHEMA; Schema: -': 'the BI relay',
+  'relay_keys; Type: TABLE; Schema: app_private': 'the BI relay',
+  'TABLE relay_keys; Type: COMMENT; Schema: app_private': 'the BI relay',
+  'relay_keys relay_keys_pkey; Type: CONSTRAINT; Schema: app_private': 'the BI relay',
+  'bi_relay_proof(integer, bigint, text, text, text[]); Type: FUNCTION; Schema: app_private': 'the BI relay',
+  'conninfo_value(text); Type: FUNCTION; Schema: app_private': 'the BI relay',
+  'backend_started(); Type: FUNCTION; Schema: app_private': 'the BI relay',
+  'reporting_rows_read(text); Type: FUNCTION; Schema: app_private': 'the BI relay',
+  'bi_rows(text); Type: FUNCTION; Schema: reporting_private': 'the BI relay',
+  'bi_rows_of(text, text, text[], text); Type: FUNCTION; Schema: reporting_private': 'the BI relay',
+  'organizations The relay reads the organization a proof named; Type: POLICY; Schema: app': 'the BI relay',
+  // The reporting views read the relay's rows on a cluster, the tables under policies on one server.
+  ...Object.fromEntries(['approvals', 'invoices', 'members', 'payments', 'projects', 'tasks', 'tickets', 'time_entries'].flatMap((v) => [
+    [`${v}; Type: VIEW; Schema: reporting`, 'the BI relay'],
+    [`${v}; Type: VIEW; Schema: reporting_private`, 'the BI relay'],
+  ])),
+  // Citus checks no foreign key from a coordinator table to a distributed one.
+  'bi_logins bi_logins_organization_id_fkey; Type: FK CONSTRAINT; Schema: app_private': 'one server only: BI logins stay on the coordinator',
+};
+
+/** Cluster copies still to be made one text: each reads an api view across the organization. */
+const STILL_COPIED = [
+  'invoices_billable_time(jsonb, text); Type: FUNCTION; Schema: skills',
+  'tasks_find_attention(jsonb, text); Type: FUNCTION; Schema: skills',
+  'time_missing_days(jsonb, text); Type: FUNCTION; Schema: skills',
+];
+
+t.test('the cluster runs the one server\'s texts, but for its own objects', async (t) => {
+  const one = objects(readFileSync('db/schema.sql', 'utf8'));
+  const cluster = objects(readFileSync(CITUS_SCHEMA_FILES.coordinator, 'utf8'));
+  const differences: string[] = [];
+  for (const name of new Set([...one.keys(), ...cluster.keys()])) {
+    if (one.get(name) === cluster.get(name)) continue;
+    differences.push(name);
+  }
+  const unexplained = differences.filter((d) => !(d in CLUSTER_ONLY) && !STILL_COPIED.includes(d));
+  t.same(unexplained, [], 'every object has one text on both targets, or is the cluster\'s own');
+  t.same(differences.filter((d) => STILL_COPIED.includes(d)).sort(), [...STILL_COPIED].sort(), 'the copies left are the ones listed');
+  const policies = [...one.keys()].filter((k) => k.includes('; Type: POLICY;'));
+  t.ok(policies.length > 100, `${policies.length} policies, each in one text`);
+});
