@@ -6,6 +6,7 @@
 // is read from the postmaster's reaped children (/proc/<postmaster>/stat, fields 14-17).
 //
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/policy-cost.ts [revision] [rounds] [seconds]
+//   (BENCH_POLICY_CASES=create,get: only those cases)
 //
 // Cases: `me`, the token check alone (api.begin_request, what GET /v1/me asks of the database);
 // `create`, a transaction with the token check and api.task_create (its triggers and outbox row);
@@ -76,7 +77,8 @@ execSync(`git archive ${revision} db/migrations | tar -x -C ${old}`);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 console.log(`| case | ${revision}: µs of PostgreSQL CPU | working tree | change (median of ${rounds} rounds) |`);
 console.log('|---|---:|---:|---:|');
-for (const kase of ['me', 'create', 'get'] as const) {
+const cases = (process.env.BENCH_POLICY_CASES ?? 'me,create,get').split(',') as ('me' | 'create' | 'get')[];
+for (const kase of cases) {
   const a = await prepare('policy_cost_a', `${old}/db/migrations`);
   const b = await prepare('policy_cost_b', 'db/migrations');
   const before: number[] = [];

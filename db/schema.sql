@@ -350,17 +350,21 @@ CREATE FUNCTION api.agents(p_id text DEFAULT NULL::text) RETURNS SETOF api.agent
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.agents v;
+    else
+      return query select * from api.agents v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.agents', v_organization_id) || ') v where true and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.agents v;
-  else
-    return query select * from api.agents v where v.id = p_id;
   end if;
 end
 $_$;
@@ -530,17 +534,21 @@ CREATE FUNCTION api.approvals(p_id text DEFAULT NULL::text) RETURNS SETOF api.ap
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.approvals v;
+    else
+      return query select * from api.approvals v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.approvals', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.approvals v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.approvals v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -889,17 +897,21 @@ CREATE FUNCTION api.conversation_messages(p_id text DEFAULT NULL::text) RETURNS 
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.conversation_messages v;
+    else
+      return query select * from api.conversation_messages v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.conversation_messages', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.conversation_messages v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.conversation_messages v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -971,17 +983,21 @@ CREATE FUNCTION api.conversations(p_id text DEFAULT NULL::text) RETURNS SETOF ap
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.conversations v;
+    else
+      return query select * from api.conversations v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.conversations', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.conversations v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.conversations v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -1429,17 +1445,21 @@ CREATE FUNCTION api.files(p_id text DEFAULT NULL::text) RETURNS SETOF api.files
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.files v;
+    else
+      return query select * from api.files v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.files', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.files v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.files v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -1695,17 +1715,21 @@ CREATE FUNCTION api.integration_connections(p_id text DEFAULT NULL::text) RETURN
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.integration_connections v;
+    else
+      return query select * from api.integration_connections v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.integration_connections', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.integration_connections v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.integration_connections v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -2112,17 +2136,21 @@ CREATE FUNCTION api.invoices(p_id text DEFAULT NULL::text) RETURNS SETOF api.inv
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.invoices v;
+    else
+      return query select * from api.invoices v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.invoices', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.invoices v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.invoices v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -2262,17 +2290,21 @@ CREATE FUNCTION api.members(p_id text DEFAULT NULL::text) RETURNS SETOF api.memb
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.members v;
+    else
+      return query select * from api.members v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.members', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.members v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.members v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -2407,17 +2439,21 @@ CREATE FUNCTION api.organization(p_id text DEFAULT NULL::text) RETURNS SETOF api
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.organization v;
+    else
+      return query select * from api.organization v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.organization', v_organization_id) || ') v where id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.organization v where v.id = v_organization_id;
-  else
-    return query select * from api.organization v where v.id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -2677,17 +2713,21 @@ CREATE FUNCTION api.projects(p_id text DEFAULT NULL::text) RETURNS SETOF api.pro
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.projects v;
+    else
+      return query select * from api.projects v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.projects', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.projects v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.projects v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -2875,17 +2915,21 @@ CREATE FUNCTION api.report_results(p_id text DEFAULT NULL::text) RETURNS SETOF a
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.report_results v;
+    else
+      return query select * from api.report_results v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.report_results', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.report_results v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.report_results v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -3054,17 +3098,21 @@ CREATE FUNCTION api.report_runs(p_id text DEFAULT NULL::text) RETURNS SETOF api.
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.report_runs v;
+    else
+      return query select * from api.report_runs v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.report_runs', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.report_runs v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.report_runs v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -3120,17 +3168,21 @@ CREATE FUNCTION api.reports(p_id text DEFAULT NULL::text) RETURNS SETOF api.repo
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.reports v;
+    else
+      return query select * from api.reports v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.reports', v_organization_id) || ') v where true and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.reports v;
-  else
-    return query select * from api.reports v where v.id = p_id;
   end if;
 end
 $_$;
@@ -3414,17 +3466,21 @@ CREATE FUNCTION api.runs(p_id text DEFAULT NULL::text) RETURNS SETOF api.runs
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.runs v;
+    else
+      return query select * from api.runs v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.runs', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.runs v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.runs v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -3842,17 +3898,21 @@ CREATE FUNCTION api.tasks(p_id text DEFAULT NULL::text) RETURNS SETOF api.tasks
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.tasks v;
+    else
+      return query select * from api.tasks v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.tasks', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.tasks v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.tasks v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -3996,17 +4056,21 @@ CREATE FUNCTION api.ticket_messages(p_id text DEFAULT NULL::text) RETURNS SETOF 
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.ticket_messages v;
+    else
+      return query select * from api.ticket_messages v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.ticket_messages', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.ticket_messages v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.ticket_messages v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -4225,17 +4289,21 @@ CREATE FUNCTION api.tickets(p_id text DEFAULT NULL::text) RETURNS SETOF api.tick
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.tickets v;
+    else
+      return query select * from api.tickets v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.tickets', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.tickets v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.tickets v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -4328,17 +4396,21 @@ CREATE FUNCTION api.time_entries(p_id text DEFAULT NULL::text) RETURNS SETOF api
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.time_entries v;
+    else
+      return query select * from api.time_entries v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.time_entries', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.time_entries v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.time_entries v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -4637,17 +4709,21 @@ CREATE FUNCTION api.webhook_deliveries(p_id text DEFAULT NULL::text) RETURNS SET
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.webhook_deliveries v;
+    else
+      return query select * from api.webhook_deliveries v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.webhook_deliveries', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.webhook_deliveries v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.webhook_deliveries v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -4914,17 +4990,21 @@ CREATE FUNCTION api.webhook_endpoints(p_id text DEFAULT NULL::text) RETURNS SETO
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.webhook_endpoints v;
+    else
+      return query select * from api.webhook_endpoints v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.webhook_endpoints', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.webhook_endpoints v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.webhook_endpoints v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;

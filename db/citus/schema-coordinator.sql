@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict s4YKltuSdPKg3j6QIzaVI7vwOoIIBRFDGfvLRiFWRPl3ffSIkDEWLjtBy0sS0PY
+\restrict nmPiCfX9AzYHoH23AAL80U5io3RuDB7Sj9MdfKeqfZarIppfhMovMEJVbogMIDg
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -396,17 +396,21 @@ CREATE FUNCTION api.agents(p_id text DEFAULT NULL::text) RETURNS SETOF api.agent
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.agents v;
+    else
+      return query select * from api.agents v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.agents', v_organization_id) || ') v where true and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.agents v;
-  else
-    return query select * from api.agents v where v.id = p_id;
   end if;
 end
 $_$;
@@ -576,17 +580,21 @@ CREATE FUNCTION api.approvals(p_id text DEFAULT NULL::text) RETURNS SETOF api.ap
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.approvals v;
+    else
+      return query select * from api.approvals v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.approvals', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.approvals v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.approvals v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -935,17 +943,21 @@ CREATE FUNCTION api.conversation_messages(p_id text DEFAULT NULL::text) RETURNS 
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.conversation_messages v;
+    else
+      return query select * from api.conversation_messages v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.conversation_messages', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.conversation_messages v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.conversation_messages v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -1017,17 +1029,21 @@ CREATE FUNCTION api.conversations(p_id text DEFAULT NULL::text) RETURNS SETOF ap
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.conversations v;
+    else
+      return query select * from api.conversations v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.conversations', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.conversations v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.conversations v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -1475,17 +1491,21 @@ CREATE FUNCTION api.files(p_id text DEFAULT NULL::text) RETURNS SETOF api.files
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.files v;
+    else
+      return query select * from api.files v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.files', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.files v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.files v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -1741,17 +1761,21 @@ CREATE FUNCTION api.integration_connections(p_id text DEFAULT NULL::text) RETURN
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.integration_connections v;
+    else
+      return query select * from api.integration_connections v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.integration_connections', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.integration_connections v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.integration_connections v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -2158,17 +2182,21 @@ CREATE FUNCTION api.invoices(p_id text DEFAULT NULL::text) RETURNS SETOF api.inv
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.invoices v;
+    else
+      return query select * from api.invoices v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.invoices', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.invoices v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.invoices v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -2308,17 +2336,21 @@ CREATE FUNCTION api.members(p_id text DEFAULT NULL::text) RETURNS SETOF api.memb
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.members v;
+    else
+      return query select * from api.members v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.members', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.members v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.members v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -2453,17 +2485,21 @@ CREATE FUNCTION api.organization(p_id text DEFAULT NULL::text) RETURNS SETOF api
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.organization v;
+    else
+      return query select * from api.organization v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.organization', v_organization_id) || ') v where id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.organization v where v.id = v_organization_id;
-  else
-    return query select * from api.organization v where v.id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -2723,17 +2759,21 @@ CREATE FUNCTION api.projects(p_id text DEFAULT NULL::text) RETURNS SETOF api.pro
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.projects v;
+    else
+      return query select * from api.projects v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.projects', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.projects v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.projects v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -2921,17 +2961,21 @@ CREATE FUNCTION api.report_results(p_id text DEFAULT NULL::text) RETURNS SETOF a
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.report_results v;
+    else
+      return query select * from api.report_results v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.report_results', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.report_results v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.report_results v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -3100,17 +3144,21 @@ CREATE FUNCTION api.report_runs(p_id text DEFAULT NULL::text) RETURNS SETOF api.
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.report_runs v;
+    else
+      return query select * from api.report_runs v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.report_runs', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.report_runs v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.report_runs v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -3166,17 +3214,21 @@ CREATE FUNCTION api.reports(p_id text DEFAULT NULL::text) RETURNS SETOF api.repo
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.reports v;
+    else
+      return query select * from api.reports v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.reports', v_organization_id) || ') v where true and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.reports v;
-  else
-    return query select * from api.reports v where v.id = p_id;
   end if;
 end
 $_$;
@@ -3460,17 +3512,21 @@ CREATE FUNCTION api.runs(p_id text DEFAULT NULL::text) RETURNS SETOF api.runs
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.runs v;
+    else
+      return query select * from api.runs v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.runs', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.runs v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.runs v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -3888,17 +3944,21 @@ CREATE FUNCTION api.tasks(p_id text DEFAULT NULL::text) RETURNS SETOF api.tasks
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.tasks v;
+    else
+      return query select * from api.tasks v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.tasks', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.tasks v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.tasks v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -4042,17 +4102,21 @@ CREATE FUNCTION api.ticket_messages(p_id text DEFAULT NULL::text) RETURNS SETOF 
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.ticket_messages v;
+    else
+      return query select * from api.ticket_messages v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.ticket_messages', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.ticket_messages v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.ticket_messages v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -4271,17 +4335,21 @@ CREATE FUNCTION api.tickets(p_id text DEFAULT NULL::text) RETURNS SETOF api.tick
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.tickets v;
+    else
+      return query select * from api.tickets v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.tickets', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.tickets v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.tickets v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -4374,17 +4442,21 @@ CREATE FUNCTION api.time_entries(p_id text DEFAULT NULL::text) RETURNS SETOF api
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.time_entries v;
+    else
+      return query select * from api.time_entries v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.time_entries', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.time_entries v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.time_entries v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -4683,17 +4755,21 @@ CREATE FUNCTION api.webhook_deliveries(p_id text DEFAULT NULL::text) RETURNS SET
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.webhook_deliveries v;
+    else
+      return query select * from api.webhook_deliveries v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.webhook_deliveries', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.webhook_deliveries v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.webhook_deliveries v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -4960,17 +5036,21 @@ CREATE FUNCTION api.webhook_endpoints(p_id text DEFAULT NULL::text) RETURNS SETO
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.webhook_endpoints v;
+    else
+      return query select * from api.webhook_endpoints v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.webhook_endpoints', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.webhook_endpoints v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.webhook_endpoints v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -16455,5 +16535,5 @@ ALTER TABLE graphile_worker._private_tasks ENABLE ROW LEVEL SECURITY;
 -- PostgreSQL database dump complete
 --
 
-\unrestrict s4YKltuSdPKg3j6QIzaVI7vwOoIIBRFDGfvLRiFWRPl3ffSIkDEWLjtBy0sS0PY
+\unrestrict nmPiCfX9AzYHoH23AAL80U5io3RuDB7Sj9MdfKeqfZarIppfhMovMEJVbogMIDg
 

@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict ogB8YYDdulIRfKRwieo3o5pbeI7ygO4BhzuvoacvFfHThQNOWdyhEHfaCf0xdi9
+\restrict Nz505QRqhQALwYAAbaqs3TNnwuKQf7zLRxfP9BcVNGfkKAcaXtaUdeUfLjCbyrR
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -396,17 +396,21 @@ CREATE FUNCTION api.agents(p_id text DEFAULT NULL::text) RETURNS SETOF api.agent
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.agents v;
+    else
+      return query select * from api.agents v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.agents', v_organization_id) || ') v where true and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.agents v;
-  else
-    return query select * from api.agents v where v.id = p_id;
   end if;
 end
 $_$;
@@ -562,17 +566,21 @@ CREATE FUNCTION api.approvals(p_id text DEFAULT NULL::text) RETURNS SETOF api.ap
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.approvals v;
+    else
+      return query select * from api.approvals v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.approvals', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.approvals v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.approvals v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -900,17 +908,21 @@ CREATE FUNCTION api.conversation_messages(p_id text DEFAULT NULL::text) RETURNS 
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.conversation_messages v;
+    else
+      return query select * from api.conversation_messages v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.conversation_messages', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.conversation_messages v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.conversation_messages v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -975,17 +987,21 @@ CREATE FUNCTION api.conversations(p_id text DEFAULT NULL::text) RETURNS SETOF ap
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.conversations v;
+    else
+      return query select * from api.conversations v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.conversations', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.conversations v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.conversations v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -1426,17 +1442,21 @@ CREATE FUNCTION api.files(p_id text DEFAULT NULL::text) RETURNS SETOF api.files
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.files v;
+    else
+      return query select * from api.files v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.files', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.files v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.files v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -1671,17 +1691,21 @@ CREATE FUNCTION api.integration_connections(p_id text DEFAULT NULL::text) RETURN
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.integration_connections v;
+    else
+      return query select * from api.integration_connections v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.integration_connections', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.integration_connections v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.integration_connections v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -2081,17 +2105,21 @@ CREATE FUNCTION api.invoices(p_id text DEFAULT NULL::text) RETURNS SETOF api.inv
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.invoices v;
+    else
+      return query select * from api.invoices v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.invoices', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.invoices v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.invoices v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -2224,17 +2252,21 @@ CREATE FUNCTION api.members(p_id text DEFAULT NULL::text) RETURNS SETOF api.memb
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.members v;
+    else
+      return query select * from api.members v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.members', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.members v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.members v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -2355,17 +2387,21 @@ CREATE FUNCTION api.organization(p_id text DEFAULT NULL::text) RETURNS SETOF api
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.organization v;
+    else
+      return query select * from api.organization v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.organization', v_organization_id) || ') v where id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.organization v where v.id = v_organization_id;
-  else
-    return query select * from api.organization v where v.id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -2618,17 +2654,21 @@ CREATE FUNCTION api.projects(p_id text DEFAULT NULL::text) RETURNS SETOF api.pro
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.projects v;
+    else
+      return query select * from api.projects v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.projects', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.projects v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.projects v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -2809,17 +2849,21 @@ CREATE FUNCTION api.report_results(p_id text DEFAULT NULL::text) RETURNS SETOF a
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.report_results v;
+    else
+      return query select * from api.report_results v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.report_results', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.report_results v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.report_results v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -2981,17 +3025,21 @@ CREATE FUNCTION api.report_runs(p_id text DEFAULT NULL::text) RETURNS SETOF api.
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.report_runs v;
+    else
+      return query select * from api.report_runs v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.report_runs', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.report_runs v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.report_runs v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -3040,17 +3088,21 @@ CREATE FUNCTION api.reports(p_id text DEFAULT NULL::text) RETURNS SETOF api.repo
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.reports v;
+    else
+      return query select * from api.reports v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.reports', v_organization_id) || ') v where true and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.reports v;
-  else
-    return query select * from api.reports v where v.id = p_id;
   end if;
 end
 $_$;
@@ -3320,17 +3372,21 @@ CREATE FUNCTION api.runs(p_id text DEFAULT NULL::text) RETURNS SETOF api.runs
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.runs v;
+    else
+      return query select * from api.runs v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.runs', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.runs v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.runs v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -3741,17 +3797,21 @@ CREATE FUNCTION api.tasks(p_id text DEFAULT NULL::text) RETURNS SETOF api.tasks
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.tasks v;
+    else
+      return query select * from api.tasks v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.tasks', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.tasks v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.tasks v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -3888,17 +3948,21 @@ CREATE FUNCTION api.ticket_messages(p_id text DEFAULT NULL::text) RETURNS SETOF 
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.ticket_messages v;
+    else
+      return query select * from api.ticket_messages v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.ticket_messages', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.ticket_messages v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.ticket_messages v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -4110,17 +4174,21 @@ CREATE FUNCTION api.tickets(p_id text DEFAULT NULL::text) RETURNS SETOF api.tick
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.tickets v;
+    else
+      return query select * from api.tickets v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.tickets', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.tickets v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.tickets v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -4206,17 +4274,21 @@ CREATE FUNCTION api.time_entries(p_id text DEFAULT NULL::text) RETURNS SETOF api
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.time_entries v;
+    else
+      return query select * from api.time_entries v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.time_entries', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.time_entries v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.time_entries v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -4508,17 +4580,21 @@ CREATE FUNCTION api.webhook_deliveries(p_id text DEFAULT NULL::text) RETURNS SET
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.webhook_deliveries v;
+    else
+      return query select * from api.webhook_deliveries v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.webhook_deliveries', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.webhook_deliveries v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.webhook_deliveries v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -4778,17 +4854,21 @@ CREATE FUNCTION api.webhook_endpoints(p_id text DEFAULT NULL::text) RETURNS SETO
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.webhook_endpoints v;
+    else
+      return query select * from api.webhook_endpoints v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.webhook_endpoints', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.webhook_endpoints v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.webhook_endpoints v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $_$;
@@ -15514,5 +15594,5 @@ CREATE EVENT TRIGGER shard_views_stale ON ddl_command_end
 -- PostgreSQL database dump complete
 --
 
-\unrestrict ogB8YYDdulIRfKRwieo3o5pbeI7ygO4BhzuvoacvFfHThQNOWdyhEHfaCf0xdi9
+\unrestrict Nz505QRqhQALwYAAbaqs3TNnwuKQf7zLRxfP9BcVNGfkKAcaXtaUdeUfLjCbyrR
 

@@ -21,17 +21,21 @@ create or replace function api.agents(p_id text default null) returns setof api.
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.agents v;
+    else
+      return query select * from api.agents v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.agents', v_organization_id) || ') v where true and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.agents v;
-  else
-    return query select * from api.agents v where v.id = p_id;
   end if;
 end
 $function$;
@@ -41,17 +45,21 @@ create or replace function api.approvals(p_id text default null) returns setof a
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.approvals v;
+    else
+      return query select * from api.approvals v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.approvals', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.approvals v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.approvals v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
@@ -61,17 +69,21 @@ create or replace function api.conversation_messages(p_id text default null) ret
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.conversation_messages v;
+    else
+      return query select * from api.conversation_messages v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.conversation_messages', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.conversation_messages v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.conversation_messages v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
@@ -81,17 +93,21 @@ create or replace function api.conversations(p_id text default null) returns set
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.conversations v;
+    else
+      return query select * from api.conversations v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.conversations', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.conversations v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.conversations v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
@@ -101,17 +117,21 @@ create or replace function api.files(p_id text default null) returns setof api.f
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.files v;
+    else
+      return query select * from api.files v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.files', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.files v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.files v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
@@ -121,17 +141,21 @@ create or replace function api.integration_connections(p_id text default null) r
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.integration_connections v;
+    else
+      return query select * from api.integration_connections v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.integration_connections', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.integration_connections v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.integration_connections v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
@@ -141,17 +165,21 @@ create or replace function api.invoices(p_id text default null) returns setof ap
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.invoices v;
+    else
+      return query select * from api.invoices v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.invoices', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.invoices v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.invoices v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
@@ -161,17 +189,21 @@ create or replace function api.members(p_id text default null) returns setof api
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.members v;
+    else
+      return query select * from api.members v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.members', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.members v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.members v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
@@ -181,17 +213,21 @@ create or replace function api.organization(p_id text default null) returns seto
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.organization v;
+    else
+      return query select * from api.organization v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.organization', v_organization_id) || ') v where id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.organization v where v.id = v_organization_id;
-  else
-    return query select * from api.organization v where v.id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
@@ -201,17 +237,21 @@ create or replace function api.projects(p_id text default null) returns setof ap
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.projects v;
+    else
+      return query select * from api.projects v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.projects', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.projects v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.projects v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
@@ -221,17 +261,21 @@ create or replace function api.report_results(p_id text default null) returns se
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.report_results v;
+    else
+      return query select * from api.report_results v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.report_results', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.report_results v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.report_results v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
@@ -241,17 +285,21 @@ create or replace function api.report_runs(p_id text default null) returns setof
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.report_runs v;
+    else
+      return query select * from api.report_runs v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.report_runs', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.report_runs v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.report_runs v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
@@ -261,17 +309,21 @@ create or replace function api.reports(p_id text default null) returns setof api
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.reports v;
+    else
+      return query select * from api.reports v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.reports', v_organization_id) || ') v where true and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.reports v;
-  else
-    return query select * from api.reports v where v.id = p_id;
   end if;
 end
 $function$;
@@ -281,17 +333,21 @@ create or replace function api.runs(p_id text default null) returns setof api.ru
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.runs v;
+    else
+      return query select * from api.runs v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.runs', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.runs v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.runs v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
@@ -301,17 +357,21 @@ create or replace function api.tasks(p_id text default null) returns setof api.t
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.tasks v;
+    else
+      return query select * from api.tasks v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.tasks', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.tasks v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.tasks v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
@@ -321,17 +381,21 @@ create or replace function api.ticket_messages(p_id text default null) returns s
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.ticket_messages v;
+    else
+      return query select * from api.ticket_messages v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.ticket_messages', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.ticket_messages v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.ticket_messages v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
@@ -341,17 +405,21 @@ create or replace function api.tickets(p_id text default null) returns setof api
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.tickets v;
+    else
+      return query select * from api.tickets v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.tickets', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.tickets v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.tickets v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
@@ -361,17 +429,21 @@ create or replace function api.time_entries(p_id text default null) returns seto
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.time_entries v;
+    else
+      return query select * from api.time_entries v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.time_entries', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.time_entries v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.time_entries v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
@@ -381,17 +453,21 @@ create or replace function api.webhook_deliveries(p_id text default null) return
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.webhook_deliveries v;
+    else
+      return query select * from api.webhook_deliveries v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.webhook_deliveries', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.webhook_deliveries v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.webhook_deliveries v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
@@ -401,17 +477,21 @@ create or replace function api.webhook_endpoints(p_id text default null) returns
     set search_path to 'pg_catalog', 'pg_temp'
     as $function$
 declare
-  v_organization_id text := app.current_organization_id();
+  v_organization_id text;
 begin
-  if v_organization_id is null then
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.webhook_endpoints v;
+    else
+      return query select * from api.webhook_endpoints v where v.id = p_id;
+    end if;
     return;
-  elsif to_regclass('pg_catalog.pg_dist_partition') is not null then
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
     return query execute 'select * from (' || app_private.view_on_shards('api.webhook_endpoints', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
       using v_organization_id, p_id;
-  elsif p_id is null then
-    return query select * from api.webhook_endpoints v where v.organization_id = v_organization_id;
-  else
-    return query select * from api.webhook_endpoints v where v.organization_id = v_organization_id and v.id = p_id;
   end if;
 end
 $function$;
