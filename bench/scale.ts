@@ -35,7 +35,10 @@ export async function spawnApi(url: string, env: Record<string, string>): Promis
     try {
       if ((await fetch(`${base}/ready`)).ok) return { base, child };
     } catch { /* not yet */ }
-    if (Date.now() > until) throw new Error('an API process did not become ready within 60 s');
+    if (Date.now() > until) {
+      child.kill('SIGKILL');
+      throw new Error('an API process did not become ready within 60 s');
+    }
     await new Promise((r) => setTimeout(r, 200));
   }
 }
