@@ -1,7 +1,7 @@
 // The request context cannot be forged by the runtime role (issue 13): as svc_runtime with plain
 // SQL, settings copied with set_config (in another transaction or another session), bare client
 // and secret ids, and the token of a revoked secret or a disabled client show nothing in any api
-// view, and no base table is readable at all.
+// view or view function, and no base table is readable at all.
 import t, { type Test } from 'tap';
 import postgres from 'postgres';
 import { randomBytes } from 'node:crypto';
@@ -18,6 +18,14 @@ async function everything(a: TestApp, q: Tagged) {
   for (const { rel } of views) {
     const text = `select count(*)::int as n from ${rel}`;
     seen[rel] = (await q(Object.assign([text], { raw: [text] })))[0]!.n;
+  }
+  // Each view's function of the same name (what the commands read their row through).
+  const functions = await a.admin<{ fn: string }[]>`select format('%I.%I', n.nspname, p.proname) as fn
+    from pg_proc p join pg_namespace n on n.oid = p.pronamespace join pg_views v on v.schemaname = n.nspname and v.viewname = p.proname
+   where n.nspname = 'api' and p.pronargs = 1 order by 1`;
+  for (const { fn } of functions) {
+    const text = `select count(*)::int as n from ${fn}()`;
+    seen[`${fn}()`] = (await q(Object.assign([text], { raw: [text] })))[0]!.n;
   }
   return seen;
 }
@@ -50,6 +58,7 @@ t.test('a legitimate context works, and its settings copied elsewhere show nothi
   });
   t.equal(legit.b.outcome, 'ok');
   t.ok(legit.seen['api.projects']! >= 1 && legit.seen['api.tasks']! >= 1, 'with its token, the client sees its projects and tasks');
+  t.ok(legit.seen['api.tasks()']! >= 1, 'and reads them through the view\'s function');
   const forge = (q: Tagged) => q`select set_config(name, value, true) from jsonb_to_recordset(${JSON.stringify(legit.copied)}::text::jsonb)
     as s(name text, value text)`;
   for (const [label, sql] of [['the same session, a later transaction', rt], ['another session', rt2]] as const) {
