@@ -1,4 +1,4 @@
-// The request context cannot be forged by the runtime role (issue 13): as svc_runtime with plain
+// The request context cannot be forged by the runtime role: as svc_runtime with plain
 // SQL, settings copied with set_config (in another transaction or another session), bare client
 // and secret ids, and the token of a revoked secret or a disabled client show nothing in any api
 // view or view function, and no base table is readable at all.
