@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict Nz505QRqhQALwYAAbaqs3TNnwuKQf7zLRxfP9BcVNGfkKAcaXtaUdeUfLjCbyrR
+\restrict fiaTKcqEiZbwqZ6poFLu32k5iWkxOztgqZcZ7FZ6NrMbBhpJUXBwXiTckidrSOO
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -6442,9 +6442,16 @@ begin
           then $e$app_private.operator_session() or (payload ->> 'organization_id') = app.current_organization_id()$e$
           else 'true' end);
     end if;
+    if t::text in ('graphile_worker._private_jobs', 'graphile_worker._private_tasks', 'graphile_worker._private_job_queues') then
+      execute format('comment on policy "Commands queue jobs" on %s is %L', t, case t::text when 'graphile_worker._private_jobs'
+        then 'svc_owner may read and write only the jobs whose payload names the signed request''s organization (app_private.queue_job adds organization_id to every payload), or any job in an operator session (the worker, svc-admin, migrations): on one server a command queues and sees only its own organization''s jobs (on Citus jobs go through app_private.job_outbox).'
+        else 'svc_owner may read, add and update graphile-worker''s task and queue names, which add_job upserts for every job it queues: they carry no tenant data, so every row is allowed; which jobs a command reaches is fenced by the policy on graphile_worker._private_jobs.' end);
+    end if;
     if not exists (select from pg_policy where polrelid = t and polname = 'The worker runs every job') then
       execute format('create policy "The worker runs every job" on %s for all to svc_worker using (true) with check (true)', t);
     end if;
+    execute format('comment on policy "The worker runs every job" on %s is %L', t,
+      'svc_worker reads and writes every row of graphile-worker''s tables, of every organization, because it runs the queue for all of them (an operator). graphile-worker keeps row security on its tables with no policy of its own, so without this one the worker''s login would see no job.');
   end loop;
 end
 $_$;
@@ -15594,5 +15601,5 @@ CREATE EVENT TRIGGER shard_views_stale ON ddl_command_end
 -- PostgreSQL database dump complete
 --
 
-\unrestrict Nz505QRqhQALwYAAbaqs3TNnwuKQf7zLRxfP9BcVNGfkKAcaXtaUdeUfLjCbyrR
+\unrestrict fiaTKcqEiZbwqZ6poFLu32k5iWkxOztgqZcZ7FZ6NrMbBhpJUXBwXiTckidrSOO
 

@@ -40,6 +40,10 @@ const CLUSTER_ONLY: Record<string, string> = {
   'bi_rows(text); Type: FUNCTION; Schema: reporting_private': 'the BI relay',
   'bi_rows_of(text, text, text[], text); Type: FUNCTION; Schema: reporting_private': 'the BI relay',
   'organizations The relay reads the organization a proof named; Type: POLICY; Schema: app': 'the BI relay',
+  'FUNCTION reporting_rows_read(p_statement text); Type: COMMENT; Schema: app_private': 'the BI relay',
+  'FUNCTION bi_rows(p_view text); Type: COMMENT; Schema: reporting_private': 'the BI relay',
+  'FUNCTION bi_rows_of(p_view text, p_organization_id text, p_roles text[], p_proof text); Type: COMMENT; Schema: reporting_private': 'the BI relay',
+  'POLICY "The relay reads the organization a proof named" ON organizations; Type: COMMENT; Schema: app': 'the BI relay',
   // The reporting views read the relay's rows on a cluster, the tables under policies on one server.
   ...Object.fromEntries(['approvals', 'invoices', 'members', 'payments', 'projects', 'tasks', 'tickets', 'time_entries'].flatMap((v) => [
     [`${v}; Type: VIEW; Schema: reporting`, 'the BI relay'],
