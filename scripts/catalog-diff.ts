@@ -19,7 +19,7 @@
 // the roles the database names that are not PostgreSQL's own nor BI logins (attributes, memberships, settings), the
 // database's own settings, and each table's row count (the rows a migration inserts).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -264,23 +264,28 @@ export async function compareDatabases(urlA: string, urlB: string): Promise<{ li
   return { lines, objects, nodes: 1 + a.workers.length };
 }
 
-/** A revision's db/migrations in a new temporary directory (WORKTREE: the files as they are). */
-/** This repository's root and migrations, wherever the command runs: through a link of the tests'
- * mirror (scripts/tap.ts) too, where git would list nothing. */
+/** This repository's root, wherever the command runs: through a link of the tests' mirror
+ * (scripts/tap.ts) too, where git would list nothing. */
 const ROOT = dirname(realpathSync(fileURLToPath(new URL('../package-lock.json', import.meta.url))));
-const MIGRATIONS = join(ROOT, 'db/migrations');
 
+/** A revision's db/migrations (and db/citus/migrations, where it has them) in a new temporary
+ * directory, as `<dir>/db/migrations`; answers that path (WORKTREE: the files as they are). */
 export function migrationsOf(rev: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'svc-migrations-'));
-  const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, cwd: ROOT });
-  const files = rev === 'WORKTREE'
-    ? readdirSync(MIGRATIONS)
-    : git('ls-tree', '--name-only', `${rev}:db/migrations`).split('\n').filter(Boolean);
-  for (const f of files.filter((f) => f.endsWith('.sql'))) {
-    const text = rev === 'WORKTREE' ? readFileSync(join(MIGRATIONS, f), 'utf8') : git('show', `${rev}:db/migrations/${f}`);
-    writeFileSync(join(dir, f), text);
+  const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const folder of ['db/migrations', 'db/citus/migrations']) {
+    const files = rev === 'WORKTREE'
+      ? (existsSync(join(ROOT, folder)) ? readdirSync(join(ROOT, folder)) : [])
+      : git('ls-tree', '--name-only', `${rev}:db`).split('\n').some((f) => f === folder.split('/')[1])
+        ? (() => { try { return git('ls-tree', '--name-only', `${rev}:${folder}`).split('\n').filter(Boolean); } catch { return []; } })()
+        : [];
+    mkdirSync(join(dir, folder), { recursive: true });
+    for (const f of files.filter((f) => f.endsWith('.sql'))) {
+      const text = rev === 'WORKTREE' ? readFileSync(join(ROOT, folder, f), 'utf8') : git('show', `${rev}:${folder}/${f}`);
+      writeFileSync(join(dir, folder, f), text);
+    }
   }
-  return dir;
+  return join(dir, 'db/migrations');
 }
 
 // `npx tsx scripts/catalog-diff.ts [--citus] <A> <B>`
@@ -333,7 +338,7 @@ if (isMain(import.meta.url)) {
         await admin.end();
       }
     }
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    for (const d of dirs) rmSync(dirname(dirname(d)), { recursive: true, force: true });
     await cluster?.stop();
   }
   process.exit(code);

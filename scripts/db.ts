@@ -1,7 +1,8 @@
 // Database bootstrap shared by `make start`, `make test` and the benchmarks: choose
 // DATABASE_URL or an embedded PostgreSQL, apply dbmate migrations, set the passwords of svc_runtime, svc_worker and svc_admin.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import postgres from 'postgres';
 import { Logger, runMigrations } from 'graphile-worker';
@@ -13,6 +14,32 @@ import { isMain } from '../src/is-main.ts';
 const quietLogger = new Logger(() => () => {});
 
 export const MIGRATIONS_DIR = 'db/migrations';
+
+/** The migrations that run on a Citus coordinator only (the tables' placement, the BI relay, the
+ * workers' preparation), beside a chain's db/migrations: db/citus/migrations. dbmate runs both
+ * folders there as one chain, in version order; one server never runs this one. */
+export const clusterMigrationsDir = (dir = MIGRATIONS_DIR): string => join(dirname(dir), 'citus', 'migrations');
+
+/** The folders of the chain a database runs: db/migrations, and on a Citus coordinator (the
+ * extension in the database) db/citus/migrations too. */
+async function chainOf(url: string, dir: string): Promise<string[]> {
+  const cluster = clusterMigrationsDir(dir);
+  if (!existsSync(cluster)) return [dir];
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const [r] = await sql<{ citus: boolean }[]>`select exists (select from pg_extension where extname = 'citus') as citus`;
+    return r?.citus ? [dir, cluster] : [dir];
+  } catch (e) {
+    // No such database yet: dbmate creates it, without Citus.
+    if ((e as { code?: string }).code === '3D000') return [dir];
+    throw e;
+  } finally {
+    await sql.end();
+  }
+}
+
+const versionsIn = (dirs: string[], pattern = /^(\d+)_.*\.sql$/): string[] =>
+  dirs.flatMap((d) => (existsSync(d) ? readdirSync(d) : []).map((f) => pattern.exec(f)?.[1]).filter((v): v is string => !!v)).sort();
 
 export function withDatabase(url: string, database: string): string {
   return editDatabaseUrl(url, { database });
@@ -44,13 +71,14 @@ function dbmateBin(): string {
   return require.resolve(`@dbmate/${process.platform}-${process.arch === 'x64' ? 'x64' : process.arch}/bin/dbmate`);
 }
 
-/** The newest migration of the chain the baseline replaced (issue 38: 76 files, 20261122000100 to
- * this one, in git history before the baseline): a database that ran it has what the baseline makes. */
-export const OLD_CHAIN_LAST = '20261205003400';
+/** The newest migration of the chain the baseline replaced (in git history before the baseline:
+ * git log -- db/migrations/<this>_*): a database that ran it has what the baseline makes. */
+export const OLD_CHAIN_LAST = '20261206050000';
 
-/** The baseline's versions (files named `<version>_baseline_<area>.sql`), oldest first. */
-export function baselineVersions(dir = MIGRATIONS_DIR): string[] {
-  return readdirSync(dir).map((f) => /^(\d+)_baseline_.*\.sql$/.exec(f)?.[1]).filter((v): v is string => !!v).sort();
+/** The baseline's versions (files named `<version>_baseline_<area>.sql`), oldest first: db/migrations'
+ * and, for a Citus coordinator, db/citus/migrations' too. */
+export function baselineVersions(dir = MIGRATIONS_DIR, cluster = false): string[] {
+  return versionsIn(cluster ? [dir, clusterMigrationsDir(dir)] : [dir], /^(\d+)_baseline_.*\.sql$/);
 }
 
 /** Before dbmate runs: a database the whole old chain migrated gets the baseline's versions
@@ -59,7 +87,8 @@ export function baselineVersions(dir = MIGRATIONS_DIR): string[] {
  * definitions of the chain's end, not its steps. A new database, or one already past the baseline,
  * is left to dbmate. Answers the versions recorded. */
 export async function adoptBaseline(url: string, dir = MIGRATIONS_DIR): Promise<string[]> {
-  const baseline = baselineVersions(dir);
+  const chain = await chainOf(url, dir);
+  const baseline = baselineVersions(dir, chain.length > 1);
   if (!baseline.length) return [];
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
@@ -71,7 +100,7 @@ export async function adoptBaseline(url: string, dir = MIGRATIONS_DIR): Promise<
       const applied = new Set((await tx<{ version: string }[]>`select version::text from public.schema_migrations`).map((r) => r.version));
       const missing = baseline.filter((v) => !applied.has(v));
       // Versions no file here has: the old chain's.
-      const files = new Set(readdirSync(dir).map((f) => /^(\d+)_.*\.sql$/.exec(f)?.[1]));
+      const files = new Set(versionsIn([dir, clusterMigrationsDir(dir)]));
       const old = [...applied].filter((v) => !files.has(v));
       if (!missing.length || !old.length) return [];
       if (!applied.has(OLD_CHAIN_LAST)) {
@@ -93,10 +122,10 @@ export async function adoptBaseline(url: string, dir = MIGRATIONS_DIR): Promise<
 /** Creates the database if needed and applies every pending migration (of `dir`: another chain,
  * e.g. one taken from git history by scripts/catalog-diff.ts). */
 /** dbmate's command against `url` (sslmode=disable unless the URL names one). */
-function dbmate(url: string, dir: string, command: 'up' | 'rollback'): string {
+function dbmate(url: string, dirs: string[], command: 'up' | 'rollback'): string {
   const u = new URL(url);
   if (!u.searchParams.has('sslmode')) u.searchParams.set('sslmode', 'disable');
-  const out = spawnSync(dbmateBin(), ['--url', u.toString(), '--migrations-dir', dir, '--no-dump-schema', command],
+  const out = spawnSync(dbmateBin(), ['--url', u.toString(), ...dirs.flatMap((d) => ['--migrations-dir', d]), '--no-dump-schema', command],
     { encoding: 'utf8' });
   if (out.status !== 0) {
     const at = out.stdout.match(/^Applying: (.*)$/gm)?.at(-1)?.slice('Applying: '.length);
@@ -107,13 +136,13 @@ function dbmate(url: string, dir: string, command: 'up' | 'rollback'): string {
 
 /** Rolls the newest applied migration back (its down section), as `dbmate rollback` does; the
  * baseline's refuse. Answers dbmate's line naming it. */
-export function rollback(url: string, dir = MIGRATIONS_DIR): string {
-  return dbmate(url, dir, 'rollback').trim();
+export async function rollback(url: string, dir = MIGRATIONS_DIR): Promise<string> {
+  return dbmate(url, await chainOf(url, dir), 'rollback').trim();
 }
 
 export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<void> {
   await adoptBaseline(url, dir);
-  dbmate(url, dir, 'up');
+  dbmate(url, await chainOf(url, dir), 'up');
   // graphile-worker's own schema (the job queue the outbox triggers write to), at its pinned version.
   await runMigrations({ connectionString: url, logger: quietLogger });
   const sql = postgres(url, { max: 1, onnotice: () => {} });
@@ -124,7 +153,7 @@ export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<void> 
       }
     }
     // graphile-worker's schema is made above, after the migrations: what svc_owner needs of it to
-    // queue jobs is granted now (migration 20261206010300), on every run.
+    // queue jobs is granted now, on every run (app_private.job_queue_privileges).
     await sql.unsafe(`do $$ begin
       if to_regprocedure('app_private.job_queue_privileges()') is not null then perform app_private.job_queue_privileges(); end if;
     end $$`);
@@ -163,7 +192,7 @@ if (isMain(import.meta.url) && (process.argv[2] === 'migrate' || process.argv[2]
     process.exit(2);
   }
   if (process.argv[2] === 'rollback') {
-    console.log(rollback(process.env.DATABASE_URL));
+    console.log(await rollback(process.env.DATABASE_URL));
   } else {
     await migrate(process.env.DATABASE_URL);
     console.log('migrated');

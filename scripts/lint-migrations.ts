@@ -4,7 +4,7 @@
 // The rule set and how to satisfy it: db/README.md "Migrations on a live database".
 // `npx tsx scripts/lint-migrations.ts [file…]`: the files given, else every linted migration.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMain } from '../src/is-main.ts';
@@ -13,8 +13,9 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const MIGRATIONS = join(ROOT, 'db/migrations');
 const SQUAWK = join(ROOT, 'node_modules/.bin/squawk');
 
-/** Migrations that shipped: `sha256sum` lines of db/migrations files, which must never change again
- * (a database that ran one will not run it again): the baseline (issue 38), then each that shipped after it. */
+/** Migrations that shipped: `sha256sum` lines of db/migrations files (and db/citus/migrations',
+ * as ../citus/migrations/<file>), which must never change again (a database that ran one will not
+ * run it again): the baseline, then each that shipped after it. */
 export const FROZEN = join(ROOT, 'db/frozen-migrations.sha256');
 
 export function frozenMigrations(file = FROZEN): Map<string, string> {
@@ -27,9 +28,11 @@ export function frozenMigrations(file = FROZEN): Map<string, string> {
  * no lock can hurt). */
 export function lintedMigrations(dir = MIGRATIONS): string[] {
   const frozen = frozenMigrations();
-  return readdirSync(dir).filter((f) => /^\d+_.*\.sql$/.test(f))
-    .filter((f) => !/^\d+_baseline_/.test(f) && !frozen.has(f))
-    .sort().map((f) => join(dir, f));
+  // db/citus/migrations' files are named in the list from db/migrations: ../citus/migrations/<file>.
+  return [['', dir], ['../citus/migrations/', join(dir, '../citus/migrations')]].flatMap(([prefix, d]) =>
+    (existsSync(d!) ? readdirSync(d!) : []).filter((f) => /^\d+_.*\.sql$/.test(f))
+      .filter((f) => !/^\d+_baseline_/.test(f) && !frozen.has(prefix + f))
+      .sort().map((f) => join(d!, f)));
 }
 
 /** squawk's defaults, less these (db/README.md says why). */

@@ -1,6 +1,6 @@
 // The built-in agents: deterministic code over the skills, confirming every change they propose
 // through requires_action before applying it. Their definitions (schemas, Roles, skills) are in
-// db/migrations/20261128181100_baseline_agents_and_runs.sql (the rows of app_private.agent_definitions).
+// db/migrations/20261206061100_baseline_agents_and_runs.sql (the rows of app_private.agent_definitions).
 import type { AgentImpl, RequiredAction } from './agent.ts';
 
 const confirmation = (id: string, description: string, choices: string[], extra: Record<string, object> = {},

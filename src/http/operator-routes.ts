@@ -1,6 +1,6 @@
 // Routes for operators, outside /v1 and the API's auth: liveness, readiness, metrics.
 import type { ServerRoute } from '@hapi/hapi';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { AppContext } from './context.ts';
@@ -8,9 +8,11 @@ import { ApiError, problemResponse } from './errors.ts';
 import { requestIdOf } from './operation/route.ts';
 import { header } from './headers.ts';
 
-/** The newest migration this code was written for (dbmate's version is the file name's prefix). */
-export function expectedSchemaVersion(dir = new URL('../../db/migrations/', import.meta.url)): string {
-  const versions = readdirSync(dir).map((f) => /^(\d+)_.*\.sql$/.exec(f)?.[1]).filter((v): v is string => !!v).sort();
+/** The newest migration this code was written for (dbmate's version is the file name's prefix):
+ * of db/migrations, and on a Citus coordinator of db/citus/migrations too (scripts/db.ts). */
+export function expectedSchemaVersion(cluster = false, root = new URL('../../db/', import.meta.url)): string {
+  const dirs = [new URL('migrations/', root), ...(cluster ? [new URL('citus/migrations/', root)] : [])].filter((d) => existsSync(d));
+  const versions = dirs.flatMap((d) => readdirSync(d)).map((f) => /^(\d+)_.*\.sql$/.exec(f)?.[1]).filter((v): v is string => !!v).sort();
   return versions[versions.length - 1] ?? '';
 }
 
@@ -20,7 +22,7 @@ const sameSecret = (a: string, b: string) => {
 };
 
 export function operatorRoutes(app: AppContext): ServerRoute[] {
-  const expected = expectedSchemaVersion();
+  const expected = { one: expectedSchemaVersion(false), cluster: expectedSchemaVersion(true) };
   return [
     // Alive: the process answers. Never touches the database, so a database outage does not get it restarted.
     { method: 'GET', path: '/health', options: { handler: () => ({ status: 'ok' }) } },
@@ -44,9 +46,10 @@ export function operatorRoutes(app: AppContext): ServerRoute[] {
             return problemResponse(h, new ApiError('SERVICE_UNAVAILABLE', 'the database is not reachable',
               { headers: { 'Retry-After': '5' } }), requestIdOf(request), request.path);
           }
-          if (applied !== expected) {
+          const needed = app.database.routed ? expected.cluster : expected.one;
+          if (applied !== needed) {
             return problemResponse(h, new ApiError('SERVICE_UNAVAILABLE',
-              `the database schema is at migration ${applied ?? 'none'}, this server needs ${expected}: run the migrations`,
+              `the database schema is at migration ${applied ?? 'none'}, this server needs ${needed}: run the migrations`,
               { headers: { 'Retry-After': '30' } }), requestIdOf(request), request.path);
           }
           return { status: 'ready', database: 'ok', schema_version: applied };

@@ -14,6 +14,13 @@ import { compareDatabases } from '../../scripts/catalog-diff.ts';
 import { freePort } from '../helpers/processes.ts';
 
 t.test('each migration after the baseline rolls back, and migrates up again to the same catalog', async (t) => {
+  const lastBaseline = baselineVersions().at(-1)!;
+  const after = readdirSync(MIGRATIONS_DIR).map((f) => /^(\d+)_.*\.sql$/.exec(f)?.[1])
+    .filter((v): v is string => !!v && v > lastBaseline).sort();
+  if (!after.length) {
+    t.pass('no migration after the baseline yet: nothing to roll back');
+    return;
+  }
   const root = mkdtempSync(join(tmpdir(), 'svc-down-'));
   const port = await freePort();
   const pg = await startEmbedded('pg-down', port, { root: join(root, '.data') });
@@ -22,10 +29,6 @@ t.test('each migration after the baseline rolls back, and migrates up again to t
     rmSync(root, { recursive: true, force: true });
     if (!pg.dataDir.startsWith(root)) rmSync(dirname(pg.dataDir), { recursive: true, force: true });
   });
-  const lastBaseline = baselineVersions().at(-1)!;
-  const after = readdirSync(MIGRATIONS_DIR).map((f) => /^(\d+)_.*\.sql$/.exec(f)?.[1])
-    .filter((v): v is string => !!v && v > lastBaseline).sort();
-  t.ok(after.length > 0, `${after.length} migrations after the baseline`);
 
   // The baseline alone, from a folder holding its files only.
   const baselineDir = join(root, 'baseline');
@@ -50,7 +53,7 @@ t.test('each migration after the baseline rolls back, and migrates up again to t
   const before = await otherAcl();
 
   for (const version of [...after].reverse()) {
-    t.match(rollback(redone), new RegExp(`Rolled back: ${version}_`), `${version} rolled back`);
+    t.match(await rollback(redone), new RegExp(`Rolled back: ${version}_`), `${version} rolled back`);
   }
   const sql = postgres(redone, { max: 1, onnotice: () => {} });
   const applied = (await sql<{ version: string }[]>`select version from public.schema_migrations order by 1`).map((r) => r.version);

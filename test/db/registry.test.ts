@@ -5,6 +5,7 @@ import { SQLSTATES, CONTROL_SQLSTATES, PROBLEMS } from '../../src/http/errors.ts
 
 const sources = [
   ...readdirSync('db/migrations').map((f) => `db/migrations/${f}`),
+  ...readdirSync('db/citus/migrations').map((f) => `db/citus/migrations/${f}`),
   ...readdirSync('test/fixtures').filter((f) => f.endsWith('.sql')).map((f) => `test/fixtures/${f}`),
 ];
 
