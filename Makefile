@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(shell bash scripts/node.sh):$(PATH)
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: start test test-quick test-citus bench typecheck codegen migrate build lint-migrations schema schema-citus install client dbdoc
+.PHONY: start test test-quick test-citus bench typecheck codegen migrate build lint-migrations schema schema-citus install client dbdoc dbdoc-citus
 
 $(NODE_MODULES_STAMP): package.json package-lock.json $(wildcard patches/*.patch)
 	npm install --no-audit --no-fund
@@ -58,6 +58,10 @@ codegen: install
 ## Regenerates docs/database.md (RLS, policies, grants, triggers, functions) from a freshly migrated database.
 dbdoc: install
 	npx tsx scripts/database-doc.ts
+
+## Regenerates docs/database-citus.md (the same catalogue on a Citus coordinator, with each table's placement).
+dbdoc-citus: install
+	npx tsx scripts/database-doc.ts --citus
 
 ## Regenerates client/openapi.json and client/schema.d.ts (types for the client in client/) from the routes.
 client: install

@@ -9,11 +9,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import postgres from 'postgres';
 import { serverUrl, migrate, withDatabase, embeddedPort } from './db.ts';
+import { citusMissing, createClusterDatabase, dropClusterDatabase, startCluster } from './citus.ts';
 import { isMain } from '../src/is-main.ts';
 
 export const DOC_PATH = 'docs/database.md';
+/** The same catalogue read on a Citus coordinator, with where each table's rows and each call run. */
+export const CITUS_DOC_PATH = 'docs/database-citus.md';
 const TABLE_SCHEMAS = ['app', 'app_private'];
-const SCHEMAS = ['api', 'app', 'app_private', 'control'];
+const SCHEMAS = ['api', 'app', 'app_private', 'control', 'reporting', 'reporting_private', 'skills'];
 
 export interface DocOptions {
   /** Leave out the test template's fixtures (test/fixtures/*.sql): relations and functions named test_*. */
@@ -26,7 +29,9 @@ interface Relation {
   rls: boolean; forced: boolean; options: string[] | null; acl: Grant[]; defaults: Grant[];
 }
 interface ColumnGrant extends Grant { oid: string; column: string }
-interface Policy { oid: string; name: string; cmd: string; permissive: boolean; roles: string[]; using: string | null; check: string | null }
+interface Policy { oid: string; name: string; cmd: string; permissive: boolean; roles: string[]; using: string | null; check: string | null; reason: string | null }
+interface Placement { table: string; method: string; column: string | null; colocated: boolean }
+interface Delegation { fn: string; argument: number; force: boolean }
 interface Trigger {
   oid: string; name: string; type: number; enabled: string; is_constraint: boolean; deferrable: boolean;
   initially_deferred: boolean; old_table: string | null; new_table: string | null; columns: string[]; def: string;
@@ -53,6 +58,8 @@ const notExtension = (classid: string, oid: string) =>
 interface Catalog {
   me: string; schemas: Schema[]; relations: Relation[]; columns: ColumnGrant[]; policies: Policy[];
   triggers: Trigger[]; functions: Func[];
+  /** On a Citus coordinator: each table's placement and the calls delegated to a worker. */
+  cluster?: { placements: Placement[]; delegations: Delegation[] };
 }
 
 async function readCatalog(sql: postgres.Sql): Promise<Catalog> {
@@ -85,7 +92,8 @@ async function readCatalog(sql: postgres.Sql): Promise<Catalog> {
       select p.polrelid::text as oid, p.polname::text as name, p.polcmd::text as cmd, p.polpermissive as permissive,
         array(select coalesce(r.rolname::text, 'PUBLIC') from unnest(p.polroles) u(oid)
               left join pg_roles r on r.oid = u.oid order by coalesce(r.rolname::text, 'PUBLIC') collate "C") as roles,
-        pg_get_expr(p.polqual, p.polrelid) as using, pg_get_expr(p.polwithcheck, p.polrelid) as check
+        pg_get_expr(p.polqual, p.polrelid) as using, pg_get_expr(p.polwithcheck, p.polrelid) as check,
+        obj_description(p.oid, 'pg_policy') as reason
       from pg_policy p join pg_class c on c.oid = p.polrelid join pg_namespace n on n.oid = c.relnamespace
       where n.nspname = any($1)
       order by p.polname collate "C"`, [SCHEMAS]) as unknown as Policy[];
@@ -108,7 +116,22 @@ async function readCatalog(sql: postgres.Sql): Promise<Catalog> {
       from pg_proc p join pg_namespace n on n.oid = p.pronamespace
       where n.nspname = any($1) and ${notExtension('pg_proc', 'p.oid')}
       order by n.nspname collate "C", p.proname collate "C", pg_get_function_identity_arguments(p.oid) collate "C"`, [SCHEMAS]) as unknown as Func[];
-    return { me, schemas, relations, columns, policies, triggers, functions };
+    const [{ citus }] = await tx`select exists (select from pg_extension where extname = 'citus') as citus` as unknown as [{ citus: boolean }];
+    if (!citus) return { me, schemas, relations, columns, policies, triggers, functions };
+    const placements = await tx.unsafe(`
+      select c.oid::regclass::text as table,
+        case when d.logicalrelid is null then 'local' when d.partmethod = 'h' then 'distributed' else 'reference' end as method,
+        case when d.partmethod = 'h' then column_to_column_name(d.logicalrelid, d.partkey) end as column,
+        d.colocationid = (select colocationid from pg_dist_partition where logicalrelid = 'app.organizations'::regclass) as colocated
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        left join pg_dist_partition d on d.logicalrelid = c.oid
+      where n.nspname = any($1) and c.relkind in ('r', 'p') and ${notExtension('pg_class', 'c.oid')}
+      order by c.oid::regclass::text collate "C"`, [TABLE_SCHEMAS]) as unknown as Placement[];
+    const delegations = await tx.unsafe(`
+      select o.objid::regprocedure::text as fn, o.distribution_argument_index + 1 as argument, coalesce(o.force_delegation, false) as force
+      from pg_dist_object o where o.classid = 'pg_proc'::regclass and o.distribution_argument_index is not null
+      order by o.objid::regprocedure::text collate "C"`) as unknown as Delegation[];
+    return { me, schemas, relations, columns, policies, triggers, functions, cluster: { placements, delegations } };
   });
 }
 
@@ -237,12 +260,18 @@ export function renderDoc(cat: Catalog, opts: DocOptions = {}): string {
   const out: string[] = [];
   const para = (s: string) => out.push(s, '');
 
-  para('<!-- Generated by `make dbdoc` (scripts/database-doc.ts). Do not edit. -->');
-  para('# Database catalogue: row-level security, grants, triggers, functions');
-  para('Generated by `make dbdoc` (`scripts/database-doc.ts`) from a freshly migrated database; do not edit by hand '
-    + '(`test/db/database-doc.test.ts` fails when it is stale). '
-    + 'It covers schemas `app` and `app_private` (tables), `api`, `app`, `app_private` and `control` (views, sequences, '
-    + 'functions). The text is the same on PostgreSQL 15 and 18, so it leaves out:');
+  const make = cat.cluster ? 'make dbdoc-citus' : 'make dbdoc';
+  para(`<!-- Generated by \`${make}\` (scripts/database-doc.ts). Do not edit. -->`);
+  para(cat.cluster ? '# Database catalogue on a Citus cluster: placement, row-level security, grants, triggers, functions'
+    : '# Database catalogue: row-level security, grants, triggers, functions');
+  para(`Generated by \`${make}\` (\`scripts/database-doc.ts\`) from a freshly migrated database`
+    + (cat.cluster ? ' on the coordinator of a local Citus cluster (`scripts/citus.ts`)' : '') + '; do not edit by hand '
+    + `(\`test/db/database-doc.test.ts\`${cat.cluster ? ' under `make test-citus`' : ''} fails when it is stale). `
+    + (cat.cluster ? 'One server\'s is `docs/database.md`; this one adds where each table\'s rows live and which calls run on a worker, '
+      + 'and has the cluster\'s own objects (the BI relay: schema `reporting_private`, its functions and the policy for `svc_relay`). ' : '')
+    + 'It covers schemas `app` and `app_private` (tables), and `api`, `app`, `app_private`, `control`, `reporting`, '
+    + (cat.cluster ? '`reporting_private` ' : '') + 'and `skills` (views, sequences, functions). '
+    + 'The text is the same on PostgreSQL 15 and 18, so it leaves out:');
   para([
     '- graphile-worker\'s schema `graphile_worker` (installed by its own migrations, not ours) and objects of extensions;',
     '- internal triggers (foreign-key enforcement: their names embed OIDs). They are AFTER ROW triggers named `RI_ConstraintTrigger_…`, which sort before `_NNN_…`;',
@@ -252,6 +281,19 @@ export function renderDoc(cat: Catalog, opts: DocOptions = {}): string {
   para('Every object is owned by the role that ran the migrations, written `owner`; another owner is named. '
     + 'The owner\'s own full privileges are not listed. '
     + '`*` after a privilege: WITH GRANT OPTION. Expressions are PostgreSQL\'s own deparsing (`pg_get_expr`).');
+
+  if (cat.cluster) {
+    para('## Placement');
+    para('`distributed`: split by the named column into shards, colocated with `app.organizations` (an organization\'s rows of '
+      + 'every such table are on one node); `reference`: a copy on every node; `local`: on the coordinator only.');
+    const placements = cat.cluster.placements.filter((p) => !fixture(p.table.split('.')[1]!));
+    para(table(['table', 'placement', 'by', 'colocated with app.organizations'], placements.map((p) => [
+      code(p.table), p.method, p.column ? code(p.column) : '—', p.method === 'distributed' ? (p.colocated ? 'yes' : 'no') : '—',
+    ])));
+    para('Calls delegated to the node that holds the organization named by the argument (Citus runs the whole call there):');
+    const delegations = cat.cluster.delegations.filter((d) => !fixture(d.fn.split('.')[1]!));
+    para(table(['function', 'argument', 'forced'], delegations.map((d) => [code(d.fn), `$${d.argument}`, d.force ? 'yes' : 'no'])));
+  }
 
   para('## Schemas');
   para(table(['schema', 'owner', 'grants'], cat.schemas.map((s) => [
@@ -295,6 +337,7 @@ export function renderDoc(cat: Catalog, opts: DocOptions = {}): string {
           + `to ${p.roles.map((x) => role(ctx, x)).join(', ')}`];
         if (p.using !== null) lines.push(expression('using', p.using));
         if (p.check !== null) lines.push(expression('with check', p.check));
+        if (p.reason) lines.push(`  - why: ${p.reason.replace(/\s*\n\s*/g, ' ')}`);
         return lines.join('\n');
       }).join('\n'));
     }
@@ -348,7 +391,30 @@ export async function databaseDoc(sql: postgres.Sql, opts: DocOptions = {}): Pro
   return renderDoc(await readCatalog(sql), opts);
 }
 
-if (isMain(import.meta.url)) {
+if (isMain(import.meta.url) && process.argv[2] === '--citus') {
+  // `make dbdoc-citus`: a local cluster (scripts/citus.ts), a database migrated there, its catalogue.
+  const missing = citusMissing();
+  if (missing) {
+    console.error(missing);
+    process.exit(2);
+  }
+  const cluster = await startCluster();
+  const name = `svc_dbdoc_${process.pid}`;
+  try {
+    const url = await createClusterDatabase(cluster, name);
+    await migrate(url);
+    const db = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      writeFileSync(CITUS_DOC_PATH, await databaseDoc(db));
+      console.log(`wrote ${CITUS_DOC_PATH}`);
+    } finally {
+      await db.end();
+    }
+  } finally {
+    await dropClusterDatabase(cluster, name);
+    await cluster.stop();
+  }
+} else if (isMain(import.meta.url)) {
   // Like scripts/test.ts: a scratch database migrated from db/migrations, dropped afterwards.
   const { url: server, embedded } = await serverUrl('pg-dev', embeddedPort('dev'));
   const name = `svc_dbdoc_${process.pid}`;

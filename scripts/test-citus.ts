@@ -18,7 +18,6 @@ const ONE_SERVER: Record<string, string> = {
   'test/faults/restart.test.ts': 'an embedded PostgreSQL of its own, stopped and started again',
   'test/db/migrations-down.test.ts': 'an embedded PostgreSQL of its own, where the migrations are rolled back and applied again',
   'test/scripts/embedded-pg.test.ts': 'the embedded PostgreSQL of `make start`',
-  'test/db/database-doc.test.ts': 'docs/database.md describes one server\'s schema (the cluster\'s own objects are in db/citus/, and test/db/one-schema.test.ts names them)',
   'test/db/cluster-routing.test.ts': 'runs a routed statement next to the same statement sent directly, which a coordinator cannot run (a view\'s correlated subqueries)',
 };
 
