@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict fiaTKcqEiZbwqZ6poFLu32k5iWkxOztgqZcZ7FZ6NrMbBhpJUXBwXiTckidrSOO
+\restrict ZQ3y7Rhvrg31mXsvym1pKsfyBbrYGKepZ7PyAFws2jfMUbpQy8OGdXYJ1zOHJWm
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -11013,17 +11013,31 @@ declare
   v_lines jsonb;
   v_entries jsonb;
 begin
-  if not exists (select from api.projects() p where p.id = p_args ->> 'project_id') then
+  if not exists (select from api.projects(p_args ->> 'project_id') p where p.id = p_args ->> 'project_id') then
     perform app_private.raise('SVN04', 'PROJECT_NOT_FOUND', format('no project %s in your organization', p_args ->> 'project_id'));
   end if;
-  select coalesce(jsonb_agg(jsonb_build_object('member_id', g.member_id, 'minutes', g.minutes) order by g.member_id), '[]'),
-         coalesce(jsonb_agg(to_jsonb(g.ids)), '[]')
-    into v_lines, v_entries
-    from (select e.member_id, sum((e.doc ->> 'minutes')::integer)::integer as minutes, array_agg(e.id order by e.id) as ids
-            from api.time_entries() e
-           where e.project_id = p_args ->> 'project_id' and e.work_date between (p_args ->> 'from')::date and (p_args ->> 'to')::date
-             and e.deleted_at is null and e.billable and e.status = 'approved'
-           group by e.member_id) g;
+  -- The project's approved billable entries: on one server through the view, which the planner
+  -- filters by project and dates; on a cluster through the view's function (the organization's rows
+  -- on its shards), as a coordinator cannot plan the view.
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    select coalesce(jsonb_agg(jsonb_build_object('member_id', g.member_id, 'minutes', g.minutes) order by g.member_id), '[]'),
+           coalesce(jsonb_agg(to_jsonb(g.ids)), '[]')
+      into v_lines, v_entries
+      from (select e.member_id, sum((e.doc ->> 'minutes')::integer)::integer as minutes, array_agg(e.id order by e.id) as ids
+              from api.time_entries e
+             where e.project_id = p_args ->> 'project_id' and e.work_date between (p_args ->> 'from')::date and (p_args ->> 'to')::date
+               and e.deleted_at is null and e.billable and e.status = 'approved'
+             group by e.member_id) g;
+  else
+    select coalesce(jsonb_agg(jsonb_build_object('member_id', g.member_id, 'minutes', g.minutes) order by g.member_id), '[]'),
+           coalesce(jsonb_agg(to_jsonb(g.ids)), '[]')
+      into v_lines, v_entries
+      from (select e.member_id, sum((e.doc ->> 'minutes')::integer)::integer as minutes, array_agg(e.id order by e.id) as ids
+              from api.time_entries() e
+             where e.project_id = p_args ->> 'project_id' and e.work_date between (p_args ->> 'from')::date and (p_args ->> 'to')::date
+               and e.deleted_at is null and e.billable and e.status = 'approved'
+             group by e.member_id) g;
+  end if;
   return jsonb_build_object('summary', format('%s member(s) with approved billable time', jsonb_array_length(v_lines)),
     'resources', jsonb_build_array(jsonb_build_object('type', 'project', 'id', p_args ->> 'project_id')),
     'data', jsonb_build_object('members', v_lines));
@@ -11091,7 +11105,13 @@ begin
   if not exists (select from api.projects(v_project) p where p.id = v_project) then
     perform app_private.raise('SVN04', 'PROJECT_NOT_FOUND', format('no project %s in your organization', v_project));
   end if;
-  select coalesce(jsonb_object_agg(t.id, t.doc), '{}') into v_docs from api.tasks() t where t.project_id = v_project and t.archived_at is null;
+  -- The project's tasks: on one server through the view, which the planner filters by project; on
+  -- a cluster through the view's function (the organization's rows on its shards).
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    select coalesce(jsonb_object_agg(t.id, t.doc), '{}') into v_docs from api.tasks t where t.project_id = v_project and t.archived_at is null;
+  else
+    select coalesce(jsonb_object_agg(t.id, t.doc), '{}') into v_docs from api.tasks() t where t.project_id = v_project and t.archived_at is null;
+  end if;
   with open_tasks as (
     select x.id, v_docs -> x.id as doc, x.status, x.due_at, x.version,
            (select count(*) from app.task_dependencies d
@@ -11151,21 +11171,41 @@ begin
   if v_to < v_from or v_to > v_from + 92 then
     perform app_private.raise('SVV22', 'VALIDATION_FAILED', 'to must be on or after from, and at most 92 days later', '/to');
   end if;
-  with days as (
-    select d::date as day from generate_series(v_from, v_to, interval '1 day') d where extract(isodow from d) < 6),
-  members as (
-    select m.id, m.display_name from api.members() m
-     where m.status = 'active' and (p_subject is null or m.id = p_subject)),
-  worked as (
-    select distinct e.member_id, e.work_date from api.time_entries() e
-     where e.work_date between v_from and v_to and e.deleted_at is null)
-  select coalesce(jsonb_agg(jsonb_build_object('member_id', x.id, 'display_name', x.display_name, 'missing_dates', x.missing)
-                            order by x.id), '[]')
-    into v_members
-    from (select m.id, m.display_name, jsonb_agg(to_char(d.day, 'YYYY-MM-DD') order by d.day) as missing
-            from members m cross join days d
-           where not exists (select from worked w where w.member_id = m.id and w.work_date = d.day)
-           group by m.id, m.display_name) x;
+  -- Who worked which day: on one server through the view, which the planner filters by dates; on
+  -- a cluster through the view's function (the organization's rows on its shards).
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    with days as (
+      select d::date as day from generate_series(v_from, v_to, interval '1 day') d where extract(isodow from d) < 6),
+    members as (
+      select m.id, m.display_name from api.members m
+       where m.status = 'active' and (p_subject is null or m.id = p_subject)),
+    worked as (
+      select distinct e.member_id, e.work_date from api.time_entries e
+       where e.work_date between v_from and v_to and e.deleted_at is null)
+    select coalesce(jsonb_agg(jsonb_build_object('member_id', x.id, 'display_name', x.display_name, 'missing_dates', x.missing)
+                              order by x.id), '[]')
+      into v_members
+      from (select m.id, m.display_name, jsonb_agg(to_char(d.day, 'YYYY-MM-DD') order by d.day) as missing
+              from members m cross join days d
+             where not exists (select from worked w where w.member_id = m.id and w.work_date = d.day)
+             group by m.id, m.display_name) x;
+  else
+    with days as (
+      select d::date as day from generate_series(v_from, v_to, interval '1 day') d where extract(isodow from d) < 6),
+    members as (
+      select m.id, m.display_name from api.members() m
+       where m.status = 'active' and (p_subject is null or m.id = p_subject)),
+    worked as (
+      select distinct e.member_id, e.work_date from api.time_entries() e
+       where e.work_date between v_from and v_to and e.deleted_at is null)
+    select coalesce(jsonb_agg(jsonb_build_object('member_id', x.id, 'display_name', x.display_name, 'missing_dates', x.missing)
+                              order by x.id), '[]')
+      into v_members
+      from (select m.id, m.display_name, jsonb_agg(to_char(d.day, 'YYYY-MM-DD') order by d.day) as missing
+              from members m cross join days d
+             where not exists (select from worked w where w.member_id = m.id and w.work_date = d.day)
+             group by m.id, m.display_name) x;
+  end if;
   return jsonb_build_object('summary', format('%s member(s) with missing time from %s to %s', jsonb_array_length(v_members), v_from, v_to),
     'resources', coalesce((select jsonb_agg(jsonb_build_object('type', 'member', 'id', x ->> 'member_id')) from jsonb_array_elements(v_members) x), '[]'),
     'data', jsonb_build_object('from', v_from, 'to', v_to, 'members', v_members));
@@ -15601,5 +15641,5 @@ CREATE EVENT TRIGGER shard_views_stale ON ddl_command_end
 -- PostgreSQL database dump complete
 --
 
-\unrestrict fiaTKcqEiZbwqZ6poFLu32k5iWkxOztgqZcZ7FZ6NrMbBhpJUXBwXiTckidrSOO
+\unrestrict ZQ3y7Rhvrg31mXsvym1pKsfyBbrYGKepZ7PyAFws2jfMUbpQy8OGdXYJ1zOHJWm
 

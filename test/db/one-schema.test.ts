@@ -53,13 +53,6 @@ const CLUSTER_ONLY: Record<string, string> = {
   'bi_logins bi_logins_organization_id_fkey; Type: FK CONSTRAINT; Schema: app_private': 'one server only: BI logins stay on the coordinator',
 };
 
-/** Cluster copies still to be made one text: each reads an api view across the organization. */
-const STILL_COPIED = [
-  'invoices_billable_time(jsonb, text); Type: FUNCTION; Schema: skills',
-  'tasks_find_attention(jsonb, text); Type: FUNCTION; Schema: skills',
-  'time_missing_days(jsonb, text); Type: FUNCTION; Schema: skills',
-];
-
 t.test('the cluster runs the one server\'s texts, but for its own objects', async (t) => {
   const one = objects(readFileSync('db/schema.sql', 'utf8'));
   const cluster = objects(readFileSync(CITUS_SCHEMA_FILES.coordinator, 'utf8'));
@@ -68,9 +61,8 @@ t.test('the cluster runs the one server\'s texts, but for its own objects', asyn
     if (one.get(name) === cluster.get(name)) continue;
     differences.push(name);
   }
-  const unexplained = differences.filter((d) => !(d in CLUSTER_ONLY) && !STILL_COPIED.includes(d));
+  const unexplained = differences.filter((d) => !(d in CLUSTER_ONLY));
   t.same(unexplained, [], 'every object has one text on both targets, or is the cluster\'s own');
-  t.same(differences.filter((d) => STILL_COPIED.includes(d)).sort(), [...STILL_COPIED].sort(), 'the copies left are the ones listed');
   const policies = [...one.keys()].filter((k) => k.includes('; Type: POLICY;'));
   t.ok(policies.length > 100, `${policies.length} policies, each in one text`);
 });
