@@ -55,9 +55,21 @@ begin
   end if;
 end
 $$;
-grant svc_operator to svc_worker;
-grant svc_runtime to svc_worker;
-grant svc_operator to svc_admin;
+-- Memberships, granted where missing (a login that is not a superuser may migrate a database of a
+-- server whose roles were made before, and cannot grant them again).
+do $$
+begin
+  if not pg_has_role('svc_worker', 'svc_operator', 'member') then
+    grant svc_operator to svc_worker;
+  end if;
+  if not pg_has_role('svc_worker', 'svc_runtime', 'member') then
+    grant svc_runtime to svc_worker;
+  end if;
+  if not pg_has_role('svc_admin', 'svc_operator', 'member') then
+    grant svc_operator to svc_admin;
+  end if;
+end
+$$;
 
 /** This database: only the service's logins and the BI logins connect, and nobody makes temporary
  * tables (a temporary table would shadow ours for a session that puts pg_temp first). */
@@ -139,7 +151,12 @@ grant usage on schema public to svc_gate;
 
 -- privileges DEFAULT PRIVILEGES FOR FUNCTIONS
 
-alter default privileges for role postgres revoke all on functions  from public;
+alter default privileges revoke all on functions from public;
+
+-- While the baseline runs, the roles that own its functions and views may create in its schemas:
+-- `alter … owner to` a role needs it when the migrating role is not a superuser. Taken back at the
+-- end of the baseline (…_baseline_distribution).
+grant create on schema api, app, app_private, control, reporting, skills to svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the baseline is not undone: restore a backup, or drop the database'); end $$;

@@ -627,5 +627,8 @@ $$;
 revoke all on function app_private.tg_shard_views_stale() from public;
 grant all on function app_private.tg_shard_views_stale() to svc_owner;
 
+-- The owners of the baseline's functions and views create nothing in its schemas from now on.
+revoke create on schema api, app, app_private, control, reporting, skills from svc_api, svc_owner, svc_gate, svc_directory, svc_status;
+
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the baseline is not undone: restore a backup, or drop the database'); end $$;
