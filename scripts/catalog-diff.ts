@@ -5,7 +5,7 @@
 //
 // A side is a database URL (compared as it is), or `rev:<git revision>` / `rev:WORKTREE`: a new
 // database on the server (DATABASE_URL; with --citus a local Citus cluster, scripts/citus.ts)
-// migrated by scripts/db.ts migrate with that revision's db/migrations (`git show`, into a
+// migrated by scripts/db.ts migrate with that revision's db/migrations and db/citus/migrations (`git show`, into a
 // temporary directory), then dropped. Prints each difference and exits 1 when there is one, 0 when
 // the catalogs are equal. On Citus (the extension in the database) the coordinator's distribution
 // metadata is compared too, and each worker's database (from pg_dist_node, in port order) with the
@@ -273,6 +273,16 @@ const ROOT = dirname(realpathSync(fileURLToPath(new URL('../package-lock.json', 
 export function migrationsOf(rev: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'svc-migrations-'));
   const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    copyMigrations(rev, dir, git);
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+  return join(dir, 'db/migrations');
+}
+
+function copyMigrations(rev: string, dir: string, git: (...args: string[]) => string): void {
   for (const folder of ['db/migrations', 'db/citus/migrations']) {
     const files = rev === 'WORKTREE'
       ? (existsSync(join(ROOT, folder)) ? readdirSync(join(ROOT, folder)) : [])
@@ -285,7 +295,6 @@ export function migrationsOf(rev: string): string {
       writeFileSync(join(dir, folder, f), text);
     }
   }
-  return join(dir, 'db/migrations');
 }
 
 // `npx tsx scripts/catalog-diff.ts [--citus] <A> <B>`

@@ -24,11 +24,11 @@ export const clusterMigrationsDir = (dir = MIGRATIONS_DIR): string => join(dirna
  * extension in the database) db/citus/migrations too. */
 async function chainOf(url: string, dir: string): Promise<string[]> {
   const cluster = clusterMigrationsDir(dir);
-  if (!existsSync(cluster)) return [dir];
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
     const [r] = await sql<{ citus: boolean }[]>`select exists (select from pg_extension where extname = 'citus') as citus`;
-    return r?.citus ? [dir, cluster] : [dir];
+    // A chain from before the folder (another revision's) holds its cluster steps in db/migrations.
+    return r?.citus && existsSync(cluster) ? [dir, cluster] : [dir];
   } catch (e) {
     // No such database yet: dbmate creates it, without Citus.
     if ((e as { code?: string }).code === '3D000') return [dir];
@@ -95,14 +95,16 @@ export async function adoptBaseline(url: string, dir = MIGRATIONS_DIR): Promise<
     return await sql.begin(async (tx) => {
       const [found] = await tx<{ table: string | null }[]>`select to_regclass('public.schema_migrations')::text as table`;
       if (!found?.table) return [];
-      // One migrator at a time: a second one waits here, then finds the versions recorded.
+      // One adopter at a time: a second one waits here, then finds the versions recorded (dbmate's
+      // own runs that follow are not serialized by this lock).
       await tx`lock table public.schema_migrations in share row exclusive mode`;
       const applied = new Set((await tx<{ version: string }[]>`select version::text from public.schema_migrations`).map((r) => r.version));
       const missing = baseline.filter((v) => !applied.has(v));
       // Versions no file here has: the old chain's.
       const files = new Set(versionsIn([dir, clusterMigrationsDir(dir)]));
       const old = [...applied].filter((v) => !files.has(v));
-      if (!missing.length || !old.length) return [];
+      // Only a database that ran none of the baseline adopts it: one that ran part of it is dbmate's.
+      if (missing.length !== baseline.length || !old.length) return [];
       if (!applied.has(OLD_CHAIN_LAST)) {
         throw new Error(`this database ran part of the migrations the baseline replaced (its newest: ${old.sort().pop()}, the chain's last: ${OLD_CHAIN_LAST}): `
           + `migrate it with the release before the baseline first (the chain is in git history: git log -- db/migrations/${OLD_CHAIN_LAST}_*), then with this one`);
@@ -119,8 +121,6 @@ export async function adoptBaseline(url: string, dir = MIGRATIONS_DIR): Promise<
   }
 }
 
-/** Creates the database if needed and applies every pending migration (of `dir`: another chain,
- * e.g. one taken from git history by scripts/catalog-diff.ts). */
 /** dbmate's command against `url` (sslmode=disable unless the URL names one). */
 function dbmate(url: string, dirs: string[], command: 'up' | 'rollback'): string {
   const u = new URL(url);
@@ -140,6 +140,8 @@ export async function rollback(url: string, dir = MIGRATIONS_DIR): Promise<strin
   return dbmate(url, await chainOf(url, dir), 'rollback').trim();
 }
 
+/** Creates the database if needed and applies every pending migration (of `dir`: another chain,
+ * e.g. one taken from git history by scripts/catalog-diff.ts). */
 export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<void> {
   await adoptBaseline(url, dir);
   dbmate(url, await chainOf(url, dir), 'up');

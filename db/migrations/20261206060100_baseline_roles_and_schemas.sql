@@ -1,12 +1,10 @@
 -- migrate:up
 
-/** The baseline, area 1 of 13. Roles and schemas: the roles the service, its jobs and BI logins act as, the schemas and who may use them, and who may connect to this database.
- * Laid out by table: each table, then its keys and indexes, row security and policies, triggers
- * and their functions, and grants; then the area's views and commands. db/README.md, "The
- * baseline", says how it was made and proved equal to the migrations it replaced. */
+/** The baseline, 1 of 16. Roles and schemas: the roles the service, its jobs and BI logins act as, the schemas and who may use them, and who may connect to this database.
+ * db/README.md, "The baseline", says how it was made and proved equal to the migrations it replaced. */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
-select pg_catalog.set_config('search_path', '', true);
+set local search_path = '';
 
 /** The roles, created once per PostgreSQL server (a second database on it finds them made). Each
  * logs in for one job or owns one kind of object; none is a superuser or bypasses row security.
@@ -151,12 +149,7 @@ grant usage on schema public to svc_gate;
 
 -- privileges DEFAULT PRIVILEGES FOR FUNCTIONS
 
-alter default privileges revoke all on functions from public;
-
--- While the baseline runs, the roles that own its functions and views may create in its schemas:
--- `alter … owner to` a role needs it when the migrating role is not a superuser. Taken back at the
--- end of the baseline (…_baseline_distribution).
-grant create on schema api, app, app_private, control, reporting, skills to svc_api, svc_owner, svc_gate, svc_directory, svc_status;
+alter default privileges revoke all on functions  from public;
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the baseline is not undone: restore a backup, or drop the database'); end $$;

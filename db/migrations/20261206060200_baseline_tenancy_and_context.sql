@@ -1,12 +1,16 @@
 -- migrate:up
 
-/** The baseline, area 2 of 13. Tenancy and the request context: organizations, members, the signed per-request context the row policies read, identifiers and errors.
+/** The baseline, 2 of 16. Tenancy and the request context: organizations, members, the signed per-request context the row policies read, identifiers and errors.
  * Laid out by table: each table, then its keys and indexes, row security and policies, triggers
  * and their functions, and grants; then the area's views and commands. db/README.md, "The
  * baseline", says how it was made and proved equal to the migrations it replaced. */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
-select pg_catalog.set_config('search_path', '', true);
+set local search_path = '';
+
+-- While this file runs, the owners of its functions and views may create in the schemas (`alter … owner to`
+-- a role needs it when the migrating role is not a superuser); taken back at its end.
+grant create on schema api, app, app_private, control, reporting, skills to svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- function app.current_organization_id()
 
@@ -22,16 +26,15 @@ begin
 end
 $$;
 
-
 alter function app.current_organization_id() owner to svc_owner;
 
 revoke all on function app.current_organization_id() from public;
-grant all on function app.current_organization_id() to svc_runtime;
-grant all on function app.current_organization_id() to svc_api;
-grant all on function app.current_organization_id() to svc_reporting;
-grant all on function app.current_organization_id() to svc_worker;
-grant all on function app.current_organization_id() to svc_admin;
-grant all on function app.current_organization_id() to svc_gate;
+grant execute on function app.current_organization_id() to svc_runtime;
+grant execute on function app.current_organization_id() to svc_api;
+grant execute on function app.current_organization_id() to svc_reporting;
+grant execute on function app.current_organization_id() to svc_worker;
+grant execute on function app.current_organization_id() to svc_admin;
+grant execute on function app.current_organization_id() to svc_gate;
 
 -- function app.current_roles()
 
@@ -47,7 +50,6 @@ begin
 end
 $$;
 
-
 alter function app.current_roles() owner to svc_owner;
 
 set default_tablespace = '';
@@ -55,12 +57,12 @@ set default_tablespace = '';
 set default_table_access_method = heap;
 
 revoke all on function app.current_roles() from public;
-grant all on function app.current_roles() to svc_runtime;
-grant all on function app.current_roles() to svc_api;
-grant all on function app.current_roles() to svc_reporting;
-grant all on function app.current_roles() to svc_worker;
-grant all on function app.current_roles() to svc_admin;
-grant all on function app.current_roles() to svc_gate;
+grant execute on function app.current_roles() to svc_runtime;
+grant execute on function app.current_roles() to svc_api;
+grant execute on function app.current_roles() to svc_reporting;
+grant execute on function app.current_roles() to svc_worker;
+grant execute on function app.current_roles() to svc_admin;
+grant execute on function app.current_roles() to svc_gate;
 
 -- function app_private.iso_timestamp(timestamp with time zone)
 
@@ -72,16 +74,15 @@ begin
 end
 $$;
 
-
 alter function app_private.iso_timestamp(ts timestamp with time zone) owner to svc_owner;
 
 revoke all on function app_private.iso_timestamp(ts timestamp with time zone) from public;
-grant all on function app_private.iso_timestamp(ts timestamp with time zone) to svc_runtime;
-grant all on function app_private.iso_timestamp(ts timestamp with time zone) to svc_api;
-grant all on function app_private.iso_timestamp(ts timestamp with time zone) to svc_reporting;
-grant all on function app_private.iso_timestamp(ts timestamp with time zone) to svc_worker;
-grant all on function app_private.iso_timestamp(ts timestamp with time zone) to svc_admin;
-grant all on function app_private.iso_timestamp(ts timestamp with time zone) to svc_gate;
+grant execute on function app_private.iso_timestamp(ts timestamp with time zone) to svc_runtime;
+grant execute on function app_private.iso_timestamp(ts timestamp with time zone) to svc_api;
+grant execute on function app_private.iso_timestamp(ts timestamp with time zone) to svc_reporting;
+grant execute on function app_private.iso_timestamp(ts timestamp with time zone) to svc_worker;
+grant execute on function app_private.iso_timestamp(ts timestamp with time zone) to svc_admin;
+grant execute on function app_private.iso_timestamp(ts timestamp with time zone) to svc_gate;
 
 -- function app_private.new_id(text)
 
@@ -95,15 +96,14 @@ begin
 end
 $$;
 
-
 alter function app_private.new_id(prefix text) owner to svc_owner;
 
 revoke all on function app_private.new_id(prefix text) from public;
-grant all on function app_private.new_id(prefix text) to svc_runtime;
-grant all on function app_private.new_id(prefix text) to svc_api;
-grant all on function app_private.new_id(prefix text) to svc_worker;
-grant all on function app_private.new_id(prefix text) to svc_admin;
-grant all on function app_private.new_id(prefix text) to svc_gate;
+grant execute on function app_private.new_id(prefix text) to svc_runtime;
+grant execute on function app_private.new_id(prefix text) to svc_api;
+grant execute on function app_private.new_id(prefix text) to svc_worker;
+grant execute on function app_private.new_id(prefix text) to svc_admin;
+grant execute on function app_private.new_id(prefix text) to svc_gate;
 
 -- function app_private.tg__touch_version()
 
@@ -118,14 +118,13 @@ begin
 end
 $$;
 
-
 alter function app_private.tg__touch_version() owner to svc_owner;
 
 comment on function app_private.tg__touch_version() is 'BEFORE UPDATE on app.organizations, members, projects, tasks, time_entries, approvals, integration_connections, webhook_endpoints and tickets: sets updated_at to now() and version to the old version plus one, whatever the update said. The version is the resource''s ETag, so every change, by any writer, makes an If-Match on the old version fail with 412 STALE_RESOURCE, and no writer can keep or choose a version.';
 
 revoke all on function app_private.tg__touch_version() from public;
-grant all on function app_private.tg__touch_version() to svc_worker;
-grant all on function app_private.tg__touch_version() to svc_admin;
+grant execute on function app_private.tg__touch_version() to svc_worker;
+grant execute on function app_private.tg__touch_version() to svc_admin;
 
 -- function app_private.operator_session()
 
@@ -133,14 +132,13 @@ create function app_private.operator_session() returns boolean
     language sql stable parallel safe
     as $$ select pg_catalog.pg_has_role(session_user, 'svc_operator', 'USAGE') $$;
 
-
 alter function app_private.operator_session() owner to svc_owner;
 
 comment on function app_private.operator_session() is 'Whether the session''s login acts for every organization (a member of svc_operator, or a superuser): the worker, svc-admin, migrations. Never svc_runtime or a BI login.';
 
 revoke all on function app_private.operator_session() from public;
-grant all on function app_private.operator_session() to svc_worker;
-grant all on function app_private.operator_session() to svc_admin;
+grant execute on function app_private.operator_session() to svc_worker;
+grant execute on function app_private.operator_session() to svc_admin;
 
 -- function app_private.money_text(numeric, integer)
 
@@ -148,16 +146,15 @@ create function app_private.money_text(p_amount numeric, p_scale integer) return
     language sql immutable parallel safe
     as $$ select pg_catalog.round(p_amount, p_scale)::text $$;
 
-
 alter function app_private.money_text(p_amount numeric, p_scale integer) owner to svc_owner;
 
 revoke all on function app_private.money_text(p_amount numeric, p_scale integer) from public;
-grant all on function app_private.money_text(p_amount numeric, p_scale integer) to svc_runtime;
-grant all on function app_private.money_text(p_amount numeric, p_scale integer) to svc_api;
-grant all on function app_private.money_text(p_amount numeric, p_scale integer) to svc_reporting;
-grant all on function app_private.money_text(p_amount numeric, p_scale integer) to svc_worker;
-grant all on function app_private.money_text(p_amount numeric, p_scale integer) to svc_admin;
-grant all on function app_private.money_text(p_amount numeric, p_scale integer) to svc_gate;
+grant execute on function app_private.money_text(p_amount numeric, p_scale integer) to svc_runtime;
+grant execute on function app_private.money_text(p_amount numeric, p_scale integer) to svc_api;
+grant execute on function app_private.money_text(p_amount numeric, p_scale integer) to svc_reporting;
+grant execute on function app_private.money_text(p_amount numeric, p_scale integer) to svc_worker;
+grant execute on function app_private.money_text(p_amount numeric, p_scale integer) to svc_admin;
+grant execute on function app_private.money_text(p_amount numeric, p_scale integer) to svc_gate;
 
 -- function app.has_any_role(text[])
 
@@ -170,16 +167,15 @@ begin
 end
 $$;
 
-
 alter function app.has_any_role(roles text[]) owner to svc_owner;
 
 revoke all on function app.has_any_role(roles text[]) from public;
-grant all on function app.has_any_role(roles text[]) to svc_runtime;
-grant all on function app.has_any_role(roles text[]) to svc_api;
-grant all on function app.has_any_role(roles text[]) to svc_reporting;
-grant all on function app.has_any_role(roles text[]) to svc_worker;
-grant all on function app.has_any_role(roles text[]) to svc_admin;
-grant all on function app.has_any_role(roles text[]) to svc_gate;
+grant execute on function app.has_any_role(roles text[]) to svc_runtime;
+grant execute on function app.has_any_role(roles text[]) to svc_api;
+grant execute on function app.has_any_role(roles text[]) to svc_reporting;
+grant execute on function app.has_any_role(roles text[]) to svc_worker;
+grant execute on function app.has_any_role(roles text[]) to svc_admin;
+grant execute on function app.has_any_role(roles text[]) to svc_gate;
 
 -- function app.has_role(text)
 
@@ -192,16 +188,49 @@ begin
 end
 $$;
 
-
 alter function app.has_role(role text) owner to svc_owner;
 
 revoke all on function app.has_role(role text) from public;
-grant all on function app.has_role(role text) to svc_runtime;
-grant all on function app.has_role(role text) to svc_api;
-grant all on function app.has_role(role text) to svc_reporting;
-grant all on function app.has_role(role text) to svc_worker;
-grant all on function app.has_role(role text) to svc_admin;
-grant all on function app.has_role(role text) to svc_gate;
+grant execute on function app.has_role(role text) to svc_runtime;
+grant execute on function app.has_role(role text) to svc_api;
+grant execute on function app.has_role(role text) to svc_reporting;
+grant execute on function app.has_role(role text) to svc_worker;
+grant execute on function app.has_role(role text) to svc_admin;
+grant execute on function app.has_role(role text) to svc_gate;
+
+-- function app_private.member_hr_profile(text, text)
+
+create function app_private.member_hr_profile(p_org text, p_member_id text) returns jsonb
+    language plpgsql stable security definer
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $$
+declare
+  v_org text;
+begin
+  v_org := app.current_organization_id();
+  if v_org is null or p_org is distinct from v_org or not coalesce(app.has_role('hr'), false) then
+    return null;
+  end if;
+  -- Per row of an hr reader's members: a catalog lookup (and on Citus one call), not another check
+  -- of the context's signature.
+  perform app_private.refuse_on_coordinator('app_private.member_hr_profile(text,text)');
+  return (select jsonb_build_object('employee_number', m.employee_number, 'hire_date', m.hire_date, 'employment_type', m.employment_type)
+            from app.members m
+           where m.organization_id = p_org and m.id = p_member_id);
+end
+$$;
+
+alter function app_private.member_hr_profile(p_org text, p_member_id text) owner to svc_owner;
+
+comment on function app_private.member_hr_profile(p_org text, p_member_id text) is 'The HR-restricted fields of a member (employee number, hire date, employment type) for api.members: only when the caller holds the hr Role and the member is of the context''s organization, null otherwise (spec: HR-restricted fields only for hr). It runs as svc_owner because svc_api is not granted these columns; its own checks come first, then it reads the one member of that organization, and it is refused on a Citus coordinator (SV500 NOT_IN_ITS_WORKER).';
+
+revoke all on function app_private.member_hr_profile(p_org text, p_member_id text) from public;
+grant execute on function app_private.member_hr_profile(p_org text, p_member_id text) to svc_runtime;
+grant execute on function app_private.member_hr_profile(p_org text, p_member_id text) to svc_api;
+grant execute on function app_private.member_hr_profile(p_org text, p_member_id text) to svc_reporting;
+grant execute on function app_private.member_hr_profile(p_org text, p_member_id text) to svc_worker;
+grant execute on function app_private.member_hr_profile(p_org text, p_member_id text) to svc_admin;
+grant execute on function app_private.member_hr_profile(p_org text, p_member_id text) to svc_gate;
 
 -- function app_private.normalize_email(text)
 
@@ -214,83 +243,14 @@ begin
 end
 $$;
 
-
 alter function app_private.normalize_email(email text) owner to svc_owner;
 
 revoke all on function app_private.normalize_email(email text) from public;
-grant all on function app_private.normalize_email(email text) to svc_runtime;
-grant all on function app_private.normalize_email(email text) to svc_api;
-grant all on function app_private.normalize_email(email text) to svc_worker;
-grant all on function app_private.normalize_email(email text) to svc_admin;
-grant all on function app_private.normalize_email(email text) to svc_gate;
-
--- function app_private.accounting_sync_load(text, text)
-
-create function app_private.accounting_sync_load(p_organization_id text, p_invoice text) returns jsonb
-    language plpgsql
-    set search_path to 'pg_catalog', 'pg_temp'
-    as $$
-declare
-  v_doc jsonb;
-  v_out jsonb;
-begin
-  -- The invoice as finance reads it through the API.
-  perform app_private.set_context(p_organization_id, null, '{finance}');
-  select v.doc into v_doc from api.invoices(p_invoice) v where v.id = p_invoice;
-  perform app_private.set_context(null, null, null);
-  if v_doc is null then
-    return null;
-  end if;
-  select jsonb_build_object('invoice', v_doc, 'provider', c.provider, 'connection_id', c.id, 'connection_status', c.status,
-                            'sync_status', i.sync_status, 'external_reference', i.sync_external_reference,
-                            'customer', jsonb_build_object('id', cu.id, 'name', cu.name, 'email', cu.delivery_email))
-    into v_out
-    from app.invoices i
-    join app.integration_connections c on c.organization_id = i.organization_id and c.id = i.sync_connection_id
-    join app.customers cu on cu.organization_id = i.organization_id and cu.id = i.customer_id
-   where i.organization_id = p_organization_id and i.id = p_invoice;
-  return v_out;
-end
-$$;
-
-
-alter function app_private.accounting_sync_load(p_organization_id text, p_invoice text) owner to svc_owner;
-
-revoke all on function app_private.accounting_sync_load(p_organization_id text, p_invoice text) from public;
-grant all on function app_private.accounting_sync_load(p_organization_id text, p_invoice text) to svc_worker;
-grant all on function app_private.accounting_sync_load(p_organization_id text, p_invoice text) to svc_admin;
-
--- function app_private.accounting_sync_record(text, text, boolean, text, text, boolean)
-
-create function app_private.accounting_sync_record(p_organization_id text, p_invoice text, p_ok boolean, p_external_reference text, p_error text, p_definitive boolean default false) returns void
-    language plpgsql
-    set search_path to 'pg_catalog', 'pg_temp'
-    as $$
-declare
-  v_connection text;
-  v_now timestamptz := now();
-begin
-  update app.invoices x
-     set sync_status = case when p_ok then 'synced' else 'failed' end,
-         sync_external_reference = coalesce(p_external_reference, x.sync_external_reference),
-         sync_error = case when p_ok then null else left(p_error, 500) end,
-         sync_failure_definitive = case when p_ok then null else p_definitive end,
-         synced_at = case when p_ok then v_now else x.synced_at end
-   where x.organization_id = p_organization_id and x.id = p_invoice and x.sync_status = 'pending'
-  returning x.sync_connection_id into v_connection;
-  if found and p_ok then
-    update app.integration_connections c set last_success_at = now()
-     where c.organization_id = p_organization_id and c.id = v_connection;
-  end if;
-end
-$$;
-
-
-alter function app_private.accounting_sync_record(p_organization_id text, p_invoice text, p_ok boolean, p_external_reference text, p_error text, p_definitive boolean) owner to svc_owner;
-
-revoke all on function app_private.accounting_sync_record(p_organization_id text, p_invoice text, p_ok boolean, p_external_reference text, p_error text, p_definitive boolean) from public;
-grant all on function app_private.accounting_sync_record(p_organization_id text, p_invoice text, p_ok boolean, p_external_reference text, p_error text, p_definitive boolean) to svc_worker;
-grant all on function app_private.accounting_sync_record(p_organization_id text, p_invoice text, p_ok boolean, p_external_reference text, p_error text, p_definitive boolean) to svc_admin;
+grant execute on function app_private.normalize_email(email text) to svc_runtime;
+grant execute on function app_private.normalize_email(email text) to svc_api;
+grant execute on function app_private.normalize_email(email text) to svc_worker;
+grant execute on function app_private.normalize_email(email text) to svc_admin;
+grant execute on function app_private.normalize_email(email text) to svc_gate;
 
 -- function app_private.assert_timezone(text)
 
@@ -305,12 +265,11 @@ begin
 end
 $$;
 
-
 alter function app_private.assert_timezone(p_timezone text) owner to svc_owner;
 
 revoke all on function app_private.assert_timezone(p_timezone text) from public;
-grant all on function app_private.assert_timezone(p_timezone text) to svc_worker;
-grant all on function app_private.assert_timezone(p_timezone text) to svc_admin;
+grant execute on function app_private.assert_timezone(p_timezone text) to svc_worker;
+grant execute on function app_private.assert_timezone(p_timezone text) to svc_admin;
 
 -- function app_private.capability_mac(text, text)
 
@@ -326,45 +285,15 @@ begin
 end
 $$;
 
-
 alter function app_private.capability_mac(p_purpose text, p_message text) owner to svc_gate;
 
 comment on function app_private.capability_mac(p_purpose text, p_message text) is 'The HMAC-SHA256 (RFC 2104) of a capability link''s message (upload, file download, report download), keyed with app_private.context_keys and kept apart from context signatures by the label ''capability'' and a purpose label: a link''s token is this signature, so nothing secret is stored and a link cannot be forged or reused for another purpose or organization (its message names the organization). It runs as svc_gate, the only role that may read the key: the commands that mint and check links get the signature, never the key, and svc_runtime may not execute it.';
 
 revoke all on function app_private.capability_mac(p_purpose text, p_message text) from public;
-grant all on function app_private.capability_mac(p_purpose text, p_message text) to svc_api;
-grant all on function app_private.capability_mac(p_purpose text, p_message text) to svc_owner;
-grant all on function app_private.capability_mac(p_purpose text, p_message text) to svc_worker;
-grant all on function app_private.capability_mac(p_purpose text, p_message text) to svc_admin;
-
--- function app_private.chat_context(text, text)
-
-create function app_private.chat_context(p_organization_id text, p_run_id text) returns jsonb
-    language plpgsql stable
-    set search_path to 'pg_catalog', 'pg_temp'
-    as $$
-declare
-  r app.runs;
-  c app.conversations;
-  v_seq integer;
-begin
-  select * into r from app.runs x where x.organization_id = p_organization_id and x.id = p_run_id;
-  select * into c from app.conversations x where x.organization_id = p_organization_id and x.id = r.conversation_id;
-  select m.seq into v_seq from app.conversation_messages m where m.organization_id = p_organization_id and m.id = r.input ->> 'message_id';
-  return jsonb_build_object('summary', c.context_summary,
-    'messages', coalesce((select jsonb_agg(jsonb_build_object('role', m.role, 'content', m.content) order by m.seq)
-                            from app.conversation_messages m
-                           where m.organization_id = p_organization_id and m.conversation_id = c.id
-                             and m.seq > c.context_from_seq and m.seq <= v_seq), '[]'));
-end
-$$;
-
-
-alter function app_private.chat_context(p_organization_id text, p_run_id text) owner to svc_owner;
-
-revoke all on function app_private.chat_context(p_organization_id text, p_run_id text) from public;
-grant all on function app_private.chat_context(p_organization_id text, p_run_id text) to svc_worker;
-grant all on function app_private.chat_context(p_organization_id text, p_run_id text) to svc_admin;
+grant execute on function app_private.capability_mac(p_purpose text, p_message text) to svc_api;
+grant execute on function app_private.capability_mac(p_purpose text, p_message text) to svc_owner;
+grant execute on function app_private.capability_mac(p_purpose text, p_message text) to svc_worker;
+grant execute on function app_private.capability_mac(p_purpose text, p_message text) to svc_admin;
 
 -- function app_private.check_if_match(integer, integer[])
 
@@ -379,13 +308,12 @@ begin
 end
 $$;
 
-
 alter function app_private.check_if_match(p_current_version integer, p_if_match integer[]) owner to svc_owner;
 
 revoke all on function app_private.check_if_match(p_current_version integer, p_if_match integer[]) from public;
-grant all on function app_private.check_if_match(p_current_version integer, p_if_match integer[]) to svc_api;
-grant all on function app_private.check_if_match(p_current_version integer, p_if_match integer[]) to svc_worker;
-grant all on function app_private.check_if_match(p_current_version integer, p_if_match integer[]) to svc_admin;
+grant execute on function app_private.check_if_match(p_current_version integer, p_if_match integer[]) to svc_api;
+grant execute on function app_private.check_if_match(p_current_version integer, p_if_match integer[]) to svc_worker;
+grant execute on function app_private.check_if_match(p_current_version integer, p_if_match integer[]) to svc_admin;
 
 -- function app_private.check_schema_version(text, integer)
 
@@ -409,13 +337,12 @@ begin
 end
 $$;
 
-
 alter function app_private.check_schema_version(p_object_type text, p_schema_version integer) owner to svc_owner;
 
 revoke all on function app_private.check_schema_version(p_object_type text, p_schema_version integer) from public;
-grant all on function app_private.check_schema_version(p_object_type text, p_schema_version integer) to svc_api;
-grant all on function app_private.check_schema_version(p_object_type text, p_schema_version integer) to svc_worker;
-grant all on function app_private.check_schema_version(p_object_type text, p_schema_version integer) to svc_admin;
+grant execute on function app_private.check_schema_version(p_object_type text, p_schema_version integer) to svc_api;
+grant execute on function app_private.check_schema_version(p_object_type text, p_schema_version integer) to svc_worker;
+grant execute on function app_private.check_schema_version(p_object_type text, p_schema_version integer) to svc_admin;
 
 -- function app_private.check_subject(text)
 
@@ -438,29 +365,14 @@ begin
 end
 $$;
 
-
 alter function app_private.check_subject(p_subject_member_id text) owner to svc_owner;
 
 comment on function app_private.check_subject(p_subject_member_id text) is 'Checks a request''s subject.member_id: null passes as null; otherwise it must be the exact normalized email of an active member of the signed request''s organization, else SVV22 INVALID_SUBJECT_MEMBER at /subject/member_id, because possession of an email is not authorization and a subject adds no Roles (spec). It runs as svc_owner so it reads members the same way for every caller (api commands, the worker''s runs), and only those of app.current_organization_id() (none without a signed context), under svc_owner''s policy.';
 
 revoke all on function app_private.check_subject(p_subject_member_id text) from public;
-grant all on function app_private.check_subject(p_subject_member_id text) to svc_api;
-grant all on function app_private.check_subject(p_subject_member_id text) to svc_worker;
-grant all on function app_private.check_subject(p_subject_member_id text) to svc_admin;
-
--- function app_private.context_budget()
-
-create function app_private.context_budget() returns integer
-    language sql immutable
-    as $$ select 32000 $$;
-
-
-alter function app_private.context_budget() owner to svc_owner;
-
-revoke all on function app_private.context_budget() from public;
-grant all on function app_private.context_budget() to svc_api;
-grant all on function app_private.context_budget() to svc_worker;
-grant all on function app_private.context_budget() to svc_admin;
+grant execute on function app_private.check_subject(p_subject_member_id text) to svc_api;
+grant execute on function app_private.check_subject(p_subject_member_id text) to svc_worker;
+grant execute on function app_private.check_subject(p_subject_member_id text) to svc_admin;
 
 -- function app_private.context_mac(text, text, text, text)
 
@@ -477,15 +389,14 @@ begin
 end
 $$;
 
-
 alter function app_private.context_mac(p_org text, p_client text, p_roles text, p_flags text) owner to svc_gate;
 
 comment on function app_private.context_mac(p_org text, p_client text, p_roles text, p_flags text) is 'The signature of a request context: HMAC-SHA256 keyed with app_private.context_keys over the organization, client, Roles and read flags, the backend pid and the transaction''s start time, so it matches only in this backend and this transaction. It runs as svc_gate, the only role that may read the key; app_private.set_context calls it, and svc_runtime may not execute it, so no runtime session can sign settings of its own choosing.';
 
 revoke all on function app_private.context_mac(p_org text, p_client text, p_roles text, p_flags text) from public;
-grant all on function app_private.context_mac(p_org text, p_client text, p_roles text, p_flags text) to svc_owner;
-grant all on function app_private.context_mac(p_org text, p_client text, p_roles text, p_flags text) to svc_worker;
-grant all on function app_private.context_mac(p_org text, p_client text, p_roles text, p_flags text) to svc_admin;
+grant execute on function app_private.context_mac(p_org text, p_client text, p_roles text, p_flags text) to svc_owner;
+grant execute on function app_private.context_mac(p_org text, p_client text, p_roles text, p_flags text) to svc_worker;
+grant execute on function app_private.context_mac(p_org text, p_client text, p_roles text, p_flags text) to svc_admin;
 
 -- function app_private.context_ok()
 
@@ -508,18 +419,17 @@ begin
 end
 $$;
 
-
 alter function app_private.context_ok() owner to svc_gate;
 
 comment on function app_private.context_ok() is 'Whether the transaction''s svc.* settings (organization, client, Roles, read flags) carry the signature app_private.set_context made for them, in this backend and this transaction; false when there is none. Every context accessor, and so every row policy and api view, reads through it, so settings written with set_config, or copied into another session or a later transaction, show nothing. It runs as svc_gate, the only role that may read app_private.context_keys, and computes context_mac''s formula inline because it runs at every policy check of every statement.';
 
 revoke all on function app_private.context_ok() from public;
-grant all on function app_private.context_ok() to svc_runtime;
-grant all on function app_private.context_ok() to svc_api;
-grant all on function app_private.context_ok() to svc_reporting;
-grant all on function app_private.context_ok() to svc_owner;
-grant all on function app_private.context_ok() to svc_worker;
-grant all on function app_private.context_ok() to svc_admin;
+grant execute on function app_private.context_ok() to svc_runtime;
+grant execute on function app_private.context_ok() to svc_api;
+grant execute on function app_private.context_ok() to svc_reporting;
+grant execute on function app_private.context_ok() to svc_owner;
+grant execute on function app_private.context_ok() to svc_worker;
+grant execute on function app_private.context_ok() to svc_admin;
 
 -- function app_private.error(text, text, text)
 
@@ -528,13 +438,12 @@ create function app_private.error(p_pointer text, p_code text, p_detail text) re
     set search_path to 'pg_catalog', 'pg_temp'
     as $$ select jsonb_build_array(jsonb_build_object('pointer', p_pointer, 'detail', p_detail, 'code', p_code)) $$;
 
-
 alter function app_private.error(p_pointer text, p_code text, p_detail text) owner to svc_owner;
 
 revoke all on function app_private.error(p_pointer text, p_code text, p_detail text) from public;
-grant all on function app_private.error(p_pointer text, p_code text, p_detail text) to svc_api;
-grant all on function app_private.error(p_pointer text, p_code text, p_detail text) to svc_worker;
-grant all on function app_private.error(p_pointer text, p_code text, p_detail text) to svc_admin;
+grant execute on function app_private.error(p_pointer text, p_code text, p_detail text) to svc_api;
+grant execute on function app_private.error(p_pointer text, p_code text, p_detail text) to svc_worker;
+grant execute on function app_private.error(p_pointer text, p_code text, p_detail text) to svc_admin;
 
 -- function app_private.is_valid_date(text)
 
@@ -550,72 +459,12 @@ exception when others then
 end
 $$;
 
-
 alter function app_private.is_valid_date(p text) owner to svc_owner;
 
 revoke all on function app_private.is_valid_date(p text) from public;
-grant all on function app_private.is_valid_date(p text) to svc_api;
-grant all on function app_private.is_valid_date(p text) to svc_worker;
-grant all on function app_private.is_valid_date(p text) to svc_admin;
-
--- function app_private.linked_resource_visible(text, text, text)
-
-create function app_private.linked_resource_visible(p_org text, p_type text, p_id text) returns boolean
-    language plpgsql stable
-    set search_path to 'pg_catalog', 'pg_temp'
-    as $$
-begin
-  -- PL/pgSQL: Citus cannot plan the parameters of a SQL function.
-  return case p_type
-    when 'project' then exists (select from app.projects p where p.organization_id = p_org and p.id = p_id)
-    when 'task' then exists (select from app.tasks t where t.organization_id = p_org and t.id = p_id)
-    when 'invoice' then exists (select from app.invoices i where i.organization_id = p_org and i.id = p_id)
-    when 'ticket' then exists (select from app.tickets k where k.organization_id = p_org and k.id = p_id)
-    else false end;
-end
-$$;
-
-
-alter function app_private.linked_resource_visible(p_org text, p_type text, p_id text) owner to svc_api;
-
-revoke all on function app_private.linked_resource_visible(p_org text, p_type text, p_id text) from public;
-grant all on function app_private.linked_resource_visible(p_org text, p_type text, p_id text) to svc_owner;
-grant all on function app_private.linked_resource_visible(p_org text, p_type text, p_id text) to svc_worker;
-grant all on function app_private.linked_resource_visible(p_org text, p_type text, p_id text) to svc_admin;
-
--- function app_private.may_read_internal_notes()
-
-create function app_private.may_read_internal_notes() returns boolean
-    language sql stable security definer
-    set search_path to 'pg_catalog', 'pg_temp'
-    as $$ select app_private.may_read_tickets() and app.has_any_role('{member,manager}') $$;
-
-
-alter function app_private.may_read_internal_notes() owner to svc_owner;
-
-comment on function app_private.may_read_internal_notes() is 'Whether the caller may read tickets'' internal notes: it may read tickets (app_private.may_read_tickets()) and holds member or manager, so finance and hr never see internal notes, even where their organization lets them read tickets. It reads no table itself; it is an svc_owner definer like the other policy helpers that policies and views call, may_read_tickets reading the organization''s ticket settings where no signed context carries them.';
-
-revoke all on function app_private.may_read_internal_notes() from public;
-grant all on function app_private.may_read_internal_notes() to svc_api;
-grant all on function app_private.may_read_internal_notes() to svc_runtime;
-grant all on function app_private.may_read_internal_notes() to svc_reporting;
-grant all on function app_private.may_read_internal_notes() to svc_worker;
-grant all on function app_private.may_read_internal_notes() to svc_admin;
-grant all on function app_private.may_read_internal_notes() to svc_gate;
-
--- function app_private.message_budget()
-
-create function app_private.message_budget() returns integer
-    language sql immutable
-    as $$ select 16000 $$;
-
-
-alter function app_private.message_budget() owner to svc_owner;
-
-revoke all on function app_private.message_budget() from public;
-grant all on function app_private.message_budget() to svc_api;
-grant all on function app_private.message_budget() to svc_worker;
-grant all on function app_private.message_budget() to svc_admin;
+grant execute on function app_private.is_valid_date(p text) to svc_api;
+grant execute on function app_private.is_valid_date(p text) to svc_worker;
+grant execute on function app_private.is_valid_date(p text) to svc_admin;
 
 -- function app_private.normalize_emails(jsonb)
 
@@ -628,13 +477,12 @@ begin
 end
 $$;
 
-
 alter function app_private.normalize_emails(p jsonb) owner to svc_owner;
 
 revoke all on function app_private.normalize_emails(p jsonb) from public;
-grant all on function app_private.normalize_emails(p jsonb) to svc_api;
-grant all on function app_private.normalize_emails(p jsonb) to svc_worker;
-grant all on function app_private.normalize_emails(p jsonb) to svc_admin;
+grant execute on function app_private.normalize_emails(p jsonb) to svc_api;
+grant execute on function app_private.normalize_emails(p jsonb) to svc_worker;
+grant execute on function app_private.normalize_emails(p jsonb) to svc_admin;
 
 -- function app_private.raise(text, text, text, text)
 
@@ -647,14 +495,13 @@ begin
 end
 $$;
 
-
 alter function app_private.raise(sqlstate text, code text, detail text, pointer text) owner to svc_owner;
 
 revoke all on function app_private.raise(sqlstate text, code text, detail text, pointer text) from public;
-grant all on function app_private.raise(sqlstate text, code text, detail text, pointer text) to svc_api;
-grant all on function app_private.raise(sqlstate text, code text, detail text, pointer text) to svc_worker;
-grant all on function app_private.raise(sqlstate text, code text, detail text, pointer text) to svc_admin;
-grant all on function app_private.raise(sqlstate text, code text, detail text, pointer text) to svc_gate;
+grant execute on function app_private.raise(sqlstate text, code text, detail text, pointer text) to svc_api;
+grant execute on function app_private.raise(sqlstate text, code text, detail text, pointer text) to svc_worker;
+grant execute on function app_private.raise(sqlstate text, code text, detail text, pointer text) to svc_admin;
+grant execute on function app_private.raise(sqlstate text, code text, detail text, pointer text) to svc_gate;
 
 -- function app_private.raise_errors(jsonb)
 
@@ -674,13 +521,12 @@ begin
 end
 $$;
 
-
 alter function app_private.raise_errors(p_errors jsonb) owner to svc_owner;
 
 revoke all on function app_private.raise_errors(p_errors jsonb) from public;
-grant all on function app_private.raise_errors(p_errors jsonb) to svc_api;
-grant all on function app_private.raise_errors(p_errors jsonb) to svc_worker;
-grant all on function app_private.raise_errors(p_errors jsonb) to svc_admin;
+grant execute on function app_private.raise_errors(p_errors jsonb) to svc_api;
+grant execute on function app_private.raise_errors(p_errors jsonb) to svc_worker;
+grant execute on function app_private.raise_errors(p_errors jsonb) to svc_admin;
 
 -- function app_private.read_flags(text[], boolean, boolean, boolean, boolean)
 
@@ -696,13 +542,12 @@ create function app_private.read_flags(p_roles text[], p_ticket_module boolean, 
                                               or ('hr' = any (p_roles) and p_hr_tickets)), false) as v_tickets) x
 $$;
 
-
 alter function app_private.read_flags(p_roles text[], p_ticket_module boolean, p_finance_tickets boolean, p_hr_tickets boolean, p_hr_time_entries boolean) owner to svc_owner;
 
 revoke all on function app_private.read_flags(p_roles text[], p_ticket_module boolean, p_finance_tickets boolean, p_hr_tickets boolean, p_hr_time_entries boolean) from public;
-grant all on function app_private.read_flags(p_roles text[], p_ticket_module boolean, p_finance_tickets boolean, p_hr_tickets boolean, p_hr_time_entries boolean) to svc_gate;
-grant all on function app_private.read_flags(p_roles text[], p_ticket_module boolean, p_finance_tickets boolean, p_hr_tickets boolean, p_hr_time_entries boolean) to svc_worker;
-grant all on function app_private.read_flags(p_roles text[], p_ticket_module boolean, p_finance_tickets boolean, p_hr_tickets boolean, p_hr_time_entries boolean) to svc_admin;
+grant execute on function app_private.read_flags(p_roles text[], p_ticket_module boolean, p_finance_tickets boolean, p_hr_tickets boolean, p_hr_time_entries boolean) to svc_gate;
+grant execute on function app_private.read_flags(p_roles text[], p_ticket_module boolean, p_finance_tickets boolean, p_hr_tickets boolean, p_hr_time_entries boolean) to svc_worker;
+grant execute on function app_private.read_flags(p_roles text[], p_ticket_module boolean, p_finance_tickets boolean, p_hr_tickets boolean, p_hr_time_entries boolean) to svc_admin;
 
 -- function app_private.require_found(boolean, text, text)
 
@@ -717,12 +562,11 @@ begin
 end
 $$;
 
-
 alter function app_private.require_found(p_found boolean, p_code text, p_detail text) owner to svc_owner;
 
 revoke all on function app_private.require_found(p_found boolean, p_code text, p_detail text) from public;
-grant all on function app_private.require_found(p_found boolean, p_code text, p_detail text) to svc_worker;
-grant all on function app_private.require_found(p_found boolean, p_code text, p_detail text) to svc_admin;
+grant execute on function app_private.require_found(p_found boolean, p_code text, p_detail text) to svc_worker;
+grant execute on function app_private.require_found(p_found boolean, p_code text, p_detail text) to svc_admin;
 
 -- function app_private.set_context(text, text, text[], text)
 
@@ -753,39 +597,14 @@ begin
 end
 $$;
 
-
 alter function app_private.set_context(p_org text, p_client text, p_roles text[], p_flags text) owner to svc_gate;
 
 comment on function app_private.set_context(p_org text, p_client text, p_roles text[], p_flags text) is 'Sets the transaction-local request context (svc.organization_id, svc.client_id, svc.roles, svc.read_flags) with its signature svc.context_mac, or clears it when the organization is null; without read flags given, it computes them from that organization''s ticket and time-entry settings for those Roles. Its callers run their standing checks first: api.begin_request, the worker''s delivery and job contexts, the beginnings of capability links. It runs as svc_gate because only svc_gate reads the signing key and, scoped by svc.gate_organization to the organization being set, its settings; svc_runtime may not execute it, so a runtime session gets a context only through api.begin_request.';
 
 revoke all on function app_private.set_context(p_org text, p_client text, p_roles text[], p_flags text) from public;
-grant all on function app_private.set_context(p_org text, p_client text, p_roles text[], p_flags text) to svc_owner;
-grant all on function app_private.set_context(p_org text, p_client text, p_roles text[], p_flags text) to svc_worker;
-grant all on function app_private.set_context(p_org text, p_client text, p_roles text[], p_flags text) to svc_admin;
-
--- function app_private.shard_groups_unprepared()
-
-create function app_private.shard_groups_unprepared() returns integer
-    language plpgsql stable
-    set search_path to 'pg_catalog', 'pg_temp'
-    as $$
-begin
-  if to_regclass('pg_catalog.pg_dist_partition') is null then
-    return 0;
-  end if;
-  if not exists (select from pg_dist_partition where logicalrelid = 'app.organizations'::regclass) then
-    return 0;
-  end if;
-  return (select count(*)::integer
-            from pg_dist_shard s join pg_dist_placement p using (shardid)
-           where s.logicalrelid = 'app.organizations'::regclass
-             and p.groupid = (select groupid from pg_dist_local_group)
-             and app_private.current_shard_views(s.shardid) is null);
-end
-$$;
-
-revoke all on function app_private.shard_groups_unprepared() from public;
-grant all on function app_private.shard_groups_unprepared() to svc_owner;
+grant execute on function app_private.set_context(p_org text, p_client text, p_roles text[], p_flags text) to svc_owner;
+grant execute on function app_private.set_context(p_org text, p_client text, p_roles text[], p_flags text) to svc_worker;
+grant execute on function app_private.set_context(p_org text, p_client text, p_roles text[], p_flags text) to svc_admin;
 
 -- function app_private.view_on_shard_group(regclass, bigint)
 
@@ -817,13 +636,12 @@ begin
 end
 $_$;
 
-
 alter function app_private.view_on_shard_group(p_view regclass, p_shard bigint) owner to svc_owner;
 
 revoke all on function app_private.view_on_shard_group(p_view regclass, p_shard bigint) from public;
-grant all on function app_private.view_on_shard_group(p_view regclass, p_shard bigint) to svc_api;
-grant all on function app_private.view_on_shard_group(p_view regclass, p_shard bigint) to svc_worker;
-grant all on function app_private.view_on_shard_group(p_view regclass, p_shard bigint) to svc_admin;
+grant execute on function app_private.view_on_shard_group(p_view regclass, p_shard bigint) to svc_api;
+grant execute on function app_private.view_on_shard_group(p_view regclass, p_shard bigint) to svc_worker;
+grant execute on function app_private.view_on_shard_group(p_view regclass, p_shard bigint) to svc_admin;
 
 -- function app_private.view_on_shards(regclass, text)
 
@@ -840,13 +658,12 @@ begin
 end
 $$;
 
-
 alter function app_private.view_on_shards(p_view regclass, p_organization_id text) owner to svc_owner;
 
 revoke all on function app_private.view_on_shards(p_view regclass, p_organization_id text) from public;
-grant all on function app_private.view_on_shards(p_view regclass, p_organization_id text) to svc_api;
-grant all on function app_private.view_on_shards(p_view regclass, p_organization_id text) to svc_worker;
-grant all on function app_private.view_on_shards(p_view regclass, p_organization_id text) to svc_admin;
+grant execute on function app_private.view_on_shards(p_view regclass, p_organization_id text) to svc_api;
+grant execute on function app_private.view_on_shards(p_view regclass, p_organization_id text) to svc_worker;
+grant execute on function app_private.view_on_shards(p_view regclass, p_organization_id text) to svc_admin;
 
 -- function app_private.wire_json(jsonb)
 
@@ -859,16 +676,15 @@ create function app_private.wire_json(d jsonb) returns text
               else d::text end
 $$;
 
-
 alter function app_private.wire_json(d jsonb) owner to svc_owner;
 
 revoke all on function app_private.wire_json(d jsonb) from public;
-grant all on function app_private.wire_json(d jsonb) to svc_runtime;
-grant all on function app_private.wire_json(d jsonb) to svc_api;
-grant all on function app_private.wire_json(d jsonb) to svc_reporting;
-grant all on function app_private.wire_json(d jsonb) to svc_worker;
-grant all on function app_private.wire_json(d jsonb) to svc_admin;
-grant all on function app_private.wire_json(d jsonb) to svc_gate;
+grant execute on function app_private.wire_json(d jsonb) to svc_runtime;
+grant execute on function app_private.wire_json(d jsonb) to svc_api;
+grant execute on function app_private.wire_json(d jsonb) to svc_reporting;
+grant execute on function app_private.wire_json(d jsonb) to svc_worker;
+grant execute on function app_private.wire_json(d jsonb) to svc_admin;
+grant execute on function app_private.wire_json(d jsonb) to svc_gate;
 
 -- table app.organizations
 
@@ -916,7 +732,7 @@ create policy "The gate reads the organization it was asked about" on app.organi
 
 comment on policy "The gate reads the organization it was asked about" on app.organizations is 'svc_gate reads only the organization named in svc.gate_organization, which each gate function (api.begin_request, api.authenticate_client, app_private.set_context) sets to the organization its caller named for the length of its read and then clears. The credential path reads an organization''s status, plan and read settings before any request context exists, and this keeps a wrong WHERE from reading any other.';
 
-create policy "Commands act in the request's organization" on app.organizations to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.organizations to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.organizations is 'For svc_owner, svc_worker and svc_admin, every command: the signed request''s organization (id = app.current_organization_id()), or every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations), in USING and WITH CHECK. A definer or trigger run in a request reads only its own organization''s settings (plan, timezone, policies), while the control plane creates and configures any organization and the worker''s jobs span them.';
 
@@ -934,7 +750,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_organizations__seed_ticket_workflow() owner to svc_owner;
 
 comment on function app_private.tg_organizations__seed_ticket_workflow() is 'AFTER INSERT trigger on app.organizations: seeds the new organization''s default ticket workflow (statuses new, open, pending, on_hold, solved, closed, new the initial one; the transitions between them, resolve requiring a resolution), so that every organization can create tickets from the start. It runs as svc_owner, which writes the workflow tables of the organization being created.';
@@ -948,7 +763,6 @@ begin
   return null;
 end
 $$;
-
 
 alter function app_private.tg_organizations__seed_task_workflow() owner to svc_owner;
 
@@ -966,7 +780,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_organizations__publish_agents() owner to svc_owner;
 
 comment on function app_private.tg_organizations__publish_agents() is 'AFTER INSERT trigger on app.organizations: a new organization starts with every agent of the catalogue published (app.agent_publications; rows already there are kept). It runs as svc_owner, the owner of every trigger, under its policy: organizations are created in an operator session (svc-admin, migrations), where that policy admits the new organization''s rows.';
@@ -981,7 +794,6 @@ begin
   return null;
 end
 $$;
-
 
 alter function app_private.tg_organizations__seed_schemas() owner to svc_owner;
 
@@ -1004,20 +816,20 @@ grant select,insert,delete,update on table app.organizations to svc_worker;
 grant select,insert,delete,update on table app.organizations to svc_admin;
 
 revoke all on function app_private.tg_organizations__publish_agents() from public;
-grant all on function app_private.tg_organizations__publish_agents() to svc_worker;
-grant all on function app_private.tg_organizations__publish_agents() to svc_admin;
+grant execute on function app_private.tg_organizations__publish_agents() to svc_worker;
+grant execute on function app_private.tg_organizations__publish_agents() to svc_admin;
 
 revoke all on function app_private.tg_organizations__seed_schemas() from public;
-grant all on function app_private.tg_organizations__seed_schemas() to svc_worker;
-grant all on function app_private.tg_organizations__seed_schemas() to svc_admin;
+grant execute on function app_private.tg_organizations__seed_schemas() to svc_worker;
+grant execute on function app_private.tg_organizations__seed_schemas() to svc_admin;
 
 revoke all on function app_private.tg_organizations__seed_task_workflow() from public;
-grant all on function app_private.tg_organizations__seed_task_workflow() to svc_worker;
-grant all on function app_private.tg_organizations__seed_task_workflow() to svc_admin;
+grant execute on function app_private.tg_organizations__seed_task_workflow() to svc_worker;
+grant execute on function app_private.tg_organizations__seed_task_workflow() to svc_admin;
 
 revoke all on function app_private.tg_organizations__seed_ticket_workflow() from public;
-grant all on function app_private.tg_organizations__seed_ticket_workflow() to svc_worker;
-grant all on function app_private.tg_organizations__seed_ticket_workflow() to svc_admin;
+grant execute on function app_private.tg_organizations__seed_ticket_workflow() to svc_worker;
+grant execute on function app_private.tg_organizations__seed_ticket_workflow() to svc_admin;
 
 -- table app.members
 
@@ -1054,11 +866,11 @@ alter table only app.members
 
 alter table app.members enable row level security;
 
-create policy "Commands act in the request's organization" on app.members to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.members to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.members is 'For svc_owner, svc_worker and svc_admin, every command: the members of the signed request''s organization, or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations), in USING and WITH CHECK. Definers and triggers run inside a request (such as check_subject and the time-entry validation) thus read only that organization''s members, while the control plane manages the members of any organization.';
 
-create policy "Clients with any Role see members of their organization" on app.members for select to svc_api using ((organization_id = (select app.current_organization_id())) and ( select app.has_any_role('{member,manager,finance,hr}'::text[]) as has_any_role));
+create policy "Clients with any Role see members of their organization" on app.members for select to svc_api using ((organization_id = (select app.current_organization_id())) and (select app.has_any_role('{member,manager,finance,hr}'::text[])));
 
 comment on policy "Clients with any Role see members of their organization" on app.members is 'svc_api reads members only of the signed request''s organization, and only when the client holds one of member, manager, finance or hr (the spec''s Role matrix for members). Column grants keep the HR-restricted fields out of this read; only app_private.member_hr_profile shows them, to hr.';
 
@@ -1102,6 +914,31 @@ alter table only app_private.context_keys
 
 grant select on table app_private.context_keys to svc_gate;
 
+-- view api.members
+
+create view api.members with (security_invoker='false') as
+ select m.organization_id,
+    m.id,
+    m.display_name,
+    m.status,
+    m.svc_roles,
+    m.version,
+    ((jsonb_build_object('object', 'member', 'id', m.id, 'display_name', m.display_name, 'email', m.id, 'status', m.status) ||
+        case
+            when (select app.has_any_role('{member,manager,hr}'::text[])) then jsonb_build_object('svc_roles', to_jsonb(m.svc_roles), 'job_title', m.job_title, 'timezone', m.timezone)
+            else '{}'::jsonb
+        end) ||
+        case
+            when (select app.has_role('hr'::text)) then app_private.member_hr_profile(m.organization_id, m.id)
+            else '{}'::jsonb
+        end) as doc
+   from app.members m;
+
+alter view api.members owner to svc_api;
+
+grant select on table api.members to svc_runtime;
+grant select on table api.members to svc_owner;
+
 -- view api.organization
 
 create view api.organization with (security_invoker='false') as
@@ -1110,8 +947,7 @@ create view api.organization with (security_invoker='false') as
     jsonb_build_object('object', 'organization', 'id', o.id, 'name', o.name, 'status', o.status, 'timezone', o.timezone, 'currency', o.currency, 'locale', o.locale, 'created_at', app_private.iso_timestamp(o.created_at), 'links', jsonb_build_object('web', o.web_url)) as doc
    from app.organizations o;
 
-
-alter table api.organization owner to svc_api;
+alter view api.organization owner to svc_api;
 
 grant select on table api.organization to svc_runtime;
 grant select on table api.organization to svc_owner;
@@ -1184,15 +1020,14 @@ begin
 end
 $_$;
 
-
 alter function api.begin_request(p_organization_id text, p_token_sha256 text, p_required_roles text[], p_context boolean) owner to svc_gate;
 
 comment on function api.begin_request(p_organization_id text, p_token_sha256 text, p_required_roles text[], p_context boolean) is 'A request''s first statement: the client of the access token whose SHA-256 (hex) is p_token_sha256, in organization p_organization_id; on ok, the signed request context (unless p_context is false).';
 
 revoke all on function api.begin_request(p_organization_id text, p_token_sha256 text, p_required_roles text[], p_context boolean) from public;
-grant all on function api.begin_request(p_organization_id text, p_token_sha256 text, p_required_roles text[], p_context boolean) to svc_runtime;
-grant all on function api.begin_request(p_organization_id text, p_token_sha256 text, p_required_roles text[], p_context boolean) to svc_owner;
-grant all on function api.begin_request(p_organization_id text, p_token_sha256 text, p_required_roles text[], p_context boolean) to svc_worker;
+grant execute on function api.begin_request(p_organization_id text, p_token_sha256 text, p_required_roles text[], p_context boolean) to svc_runtime;
+grant execute on function api.begin_request(p_organization_id text, p_token_sha256 text, p_required_roles text[], p_context boolean) to svc_owner;
+grant execute on function api.begin_request(p_organization_id text, p_token_sha256 text, p_required_roles text[], p_context boolean) to svc_worker;
 
 -- function api.command_answered(bigint)
 
@@ -1207,15 +1042,14 @@ begin
 end
 $$;
 
-
 alter function api.command_answered(p_rows bigint) owner to svc_api;
 
 comment on function api.command_answered(p_rows bigint) is 'Raises SV500 COMMAND_ROW_COUNT (a 500: our bug) unless a command run under a fresh Idempotency-Key claim answered exactly one row, checked in the statement that stores that row as the key''s response; otherwise the transaction would commit the key claimed with no response, or with one other than the response sent. It reads and writes nothing; it is an svc_api definer like every api command, through which svc_runtime reaches app_private.raise, which it may not execute.';
 
 revoke all on function api.command_answered(p_rows bigint) from public;
-grant all on function api.command_answered(p_rows bigint) to svc_runtime;
-grant all on function api.command_answered(p_rows bigint) to svc_owner;
-grant all on function api.command_answered(p_rows bigint) to svc_worker;
+grant execute on function api.command_answered(p_rows bigint) to svc_runtime;
+grant execute on function api.command_answered(p_rows bigint) to svc_owner;
+grant execute on function api.command_answered(p_rows bigint) to svc_worker;
 
 -- function api.in_organization(text, text, text[])
 
@@ -1243,14 +1077,13 @@ begin
 end
 $$;
 
-
 alter function api.in_organization(p_organization_id text, p_statement text, p_arguments text[]) owner to svc_owner;
 
 comment on function api.in_organization(p_organization_id text, p_statement text, p_arguments text[]) is 'Runs one statement of a request (its parameters are $1[n]) where its organization''s rows are: on Citus, delegated to that worker. Returns the statement''s rows.';
 
 revoke all on function api.in_organization(p_organization_id text, p_statement text, p_arguments text[]) from public;
-grant all on function api.in_organization(p_organization_id text, p_statement text, p_arguments text[]) to svc_runtime;
-grant all on function api.in_organization(p_organization_id text, p_statement text, p_arguments text[]) to svc_worker;
+grant execute on function api.in_organization(p_organization_id text, p_statement text, p_arguments text[]) to svc_runtime;
+grant execute on function api.in_organization(p_organization_id text, p_statement text, p_arguments text[]) to svc_worker;
 
 -- function api.in_organization_count(text, text, text[])
 
@@ -1284,14 +1117,48 @@ begin
 end
 $$;
 
-
 alter function api.in_organization_count(p_organization_id text, p_statement text, p_arguments text[]) owner to svc_owner;
 
 comment on function api.in_organization_count(p_organization_id text, p_statement text, p_arguments text[]) is 'Runs one statement of a request that returns no rows (its parameters are $1[n]), where its organization''s rows are; returns its row count.';
 
 revoke all on function api.in_organization_count(p_organization_id text, p_statement text, p_arguments text[]) from public;
-grant all on function api.in_organization_count(p_organization_id text, p_statement text, p_arguments text[]) to svc_runtime;
-grant all on function api.in_organization_count(p_organization_id text, p_statement text, p_arguments text[]) to svc_worker;
+grant execute on function api.in_organization_count(p_organization_id text, p_statement text, p_arguments text[]) to svc_runtime;
+grant execute on function api.in_organization_count(p_organization_id text, p_statement text, p_arguments text[]) to svc_worker;
+
+-- function api.members(text)
+
+create function api.members(p_id text default null::text) returns setof api.members
+    language plpgsql stable security definer
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $_$
+declare
+  v_organization_id text;
+begin
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    -- One server: the view, under its tables' policies (a plan kept for the session).
+    if p_id is null then
+      return query select * from api.members v;
+    else
+      return query select * from api.members v where v.id = p_id;
+    end if;
+    return;
+  end if;
+  v_organization_id := app.current_organization_id();
+  if v_organization_id is not null then
+    return query execute 'select * from (' || app_private.view_on_shards('api.members', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
+      using v_organization_id, p_id;
+  end if;
+end
+$_$;
+
+alter function api.members(p_id text) owner to svc_api;
+
+comment on function api.members(p_id text) is 'The rows of view api.members for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
+
+revoke all on function api.members(p_id text) from public;
+grant execute on function api.members(p_id text) to svc_runtime;
+grant execute on function api.members(p_id text) to svc_owner;
+grant execute on function api.members(p_id text) to svc_worker;
 
 -- function api.organization(text)
 
@@ -1319,15 +1186,14 @@ begin
 end
 $_$;
 
-
 alter function api.organization(p_id text) owner to svc_api;
 
 comment on function api.organization(p_id text) is 'The rows of view api.organization for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.organization(p_id text) from public;
-grant all on function api.organization(p_id text) to svc_runtime;
-grant all on function api.organization(p_id text) to svc_owner;
-grant all on function api.organization(p_id text) to svc_worker;
+grant execute on function api.organization(p_id text) to svc_runtime;
+grant execute on function api.organization(p_id text) to svc_owner;
+grant execute on function api.organization(p_id text) to svc_worker;
 
 -- function api.require_any_role(text[], text)
 
@@ -1343,15 +1209,14 @@ begin
 end
 $$;
 
-
 alter function api.require_any_role(p_roles text[], p_what text) owner to svc_api;
 
 comment on function api.require_any_role(p_roles text[], p_what text) is 'Raises SVR03 ROLE_REQUIRED (403), naming the operation and the Roles it needs, unless the signed request context''s Roles include one of p_roles: commands call it first to enforce the spec''s Role matrix before they read or write anything. It reads no tenant row and judges only the context, which app.has_any_role checks through app_private.context_ok(), so a forged or copied context holds no Role; it runs as svc_api, like every api command, and raises through app_private.raise, which svc_runtime may not execute.';
 
 revoke all on function api.require_any_role(p_roles text[], p_what text) from public;
-grant all on function api.require_any_role(p_roles text[], p_what text) to svc_runtime;
-grant all on function api.require_any_role(p_roles text[], p_what text) to svc_owner;
-grant all on function api.require_any_role(p_roles text[], p_what text) to svc_worker;
+grant execute on function api.require_any_role(p_roles text[], p_what text) to svc_runtime;
+grant execute on function api.require_any_role(p_roles text[], p_what text) to svc_owner;
+grant execute on function api.require_any_role(p_roles text[], p_what text) to svc_worker;
 
 -- function api.service_schema_version()
 
@@ -1360,60 +1225,18 @@ create function api.service_schema_version() returns text
     set search_path to 'pg_catalog', 'pg_temp'
     as $$ select max(version)::text from public.schema_migrations $$;
 
-
 alter function api.service_schema_version() owner to svc_gate;
 
 comment on function api.service_schema_version() is 'The newest applied migration version (the greatest in public.schema_migrations), which /ready compares with the code''s: the service answers 503 while they differ. It runs as svc_gate because svc_runtime has no privilege on public.schema_migrations; it answers a version and no tenant data, so it needs no request context.';
 
 revoke all on function api.service_schema_version() from public;
-grant all on function api.service_schema_version() to svc_runtime;
-grant all on function api.service_schema_version() to svc_api;
-grant all on function api.service_schema_version() to svc_owner;
-grant all on function api.service_schema_version() to svc_worker;
+grant execute on function api.service_schema_version() to svc_runtime;
+grant execute on function api.service_schema_version() to svc_api;
+grant execute on function api.service_schema_version() to svc_owner;
+grant execute on function api.service_schema_version() to svc_worker;
 
 -- dbmate's record of the migrations, made before the first one runs.
 grant select on table public.schema_migrations to svc_gate;
-
--- function control.field_define(text, text, text, text, text, boolean, jsonb, text[], text[], boolean, boolean, integer)
-
-create function control.field_define(p_org text, p_object_type text, p_api_name text, p_label text, p_field_type text, p_required boolean default false, p_options jsonb default '[]'::jsonb, p_readable_roles text[] default '{member,manager,finance,hr}'::text[], p_writable_roles text[] default '{manager}'::text[], p_filterable boolean default false, p_sortable boolean default false, p_position integer default 0) returns integer
-    language plpgsql
-    set search_path to 'pg_catalog', 'pg_temp'
-    as $$
-declare
-  v_now timestamptz := now();  -- Citus takes no function call in ON CONFLICT DO UPDATE
-begin
-  insert into app.custom_field_definitions as d (organization_id, object_type, api_name, label, field_type, required, options,
-                                           readable_roles, writable_roles, filterable, sortable, position)
-  values (p_org, p_object_type, p_api_name, p_label, p_field_type, coalesce(p_required, false), coalesce(p_options, '[]'),
-          coalesce(p_readable_roles, '{member,manager,finance,hr}'), coalesce(p_writable_roles, '{manager}'),
-          coalesce(p_filterable, false), coalesce(p_sortable, false), coalesce(p_position, 0))
-  on conflict (organization_id, object_type, api_name) do update
-    set label = excluded.label, field_type = excluded.field_type, required = excluded.required, options = excluded.options,
-        readable_roles = excluded.readable_roles, writable_roles = excluded.writable_roles,
-        filterable = excluded.filterable, sortable = excluded.sortable, position = excluded.position, updated_at = v_now;
-  return (select schema_version from app.object_schemas where organization_id = p_org and object_type = p_object_type);
-end
-$$;
-
-revoke all on function control.field_define(p_org text, p_object_type text, p_api_name text, p_label text, p_field_type text, p_required boolean, p_options jsonb, p_readable_roles text[], p_writable_roles text[], p_filterable boolean, p_sortable boolean, p_position integer) from public;
-grant all on function control.field_define(p_org text, p_object_type text, p_api_name text, p_label text, p_field_type text, p_required boolean, p_options jsonb, p_readable_roles text[], p_writable_roles text[], p_filterable boolean, p_sortable boolean, p_position integer) to svc_admin;
-
--- function control.field_delete(text, text, text)
-
-create function control.field_delete(p_org text, p_object_type text, p_api_name text) returns integer
-    language plpgsql
-    set search_path to 'pg_catalog', 'pg_temp'
-    as $$
-begin
-  delete from app.custom_field_definitions where organization_id = p_org and object_type = p_object_type and api_name = p_api_name;
-  perform app_private.require_found(found, 'CUSTOM_FIELD_NOT_FOUND', p_api_name);
-  return (select schema_version from app.object_schemas where organization_id = p_org and object_type = p_object_type);
-end
-$$;
-
-revoke all on function control.field_delete(p_org text, p_object_type text, p_api_name text) from public;
-grant all on function control.field_delete(p_org text, p_object_type text, p_api_name text) to svc_admin;
 
 -- function control.member_add(text, text, text, text[], text, text, text, text, date, text)
 
@@ -1434,7 +1257,7 @@ end
 $$;
 
 revoke all on function control.member_add(p_org text, p_email text, p_display_name text, p_roles text[], p_job_title text, p_timezone text, p_status text, p_employee_number text, p_hire_date date, p_employment_type text) from public;
-grant all on function control.member_add(p_org text, p_email text, p_display_name text, p_roles text[], p_job_title text, p_timezone text, p_status text, p_employee_number text, p_hire_date date, p_employment_type text) to svc_admin;
+grant execute on function control.member_add(p_org text, p_email text, p_display_name text, p_roles text[], p_job_title text, p_timezone text, p_status text, p_employee_number text, p_hire_date date, p_employment_type text) to svc_admin;
 
 -- function control.member_set_status(text, text, text)
 
@@ -1449,7 +1272,7 @@ end
 $$;
 
 revoke all on function control.member_set_status(p_org text, p_email text, p_status text) from public;
-grant all on function control.member_set_status(p_org text, p_email text, p_status text) to svc_admin;
+grant execute on function control.member_set_status(p_org text, p_email text, p_status text) to svc_admin;
 
 -- function control.org_create(text, text, text, text, text, text)
 
@@ -1468,7 +1291,7 @@ end
 $$;
 
 revoke all on function control.org_create(p_name text, p_plan text, p_timezone text, p_currency text, p_locale text, p_web_base_url text) from public;
-grant all on function control.org_create(p_name text, p_plan text, p_timezone text, p_currency text, p_locale text, p_web_base_url text) to svc_admin;
+grant execute on function control.org_create(p_name text, p_plan text, p_timezone text, p_currency text, p_locale text, p_web_base_url text) to svc_admin;
 
 -- function control.org_set_plan(text, text)
 
@@ -1483,7 +1306,7 @@ end
 $$;
 
 revoke all on function control.org_set_plan(p_org text, p_plan text) from public;
-grant all on function control.org_set_plan(p_org text, p_plan text) to svc_admin;
+grant execute on function control.org_set_plan(p_org text, p_plan text) to svc_admin;
 
 -- function control.org_set_policy(text, boolean, boolean, integer)
 
@@ -1502,7 +1325,7 @@ end
 $$;
 
 revoke all on function control.org_set_policy(p_org text, p_show_approver_identities boolean, p_hr_may_read_time_entries boolean, p_time_entry_future_days integer) from public;
-grant all on function control.org_set_policy(p_org text, p_show_approver_identities boolean, p_hr_may_read_time_entries boolean, p_time_entry_future_days integer) to svc_admin;
+grant execute on function control.org_set_policy(p_org text, p_show_approver_identities boolean, p_hr_may_read_time_entries boolean, p_time_entry_future_days integer) to svc_admin;
 
 -- function control.org_set_status(text, text)
 
@@ -1517,37 +1340,7 @@ end
 $$;
 
 revoke all on function control.org_set_status(p_org text, p_status text) from public;
-grant all on function control.org_set_status(p_org text, p_status text) to svc_admin;
-
--- function control.reporting_grant(text, text[], text)
-
-create function control.reporting_grant(p_org text, p_roles text[], p_password_verifier text) returns table(role_name text)
-    language plpgsql
-    set search_path to 'pg_catalog', 'pg_temp'
-    as $_$
-declare
-  v_role text := 'svc_bi_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 12);
-begin
-  perform app_private.require_found(exists (select from app.organizations o where o.id = p_org), 'ORGANIZATION_NOT_FOUND', p_org);
-  -- PostgreSQL's own form (RFC 5803): SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>.
-  if p_password_verifier is null
-     or p_password_verifier !~ '^SCRAM-SHA-256\$[1-9][0-9]{3,6}:[A-Za-z0-9+/]+=*\$[A-Za-z0-9+/]{43}=:[A-Za-z0-9+/]{43}=$' then
-    perform app_private.raise('SVV22', 'VALIDATION_FAILED', 'the BI login''s password is given as a SCRAM-SHA-256 verifier, never as text');
-  end if;
-  insert into app_private.bi_logins (organization_id, role_name, svc_roles) values (p_org, v_role, p_roles);
-  execute format('create role %I login password %L inherit nosuperuser nobypassrls nocreatedb nocreaterole connection limit 5 in role svc_reporting',
-                 v_role, p_password_verifier);
-  execute format('alter role %I set default_transaction_read_only = on', v_role);
-  execute format('alter role %I set statement_timeout = %L', v_role, '30s');
-  execute format('alter role %I set search_path = reporting', v_role);
-  role_name := v_role;
-  return next;
-end
-$_$;
-
-comment on function control.reporting_grant(p_org text, p_roles text[], p_password_verifier text) is 'A read-only login for a BI tool, bound to one organization and Roles; its password arrives as a SCRAM-SHA-256 verifier computed by svc-admin.';
-
-revoke all on function control.reporting_grant(p_org text, p_roles text[], p_password_verifier text) from public;
+grant execute on function control.org_set_status(p_org text, p_status text) to svc_admin;
 
 -- rows of app_private.context_keys
 
@@ -1567,6 +1360,8 @@ begin
   insert into app_private.context_keys (inner_key, outer_key) values (i, o);
 end
 $$;
+
+revoke create on schema api, app, app_private, control, reporting, skills from svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the baseline is not undone: restore a backup, or drop the database'); end $$;

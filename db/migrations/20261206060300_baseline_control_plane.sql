@@ -1,12 +1,16 @@
 -- migrate:up
 
-/** The baseline, area 3 of 13. The control plane: API clients and their secrets, access tokens and signing keys, rate limits, idempotency keys, service status, custom-field schemas.
+/** The baseline, 3 of 16. The control plane: API clients and their secrets, access tokens and signing keys, rate limits, idempotency keys, service status, custom-field schemas.
  * Laid out by table: each table, then its keys and indexes, row security and policies, triggers
  * and their functions, and grants; then the area's views and commands. db/README.md, "The
  * baseline", says how it was made and proved equal to the migrations it replaced. */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
-select pg_catalog.set_config('search_path', '', true);
+set local search_path = '';
+
+-- While this file runs, the owners of its functions and views may create in the schemas (`alter … owner to`
+-- a role needs it when the migrating role is not a superuser); taken back at its end.
+grant create on schema api, app, app_private, control, reporting, skills to svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- function app.current_client_id()
 
@@ -19,16 +23,15 @@ begin
 end
 $$;
 
-
 alter function app.current_client_id() owner to svc_owner;
 
 revoke all on function app.current_client_id() from public;
-grant all on function app.current_client_id() to svc_runtime;
-grant all on function app.current_client_id() to svc_api;
-grant all on function app.current_client_id() to svc_reporting;
-grant all on function app.current_client_id() to svc_worker;
-grant all on function app.current_client_id() to svc_admin;
-grant all on function app.current_client_id() to svc_gate;
+grant execute on function app.current_client_id() to svc_runtime;
+grant execute on function app.current_client_id() to svc_api;
+grant execute on function app.current_client_id() to svc_reporting;
+grant execute on function app.current_client_id() to svc_worker;
+grant execute on function app.current_client_id() to svc_admin;
+grant execute on function app.current_client_id() to svc_gate;
 
 -- function app_private.client_may_read(text, text, text, text, text)
 
@@ -56,12 +59,11 @@ begin
 end
 $$;
 
-
 alter function app_private.client_may_read(p_organization_id text, p_client text, p_type text, p_resource_type text, p_resource_id text) owner to svc_owner;
 
 revoke all on function app_private.client_may_read(p_organization_id text, p_client text, p_type text, p_resource_type text, p_resource_id text) from public;
-grant all on function app_private.client_may_read(p_organization_id text, p_client text, p_type text, p_resource_type text, p_resource_id text) to svc_worker;
-grant all on function app_private.client_may_read(p_organization_id text, p_client text, p_type text, p_resource_type text, p_resource_id text) to svc_admin;
+grant execute on function app_private.client_may_read(p_organization_id text, p_client text, p_type text, p_resource_type text, p_resource_id text) to svc_worker;
+grant execute on function app_private.client_may_read(p_organization_id text, p_client text, p_type text, p_resource_type text, p_resource_id text) to svc_admin;
 
 -- function app_private.random_secret(text)
 
@@ -75,43 +77,11 @@ create function app_private.random_secret(prefix text) returns text
            'base64'), '='), '+/', '-_')
 $$;
 
-
 alter function app_private.random_secret(prefix text) owner to svc_owner;
 
 revoke all on function app_private.random_secret(prefix text) from public;
-grant all on function app_private.random_secret(prefix text) to svc_worker;
-grant all on function app_private.random_secret(prefix text) to svc_admin;
-
--- function app_private.tg__client_of_parent()
-
-create function app_private.tg__client_of_parent() returns trigger
-    language plpgsql security definer
-    set search_path to 'pg_catalog', 'pg_temp'
-    as $_$
-begin
-  -- On Citus the trigger fires on a shard, whose name ends in its shard id.
-  case regexp_replace(tg_table_name, '_[0-9]+$', '')
-    when 'run_events', 'run_tool_calls' then
-      select p.client_id into new.client_id from app.runs p where p.organization_id = new.organization_id and p.id = new.run_id;
-    when 'report_results' then
-      select p.client_id into new.client_id from app.report_runs p where p.organization_id = new.organization_id and p.id = new.run_id;
-    when 'webhook_delivery_attempts' then
-      select p.client_id into new.client_id from app.webhook_deliveries p where p.organization_id = new.organization_id and p.id = new.delivery_id;
-    when 'conversation_messages' then
-      select p.client_id into new.client_id from app.conversations p where p.organization_id = new.organization_id and p.id = new.conversation_id;
-  end case;
-  return new;
-end
-$_$;
-
-
-alter function app_private.tg__client_of_parent() owner to svc_owner;
-
-comment on function app_private.tg__client_of_parent() is 'BEFORE INSERT OR UPDATE OF client_id on app.run_events and app.run_tool_calls (parent app.runs), app.report_results (app.report_runs), app.webhook_delivery_attempts (app.webhook_deliveries) and app.conversation_messages (app.conversations): sets the row''s client_id to its parent''s, whatever the writer said. The policies that show these rows "with their parent" can then judge the row alone (client_id is the request''s client), as Citus requires (it refuses a policy that reads another table), and since rows never change parent the copy stays true. It runs as svc_owner to read the parent past the writer''s policies, looked up by the new row''s own organization_id under svc_owner''s policy for the request''s organization.';
-
-revoke all on function app_private.tg__client_of_parent() from public;
-grant all on function app_private.tg__client_of_parent() to svc_worker;
-grant all on function app_private.tg__client_of_parent() to svc_admin;
+grant execute on function app_private.random_secret(prefix text) to svc_worker;
+grant execute on function app_private.random_secret(prefix text) to svc_admin;
 
 -- table app.api_clients
 
@@ -163,7 +133,7 @@ create policy "The gate reads clients of the organization it was asked about" on
 
 comment on policy "The gate reads clients of the organization it was asked about" on app.api_clients is 'svc_gate (the credential path: api.begin_request, api.authenticate_client) reads API clients only of the organization named in svc.gate_organization, which each gate function sets to the organization its caller named for the length of its read and then clears. The credential check runs before any request context exists, so this setting, not the function''s WHERE, keeps every other organization''s clients out of reach.';
 
-create policy "Commands act in the request's organization" on app.api_clients to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.api_clients to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.api_clients is 'For svc_owner, svc_worker and svc_admin, every command: the clients of the signed request''s organization (app.current_organization_id()), or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations), in USING and WITH CHECK. The triggers and definers svc_owner owns thus reach only the request''s organization''s clients, while the control plane, which creates, licenses and disables clients for any organization, reaches them all.';
 
@@ -187,7 +157,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_api_clients__plan_allows_clients() owner to svc_owner;
 
 comment on function app_private.tg_api_clients__plan_allows_clients() is 'BEFORE INSERT on app.api_clients: refuses a client with an active licence that is not deleted in an organization on the Trial or Team plan, raising SVL01 PLAN_DOES_NOT_SUPPORT_API_CLIENTS, because those plans do not support API Clients (spec, Authentication). It runs as svc_owner to read the organization''s plan, within the row''s organization under svc_owner''s policy.';
@@ -209,7 +178,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_api_clients__touch() owner to svc_owner;
 
 comment on function app_private.tg_api_clients__touch() is 'BEFORE UPDATE on app.api_clients: sets updated_at, and increments authorization_version whenever the client''s Roles, status, licence status or licence level change (the count of changes to its authorization that the spec''s per-request checks name). Deletion is final: moving a deleted client to any other status raises SVC13 CLIENT_DELETED.';
@@ -219,12 +187,12 @@ create trigger _100_plan_allows_clients before insert on app.api_clients for eac
 create trigger _100_touch before update on app.api_clients for each row execute function app_private.tg_api_clients__touch();
 
 revoke all on function app_private.tg_api_clients__plan_allows_clients() from public;
-grant all on function app_private.tg_api_clients__plan_allows_clients() to svc_worker;
-grant all on function app_private.tg_api_clients__plan_allows_clients() to svc_admin;
+grant execute on function app_private.tg_api_clients__plan_allows_clients() to svc_worker;
+grant execute on function app_private.tg_api_clients__plan_allows_clients() to svc_admin;
 
 revoke all on function app_private.tg_api_clients__touch() from public;
-grant all on function app_private.tg_api_clients__touch() to svc_worker;
-grant all on function app_private.tg_api_clients__touch() to svc_admin;
+grant execute on function app_private.tg_api_clients__touch() to svc_worker;
+grant execute on function app_private.tg_api_clients__touch() to svc_admin;
 
 grant select on table app.api_clients to svc_api;
 grant select on table app.api_clients to svc_gate;
@@ -284,7 +252,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_client_secrets__bump_client_version() owner to svc_owner;
 
 comment on function app_private.tg_client_secrets__bump_client_version() is 'AFTER INSERT OR UPDATE on app.client_secrets: increments the owning client''s authorization_version, since a secret added or revoked changes what authenticates as that client. It runs as svc_owner and updates the client by the secret''s organization and client id, so it touches that one client, under svc_owner''s policy (the request''s organization, or any in the control plane''s operator session).';
@@ -292,8 +259,8 @@ comment on function app_private.tg_client_secrets__bump_client_version() is 'AFT
 create trigger _900_bump_client_version after insert or update on app.client_secrets for each row execute function app_private.tg_client_secrets__bump_client_version();
 
 revoke all on function app_private.tg_client_secrets__bump_client_version() from public;
-grant all on function app_private.tg_client_secrets__bump_client_version() to svc_worker;
-grant all on function app_private.tg_client_secrets__bump_client_version() to svc_admin;
+grant execute on function app_private.tg_client_secrets__bump_client_version() to svc_worker;
+grant execute on function app_private.tg_client_secrets__bump_client_version() to svc_admin;
 
 grant select on table app.client_secrets to svc_gate;
 grant insert on table app.client_secrets to svc_admin;
@@ -346,7 +313,7 @@ create policy "Clients use only their own idempotency keys" on app.idempotency_k
 
 comment on policy "Clients use only their own idempotency keys" on app.idempotency_keys is 'svc_api reads and writes (every command) only the Idempotency-Keys whose organization and client are those of the signed request context, in USING and WITH CHECK. Keys are scoped per client, so no client can replay, detect or overwrite another client''s stored response, even within its own organization.';
 
-create policy "Commands act in the request's organization" on app.idempotency_keys to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.idempotency_keys to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.idempotency_keys is 'For svc_owner, svc_worker and svc_admin, every command: the Idempotency-Keys of the signed request''s organization, or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations), in USING and WITH CHECK. The worker''s purge of expired keys (control.purge_expired_idempotency_keys) spans organizations, while a definer run inside a request stays in its own.';
 
@@ -482,15 +449,14 @@ begin
 end
 $$;
 
-
 alter function api.access_token_record(p_organization_id text, p_client_id text, p_secret text, p_token_sha256 bytea, p_expires_at timestamp with time zone) owner to svc_gate;
 
 comment on function api.access_token_record(p_organization_id text, p_client_id text, p_secret text, p_token_sha256 bytea, p_expires_at timestamp with time zone) is 'The token endpoint''s record of an access token it signed: it checks the client id and secret again through api.authenticate_client and, only when the outcome is ok and the expiry is at most a day away, stores the token''s SHA-256 with its client, secret and expiry in app_private.access_tokens, so only the holder of a live secret can make a token that api.begin_request accepts. It runs as svc_gate because svc_runtime may neither read client secrets nor write token records; the insert passes svc_gate''s policy only for the organization the secret check returned (svc.gate_organization, set for the insert alone).';
 
 revoke all on function api.access_token_record(p_organization_id text, p_client_id text, p_secret text, p_token_sha256 bytea, p_expires_at timestamp with time zone) from public;
-grant all on function api.access_token_record(p_organization_id text, p_client_id text, p_secret text, p_token_sha256 bytea, p_expires_at timestamp with time zone) to svc_runtime;
-grant all on function api.access_token_record(p_organization_id text, p_client_id text, p_secret text, p_token_sha256 bytea, p_expires_at timestamp with time zone) to svc_owner;
-grant all on function api.access_token_record(p_organization_id text, p_client_id text, p_secret text, p_token_sha256 bytea, p_expires_at timestamp with time zone) to svc_worker;
+grant execute on function api.access_token_record(p_organization_id text, p_client_id text, p_secret text, p_token_sha256 bytea, p_expires_at timestamp with time zone) to svc_runtime;
+grant execute on function api.access_token_record(p_organization_id text, p_client_id text, p_secret text, p_token_sha256 bytea, p_expires_at timestamp with time zone) to svc_owner;
+grant execute on function api.access_token_record(p_organization_id text, p_client_id text, p_secret text, p_token_sha256 bytea, p_expires_at timestamp with time zone) to svc_worker;
 
 -- function api.authenticate_client(text, text, text)
 
@@ -534,15 +500,14 @@ begin
 end
 $$;
 
-
 alter function api.authenticate_client(p_organization_id text, p_client_id text, p_secret text) owner to svc_gate;
 
 comment on function api.authenticate_client(p_organization_id text, p_client_id text, p_secret text) is 'The token endpoint''s client check: it matches the SHA-256 of the presented secret against the unrevoked secrets of that client in the named organization and answers, in the spec''s order, invalid_client (no match, or a deleted client), client_disabled, org_subscription_inactive, license_inactive (licence not active, or a Trial or Team plan) or ok with the secret and organization. It runs as svc_gate because svc_runtime may not read client secrets and learns only the outcome; svc.gate_organization is set to the named organization for the length of the read, so svc_gate''s policies show no other organization''s clients, secrets or standing, even to a wrong WHERE.';
 
 revoke all on function api.authenticate_client(p_organization_id text, p_client_id text, p_secret text) from public;
-grant all on function api.authenticate_client(p_organization_id text, p_client_id text, p_secret text) to svc_runtime;
-grant all on function api.authenticate_client(p_organization_id text, p_client_id text, p_secret text) to svc_owner;
-grant all on function api.authenticate_client(p_organization_id text, p_client_id text, p_secret text) to svc_worker;
+grant execute on function api.authenticate_client(p_organization_id text, p_client_id text, p_secret text) to svc_runtime;
+grant execute on function api.authenticate_client(p_organization_id text, p_client_id text, p_secret text) to svc_owner;
+grant execute on function api.authenticate_client(p_organization_id text, p_client_id text, p_secret text) to svc_worker;
 
 -- function api.client_organization(text)
 
@@ -562,14 +527,13 @@ begin
 end
 $$;
 
-
 alter function api.client_organization(p_client_id text) owner to svc_directory;
 
 comment on function api.client_organization(p_client_id text) is 'The organization of an API client, before any request context exists (the token endpoint); the only reader of app_private.client_directory.';
 
 revoke all on function api.client_organization(p_client_id text) from public;
-grant all on function api.client_organization(p_client_id text) to svc_runtime;
-grant all on function api.client_organization(p_client_id text) to svc_owner;
+grant execute on function api.client_organization(p_client_id text) to svc_runtime;
+grant execute on function api.client_organization(p_client_id text) to svc_owner;
 
 -- function api.idempotency_claim(text, text, text, text)
 
@@ -622,15 +586,14 @@ begin
 end
 $$;
 
-
 alter function api.idempotency_claim(p_method text, p_route text, p_key text, p_fingerprint text) owner to svc_api;
 
 comment on function api.idempotency_claim(p_method text, p_route text, p_key text, p_fingerprint text) is 'Claims an Idempotency-Key for the calling client (organization, client, method, route template, key) in the transaction of the write it guards, so the effect and the stored response commit or roll back together: a key held by a concurrent request answers in_flight (a transaction-scoped advisory lock), a live key with another request fingerprint mismatch, one with the same fingerprint replay with its stored response, and otherwise the key is claimed for 24 hours and svc.claimed is set, the one mark under which the command sent in the same round trip runs. Without a signed request context it raises SV500 CONTEXT_MISSING. It runs as svc_api because svc_runtime holds no privilege on app.idempotency_keys, and the policy "Clients use only their own idempotency keys" keeps every read and write to the request''s organization and client.';
 
 revoke all on function api.idempotency_claim(p_method text, p_route text, p_key text, p_fingerprint text) from public;
-grant all on function api.idempotency_claim(p_method text, p_route text, p_key text, p_fingerprint text) to svc_runtime;
-grant all on function api.idempotency_claim(p_method text, p_route text, p_key text, p_fingerprint text) to svc_owner;
-grant all on function api.idempotency_claim(p_method text, p_route text, p_key text, p_fingerprint text) to svc_worker;
+grant execute on function api.idempotency_claim(p_method text, p_route text, p_key text, p_fingerprint text) to svc_runtime;
+grant execute on function api.idempotency_claim(p_method text, p_route text, p_key text, p_fingerprint text) to svc_owner;
+grant execute on function api.idempotency_claim(p_method text, p_route text, p_key text, p_fingerprint text) to svc_worker;
 
 -- function api.idempotency_complete(text, text, text, integer, jsonb, text)
 
@@ -648,15 +611,14 @@ begin
 end
 $$;
 
-
 alter function api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) owner to svc_api;
 
 comment on function api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) is 'Stores the response (status, headers, body) on the Idempotency-Key the calling client claimed, in the same transaction as the command, so a retry with that key replays exactly what was sent. It runs as svc_api because svc_runtime holds no privilege on app.idempotency_keys; the update names the signed context''s organization and client, and the policy "Clients use only their own idempotency keys" admits no other key.';
 
 revoke all on function api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) from public;
-grant all on function api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) to svc_runtime;
-grant all on function api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) to svc_owner;
-grant all on function api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) to svc_worker;
+grant execute on function api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) to svc_runtime;
+grant execute on function api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) to svc_owner;
+grant execute on function api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) to svc_worker;
 
 -- function api.idempotency_stored(text, text, text)
 
@@ -673,15 +635,14 @@ begin
 end
 $$;
 
-
 alter function api.idempotency_stored(p_method text, p_route text, p_key text) owner to svc_api;
 
 comment on function api.idempotency_stored(p_method text, p_route text, p_key text) is 'The preflight of slow writes: whether the calling client already holds a live (unexpired) Idempotency-Key for this method, route and key, in which case the request goes straight to its replay and nothing is sent anywhere (a claim commits only together with its stored response). It runs as svc_api because svc_runtime holds no privilege on app.idempotency_keys; it reads only the signed context''s organization and client, under the policy "Clients use only their own idempotency keys".';
 
 revoke all on function api.idempotency_stored(p_method text, p_route text, p_key text) from public;
-grant all on function api.idempotency_stored(p_method text, p_route text, p_key text) to svc_runtime;
-grant all on function api.idempotency_stored(p_method text, p_route text, p_key text) to svc_owner;
-grant all on function api.idempotency_stored(p_method text, p_route text, p_key text) to svc_worker;
+grant execute on function api.idempotency_stored(p_method text, p_route text, p_key text) to svc_runtime;
+grant execute on function api.idempotency_stored(p_method text, p_route text, p_key text) to svc_owner;
+grant execute on function api.idempotency_stored(p_method text, p_route text, p_key text) to svc_worker;
 
 -- function api.rate_limit_lease(text, bigint, integer, integer)
 
@@ -711,15 +672,14 @@ begin
 end
 $$;
 
-
 alter function api.rate_limit_lease(p_key text, p_window bigint, p_want integer, p_limit integer) owner to svc_gate;
 
 comment on function api.rate_limit_lease(p_key text, p_window bigint, p_want integer, p_limit integer) is 'Leases admissions from a rate-limit key''s fixed window, shared by every API instance in app_private.rate_limit_buckets: under the bucket''s row lock it grants what the caller''s waiting requests need or an eighth of what is left (at most 100), never more than the limit leaves, so the shared count never exceeds the limit; a newer window starts again from zero. It runs as svc_gate, the only role granted the buckets (svc_runtime may not touch them directly), which hold counters under the server''s keys and no tenant rows, hence no row security.';
 
 revoke all on function api.rate_limit_lease(p_key text, p_window bigint, p_want integer, p_limit integer) from public;
-grant all on function api.rate_limit_lease(p_key text, p_window bigint, p_want integer, p_limit integer) to svc_runtime;
-grant all on function api.rate_limit_lease(p_key text, p_window bigint, p_want integer, p_limit integer) to svc_owner;
-grant all on function api.rate_limit_lease(p_key text, p_window bigint, p_want integer, p_limit integer) to svc_worker;
+grant execute on function api.rate_limit_lease(p_key text, p_window bigint, p_want integer, p_limit integer) to svc_runtime;
+grant execute on function api.rate_limit_lease(p_key text, p_window bigint, p_want integer, p_limit integer) to svc_owner;
+grant execute on function api.rate_limit_lease(p_key text, p_window bigint, p_want integer, p_limit integer) to svc_worker;
 
 -- function api.rate_limit_release(text[], bigint[], integer[])
 
@@ -733,15 +693,14 @@ create function api.rate_limit_release(p_keys text[], p_windows bigint[], p_unus
    where b.key = u.k and b.window_start = u.w
 $$;
 
-
 alter function api.rate_limit_release(p_keys text[], p_windows bigint[], p_unused integer[]) owner to svc_gate;
 
 comment on function api.rate_limit_release(p_keys text[], p_windows bigint[], p_unused integer[]) is 'Gives back admissions an instance leased with api.rate_limit_lease and did not spend, only while the bucket is still in the same window and never below zero, so an idle instance does not keep capacity the others need. It runs as svc_gate, the only role granted app_private.rate_limit_buckets (svc_runtime may not touch them directly), which hold counters and no tenant rows.';
 
 revoke all on function api.rate_limit_release(p_keys text[], p_windows bigint[], p_unused integer[]) from public;
-grant all on function api.rate_limit_release(p_keys text[], p_windows bigint[], p_unused integer[]) to svc_runtime;
-grant all on function api.rate_limit_release(p_keys text[], p_windows bigint[], p_unused integer[]) to svc_owner;
-grant all on function api.rate_limit_release(p_keys text[], p_windows bigint[], p_unused integer[]) to svc_worker;
+grant execute on function api.rate_limit_release(p_keys text[], p_windows bigint[], p_unused integer[]) to svc_runtime;
+grant execute on function api.rate_limit_release(p_keys text[], p_windows bigint[], p_unused integer[]) to svc_owner;
+grant execute on function api.rate_limit_release(p_keys text[], p_windows bigint[], p_unused integer[]) to svc_worker;
 
 -- function api.signing_key_bootstrap(text, text, jsonb, text)
 
@@ -758,16 +717,15 @@ begin
 end
 $$;
 
-
 alter function api.signing_key_bootstrap(p_kid text, p_alg text, p_public_jwk jsonb, p_private_jwk_sealed text) owner to svc_gate;
 
 comment on function api.signing_key_bootstrap(p_kid text, p_alg text, p_public_jwk jsonb, p_private_jwk_sealed text) is 'First boot: under a transaction-scoped advisory lock it stores the caller''s token signing key (the private JWK sealed by the server with SVC_SECRET_KEY, which the database never sees) only if no unretired key exists, so the first instance to arrive stores its key and every other reads it. It runs as svc_gate because svc_runtime has no privilege on app_private.signing_keys; the keys are the service''s, not an organization''s.';
 
 revoke all on function api.signing_key_bootstrap(p_kid text, p_alg text, p_public_jwk jsonb, p_private_jwk_sealed text) from public;
-grant all on function api.signing_key_bootstrap(p_kid text, p_alg text, p_public_jwk jsonb, p_private_jwk_sealed text) to svc_runtime;
-grant all on function api.signing_key_bootstrap(p_kid text, p_alg text, p_public_jwk jsonb, p_private_jwk_sealed text) to svc_api;
-grant all on function api.signing_key_bootstrap(p_kid text, p_alg text, p_public_jwk jsonb, p_private_jwk_sealed text) to svc_owner;
-grant all on function api.signing_key_bootstrap(p_kid text, p_alg text, p_public_jwk jsonb, p_private_jwk_sealed text) to svc_worker;
+grant execute on function api.signing_key_bootstrap(p_kid text, p_alg text, p_public_jwk jsonb, p_private_jwk_sealed text) to svc_runtime;
+grant execute on function api.signing_key_bootstrap(p_kid text, p_alg text, p_public_jwk jsonb, p_private_jwk_sealed text) to svc_api;
+grant execute on function api.signing_key_bootstrap(p_kid text, p_alg text, p_public_jwk jsonb, p_private_jwk_sealed text) to svc_owner;
+grant execute on function api.signing_key_bootstrap(p_kid text, p_alg text, p_public_jwk jsonb, p_private_jwk_sealed text) to svc_worker;
 
 -- function api.signing_keys_current()
 
@@ -781,16 +739,15 @@ create function api.signing_keys_current() returns table(kid text, alg text, pub
    order by k.created_at desc, k.kid desc
 $$;
 
-
 alter function api.signing_keys_current() owner to svc_gate;
 
 comment on function api.signing_keys_current() is 'The unretired token signing keys, newest first, with their public JWKs and sealed private JWKs: shared by every API instance and kept across restarts. It runs as svc_gate because svc_runtime has no privilege on app_private.signing_keys; a private key leaves only sealed (SVC_SECRET_KEY, outside the database), and the keys are the service''s, not an organization''s.';
 
 revoke all on function api.signing_keys_current() from public;
-grant all on function api.signing_keys_current() to svc_runtime;
-grant all on function api.signing_keys_current() to svc_api;
-grant all on function api.signing_keys_current() to svc_owner;
-grant all on function api.signing_keys_current() to svc_worker;
+grant execute on function api.signing_keys_current() to svc_runtime;
+grant execute on function api.signing_keys_current() to svc_api;
+grant execute on function api.signing_keys_current() to svc_owner;
+grant execute on function api.signing_keys_current() to svc_worker;
 
 -- function control.client_create(text, text, text, text[], text)
 
@@ -823,7 +780,7 @@ end
 $$;
 
 revoke all on function control.client_create(p_org text, p_name text, p_license_level text, p_roles text[], p_description text) from public;
-grant all on function control.client_create(p_org text, p_name text, p_license_level text, p_roles text[], p_description text) to svc_admin;
+grant execute on function control.client_create(p_org text, p_name text, p_license_level text, p_roles text[], p_description text) to svc_admin;
 
 -- function control.client_delete(text)
 
@@ -842,7 +799,7 @@ end
 $$;
 
 revoke all on function control.client_delete(p_client text) from public;
-grant all on function control.client_delete(p_client text) to svc_admin;
+grant execute on function control.client_delete(p_client text) to svc_admin;
 
 -- function control.client_disable(text)
 
@@ -852,7 +809,7 @@ create function control.client_disable(p_client text) returns void
     as $$ select control.client_set_status(p_client, '{active}', 'disabled') $$;
 
 revoke all on function control.client_disable(p_client text) from public;
-grant all on function control.client_disable(p_client text) to svc_admin;
+grant execute on function control.client_disable(p_client text) to svc_admin;
 
 -- function control.client_enable(text)
 
@@ -862,7 +819,7 @@ create function control.client_enable(p_client text) returns void
     as $$ select control.client_set_status(p_client, '{disabled}', 'active') $$;
 
 revoke all on function control.client_enable(p_client text) from public;
-grant all on function control.client_enable(p_client text) to svc_admin;
+grant execute on function control.client_enable(p_client text) to svc_admin;
 
 -- function control.client_release_license(text)
 
@@ -879,7 +836,7 @@ end
 $$;
 
 revoke all on function control.client_release_license(p_client text) from public;
-grant all on function control.client_release_license(p_client text) to svc_admin;
+grant execute on function control.client_release_license(p_client text) to svc_admin;
 
 -- function control.client_revoke_secret(text, text)
 
@@ -897,7 +854,7 @@ end
 $$;
 
 revoke all on function control.client_revoke_secret(p_client text, p_secret_id text) from public;
-grant all on function control.client_revoke_secret(p_client text, p_secret_id text) to svc_admin;
+grant execute on function control.client_revoke_secret(p_client text, p_secret_id text) to svc_admin;
 
 -- function control.client_rotate_secret(text)
 
@@ -928,7 +885,7 @@ end
 $$;
 
 revoke all on function control.client_rotate_secret(p_client text) from public;
-grant all on function control.client_rotate_secret(p_client text) to svc_admin;
+grant execute on function control.client_rotate_secret(p_client text) to svc_admin;
 
 -- function control.client_set_roles(text, text[])
 
@@ -945,7 +902,7 @@ end
 $$;
 
 revoke all on function control.client_set_roles(p_client text, p_roles text[]) from public;
-grant all on function control.client_set_roles(p_client text, p_roles text[]) to svc_admin;
+grant execute on function control.client_set_roles(p_client text, p_roles text[]) to svc_admin;
 
 -- function control.client_set_status(text, text[], text)
 
@@ -969,7 +926,7 @@ end
 $$;
 
 revoke all on function control.client_set_status(p_client text, p_from text[], p_to text) from public;
-grant all on function control.client_set_status(p_client text, p_from text[], p_to text) to svc_admin;
+grant execute on function control.client_set_status(p_client text, p_from text[], p_to text) to svc_admin;
 
 -- function control.purge_expired_access_tokens()
 
@@ -981,11 +938,10 @@ create function control.purge_expired_access_tokens() returns integer
   select count(*)::integer from gone
 $$;
 
-
 alter function control.purge_expired_access_tokens() owner to svc_owner;
 
 revoke all on function control.purge_expired_access_tokens() from public;
-grant all on function control.purge_expired_access_tokens() to svc_worker;
+grant execute on function control.purge_expired_access_tokens() to svc_worker;
 
 -- function control.purge_expired_idempotency_keys()
 
@@ -997,11 +953,10 @@ create function control.purge_expired_idempotency_keys() returns integer
   select count(*)::integer from gone
 $$;
 
-
 alter function control.purge_expired_idempotency_keys() owner to svc_owner;
 
 revoke all on function control.purge_expired_idempotency_keys() from public;
-grant all on function control.purge_expired_idempotency_keys() to svc_worker;
+grant execute on function control.purge_expired_idempotency_keys() to svc_worker;
 
 -- function control.signing_key_add(text, text, jsonb, text)
 
@@ -1014,7 +969,7 @@ create function control.signing_key_add(p_kid text, p_alg text, p_public_jwk jso
 $$;
 
 revoke all on function control.signing_key_add(p_kid text, p_alg text, p_public_jwk jsonb, p_private_jwk_sealed text) from public;
-grant all on function control.signing_key_add(p_kid text, p_alg text, p_public_jwk jsonb, p_private_jwk_sealed text) to svc_admin;
+grant execute on function control.signing_key_add(p_kid text, p_alg text, p_public_jwk jsonb, p_private_jwk_sealed text) to svc_admin;
 
 -- function control.signing_key_retire(text)
 
@@ -1032,7 +987,9 @@ end
 $$;
 
 revoke all on function control.signing_key_retire(p_kid text) from public;
-grant all on function control.signing_key_retire(p_kid text) to svc_admin;
+grant execute on function control.signing_key_retire(p_kid text) to svc_admin;
+
+revoke create on schema api, app, app_private, control, reporting, skills from svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the baseline is not undone: restore a backup, or drop the database'); end $$;

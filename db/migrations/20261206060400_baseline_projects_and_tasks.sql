@@ -1,12 +1,16 @@
 -- migrate:up
 
-/** The baseline, area 4 of 13. Projects and tasks: projects, task workflows and their transitions, tasks, dependencies, notes and activity.
+/** The baseline, 4 of 16. Projects and tasks: projects, task workflows and their transitions, tasks, dependencies, notes and activity.
  * Laid out by table: each table, then its keys and indexes, row security and policies, triggers
  * and their functions, and grants; then the area's views and commands. db/README.md, "The
  * baseline", says how it was made and proved equal to the migrations it replaced. */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
-select pg_catalog.set_config('search_path', '', true);
+set local search_path = '';
+
+-- While this file runs, the owners of its functions and views may create in the schemas (`alter … owner to`
+-- a role needs it when the migrating role is not a superuser); taken back at its end.
+grant create on schema api, app, app_private, control, reporting, skills to svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- function app_private.readable_custom_fields(text, text, jsonb)
 
@@ -21,18 +25,17 @@ begin
 end
 $$;
 
-
 alter function app_private.readable_custom_fields(p_org text, p_object_type text, p_values jsonb) owner to svc_api;
 
 comment on function app_private.readable_custom_fields(p_org text, p_object_type text, p_values jsonb) is 'The custom-field values a reader may see: of p_values, only the keys that are fields of p_object_type whose definitions svc_api''s "Clients see the custom fields their Roles may read" shows (the request''s organization, a readable Role held); api.projects and api.tasks call it for each row. It is svc_api''s definer so that whoever calls it (the views, svc_runtime) reads the definitions under that policy: a field hidden from the caller''s Roles never reaches the wire, and without a valid context nothing does.';
 
 revoke all on function app_private.readable_custom_fields(p_org text, p_object_type text, p_values jsonb) from public;
-grant all on function app_private.readable_custom_fields(p_org text, p_object_type text, p_values jsonb) to svc_runtime;
-grant all on function app_private.readable_custom_fields(p_org text, p_object_type text, p_values jsonb) to svc_reporting;
-grant all on function app_private.readable_custom_fields(p_org text, p_object_type text, p_values jsonb) to svc_owner;
-grant all on function app_private.readable_custom_fields(p_org text, p_object_type text, p_values jsonb) to svc_worker;
-grant all on function app_private.readable_custom_fields(p_org text, p_object_type text, p_values jsonb) to svc_admin;
-grant all on function app_private.readable_custom_fields(p_org text, p_object_type text, p_values jsonb) to svc_gate;
+grant execute on function app_private.readable_custom_fields(p_org text, p_object_type text, p_values jsonb) to svc_runtime;
+grant execute on function app_private.readable_custom_fields(p_org text, p_object_type text, p_values jsonb) to svc_reporting;
+grant execute on function app_private.readable_custom_fields(p_org text, p_object_type text, p_values jsonb) to svc_owner;
+grant execute on function app_private.readable_custom_fields(p_org text, p_object_type text, p_values jsonb) to svc_worker;
+grant execute on function app_private.readable_custom_fields(p_org text, p_object_type text, p_values jsonb) to svc_admin;
+grant execute on function app_private.readable_custom_fields(p_org text, p_object_type text, p_values jsonb) to svc_gate;
 
 -- function app_private.tg__check_custom_fields()
 
@@ -57,15 +60,14 @@ begin
 end
 $$;
 
-
 alter function app_private.tg__check_custom_fields() owner to svc_owner;
 
 comment on function app_private.tg__check_custom_fields() is 'BEFORE INSERT or UPDATE row trigger on app.projects and app.tasks (_300_check_custom_fields, its argument the object type): when custom_fields change, validates them with custom_field_errors and raises every problem at once (SVV22, or SVR04 when the first is CUSTOM_FIELD_FORBIDDEN), then strips nulls (a null clears a value). Roles apply to a request (a client in the signed context) and to any svc_runtime session, while other writers (svc-admin, migrations) are held to types and requirements; a definer as svc_owner because custom_field_errors reads the definitions the caller''s Roles hide.';
 
 revoke all on function app_private.tg__check_custom_fields() from public;
-grant all on function app_private.tg__check_custom_fields() to svc_api;
-grant all on function app_private.tg__check_custom_fields() to svc_worker;
-grant all on function app_private.tg__check_custom_fields() to svc_admin;
+grant execute on function app_private.tg__check_custom_fields() to svc_api;
+grant execute on function app_private.tg__check_custom_fields() to svc_worker;
+grant execute on function app_private.tg__check_custom_fields() to svc_admin;
 
 -- function app_private.tg__emit_event()
 
@@ -110,14 +112,13 @@ begin
 end
 $$;
 
-
 alter function app_private.tg__emit_event() owner to svc_owner;
 
 comment on function app_private.tg__emit_event() is 'After insert or update on app.projects, app.tasks, app.time_entries and app.approvals (_950_emit_event, the argument naming the resource): emits <resource>.created or, when the version moved, <resource>.updated, or the more precise project.archived/restored, task.archived/restored/transitioned and time_entry.deleted/submitted/approved/rejected, through app_private.emit_event in the writer''s transaction. svc_owner''s definer because the writers may not write events; raises nothing.';
 
 revoke all on function app_private.tg__emit_event() from public;
-grant all on function app_private.tg__emit_event() to svc_worker;
-grant all on function app_private.tg__emit_event() to svc_admin;
+grant execute on function app_private.tg__emit_event() to svc_worker;
+grant execute on function app_private.tg__emit_event() to svc_admin;
 
 -- function app_private.custom_field_errors(text, text, jsonb, jsonb, text[], boolean)
 
@@ -205,14 +206,13 @@ begin
 end
 $_$;
 
-
 alter function app_private.custom_field_errors(p_org text, p_object_type text, p_old jsonb, p_new jsonb, p_roles text[], p_is_insert boolean) owner to svc_owner;
 
 comment on function app_private.custom_field_errors(p_org text, p_object_type text, p_old jsonb, p_new jsonb, p_roles text[], p_is_insert boolean) is 'Lists every problem of a custom-field change from p_old to p_new on p_org''s p_object_type: unknown fields, or with p_roles fields those Roles may not read (CUSTOM_FIELD_NOT_FOUND), read-only or Role-forbidden fields (CUSTOM_FIELD_READ_ONLY, CUSTOM_FIELD_FORBIDDEN), values of the wrong type or option (CUSTOM_FIELD_VALUE_INVALID), required fields missing or cleared (CUSTOM_FIELD_REQUIRED); with p_roles null (the control plane) only types and requirements apply. It is svc_owner''s definer because it must read every definition, those svc_api''s policy hides from the caller''s Roles included; it trusts p_org, so neither svc_api nor svc_runtime may execute it, and svc_owner''s policy keeps a request to its own organization.';
 
 revoke all on function app_private.custom_field_errors(p_org text, p_object_type text, p_old jsonb, p_new jsonb, p_roles text[], p_is_insert boolean) from public;
-grant all on function app_private.custom_field_errors(p_org text, p_object_type text, p_old jsonb, p_new jsonb, p_roles text[], p_is_insert boolean) to svc_worker;
-grant all on function app_private.custom_field_errors(p_org text, p_object_type text, p_old jsonb, p_new jsonb, p_roles text[], p_is_insert boolean) to svc_admin;
+grant execute on function app_private.custom_field_errors(p_org text, p_object_type text, p_old jsonb, p_new jsonb, p_roles text[], p_is_insert boolean) to svc_worker;
+grant execute on function app_private.custom_field_errors(p_org text, p_object_type text, p_old jsonb, p_new jsonb, p_roles text[], p_is_insert boolean) to svc_admin;
 
 -- function app_private.custom_field_patch_errors(text, jsonb, jsonb)
 
@@ -256,15 +256,14 @@ begin
 end
 $$;
 
-
 alter function app_private.custom_field_patch_errors(p_object_type text, p_current jsonb, p_patch jsonb) owner to svc_owner;
 
 comment on function app_private.custom_field_patch_errors(p_object_type text, p_current jsonb, p_patch jsonb) is 'Checks the custom_fields of an updateProject or updateTask patch key by key, changed or not: each key must be a field the request''s Roles may read (else CUSTOM_FIELD_NOT_FOUND, so a hidden value cannot be probed by sending guesses) and write (CUSTOM_FIELD_READ_ONLY, CUSTOM_FIELD_FORBIDDEN), then adds the value problems custom_field_errors finds for the other keys, every problem at once. A definer as svc_owner so it sees the definitions the caller''s Roles hide and may call custom_field_errors; it takes the organization and Roles from the request''s signed context.';
 
 revoke all on function app_private.custom_field_patch_errors(p_object_type text, p_current jsonb, p_patch jsonb) from public;
-grant all on function app_private.custom_field_patch_errors(p_object_type text, p_current jsonb, p_patch jsonb) to svc_api;
-grant all on function app_private.custom_field_patch_errors(p_object_type text, p_current jsonb, p_patch jsonb) to svc_worker;
-grant all on function app_private.custom_field_patch_errors(p_object_type text, p_current jsonb, p_patch jsonb) to svc_admin;
+grant execute on function app_private.custom_field_patch_errors(p_object_type text, p_current jsonb, p_patch jsonb) to svc_api;
+grant execute on function app_private.custom_field_patch_errors(p_object_type text, p_current jsonb, p_patch jsonb) to svc_worker;
+grant execute on function app_private.custom_field_patch_errors(p_object_type text, p_current jsonb, p_patch jsonb) to svc_admin;
 
 -- function app_private.merge_custom_fields(jsonb, jsonb)
 
@@ -278,13 +277,12 @@ create function app_private.merge_custom_fields(p_current jsonb, p_patch jsonb) 
               else coalesce(p_current, '{}') || p_patch end
 $$;
 
-
 alter function app_private.merge_custom_fields(p_current jsonb, p_patch jsonb) owner to svc_owner;
 
 revoke all on function app_private.merge_custom_fields(p_current jsonb, p_patch jsonb) from public;
-grant all on function app_private.merge_custom_fields(p_current jsonb, p_patch jsonb) to svc_api;
-grant all on function app_private.merge_custom_fields(p_current jsonb, p_patch jsonb) to svc_worker;
-grant all on function app_private.merge_custom_fields(p_current jsonb, p_patch jsonb) to svc_admin;
+grant execute on function app_private.merge_custom_fields(p_current jsonb, p_patch jsonb) to svc_api;
+grant execute on function app_private.merge_custom_fields(p_current jsonb, p_patch jsonb) to svc_worker;
+grant execute on function app_private.merge_custom_fields(p_current jsonb, p_patch jsonb) to svc_admin;
 
 -- function app_private.project_archive_blockers(text, text)
 
@@ -313,15 +311,14 @@ begin
 end
 $$;
 
-
 alter function app_private.project_archive_blockers(p_org text, p_project_id text) owner to svc_owner;
 
 comment on function app_private.project_archive_blockers(p_org text, p_project_id text) is 'Why project p_project_id of p_org cannot be archived yet: its unarchived tasks in an open status, and its undeleted time entries submitted and awaiting approval; an empty array when there are none. A definer as svc_owner because tg_projects__status_change runs as the writer (svc_api in a request) and must count all such work, whatever the caller''s Roles let it read; each statement names p_org, and svc_owner''s policy keeps a request to its own organization.';
 
 revoke all on function app_private.project_archive_blockers(p_org text, p_project_id text) from public;
-grant all on function app_private.project_archive_blockers(p_org text, p_project_id text) to svc_api;
-grant all on function app_private.project_archive_blockers(p_org text, p_project_id text) to svc_worker;
-grant all on function app_private.project_archive_blockers(p_org text, p_project_id text) to svc_admin;
+grant execute on function app_private.project_archive_blockers(p_org text, p_project_id text) to svc_api;
+grant execute on function app_private.project_archive_blockers(p_org text, p_project_id text) to svc_worker;
+grant execute on function app_private.project_archive_blockers(p_org text, p_project_id text) to svc_admin;
 
 -- function app_private.project_not_found(text)
 
@@ -330,13 +327,12 @@ create function app_private.project_not_found(p_id text) returns void
     set search_path to 'pg_catalog', 'pg_temp'
     as $$ select app_private.raise('SVN04', 'PROJECT_NOT_FOUND', format('no project %s in your organization', p_id)) $$;
 
-
 alter function app_private.project_not_found(p_id text) owner to svc_owner;
 
 revoke all on function app_private.project_not_found(p_id text) from public;
-grant all on function app_private.project_not_found(p_id text) to svc_api;
-grant all on function app_private.project_not_found(p_id text) to svc_worker;
-grant all on function app_private.project_not_found(p_id text) to svc_admin;
+grant execute on function app_private.project_not_found(p_id text) to svc_api;
+grant execute on function app_private.project_not_found(p_id text) to svc_worker;
+grant execute on function app_private.project_not_found(p_id text) to svc_admin;
 
 -- function app_private.seed_default_task_workflow(text)
 
@@ -363,12 +359,11 @@ begin
 end
 $$;
 
-
 alter function app_private.seed_default_task_workflow(p_org text) owner to svc_owner;
 
 revoke all on function app_private.seed_default_task_workflow(p_org text) from public;
-grant all on function app_private.seed_default_task_workflow(p_org text) to svc_worker;
-grant all on function app_private.seed_default_task_workflow(p_org text) to svc_admin;
+grant execute on function app_private.seed_default_task_workflow(p_org text) to svc_worker;
+grant execute on function app_private.seed_default_task_workflow(p_org text) to svc_admin;
 
 -- function app_private.task_archive_blockers(text, text)
 
@@ -385,15 +380,14 @@ begin
 end
 $$;
 
-
 alter function app_private.task_archive_blockers(p_org text, p_task_id text) owner to svc_owner;
 
 comment on function app_private.task_archive_blockers(p_org text, p_task_id text) is 'The ids of unarchived tasks in an open status that have task p_task_id of p_org as a predecessor: open work still waiting on it, which blocks archiving it. A definer as svc_owner so that tg_tasks__archive_rules sees every dependent task of the organization whoever writes; each statement names p_org, and svc_owner''s policy keeps a request to its own organization.';
 
 revoke all on function app_private.task_archive_blockers(p_org text, p_task_id text) from public;
-grant all on function app_private.task_archive_blockers(p_org text, p_task_id text) to svc_api;
-grant all on function app_private.task_archive_blockers(p_org text, p_task_id text) to svc_worker;
-grant all on function app_private.task_archive_blockers(p_org text, p_task_id text) to svc_admin;
+grant execute on function app_private.task_archive_blockers(p_org text, p_task_id text) to svc_api;
+grant execute on function app_private.task_archive_blockers(p_org text, p_task_id text) to svc_worker;
+grant execute on function app_private.task_archive_blockers(p_org text, p_task_id text) to svc_admin;
 
 -- function app_private.task_not_found(text)
 
@@ -402,13 +396,12 @@ create function app_private.task_not_found(p_id text) returns void
     set search_path to 'pg_catalog', 'pg_temp'
     as $$ select app_private.raise('SVN04', 'TASK_NOT_FOUND', format('no task %s in your organization', p_id)) $$;
 
-
 alter function app_private.task_not_found(p_id text) owner to svc_owner;
 
 revoke all on function app_private.task_not_found(p_id text) from public;
-grant all on function app_private.task_not_found(p_id text) to svc_api;
-grant all on function app_private.task_not_found(p_id text) to svc_worker;
-grant all on function app_private.task_not_found(p_id text) to svc_admin;
+grant execute on function app_private.task_not_found(p_id text) to svc_api;
+grant execute on function app_private.task_not_found(p_id text) to svc_worker;
+grant execute on function app_private.task_not_found(p_id text) to svc_admin;
 
 -- table app.object_schemas
 
@@ -434,7 +427,7 @@ create policy "Clients see their organization's object schemas" on app.object_sc
 
 comment on policy "Clients see their organization's object schemas" on app.object_schemas is 'svc_api reads the object schemas (project, task) and their schema_version of the request''s organization only; which fields a schema lists is decided by the custom-field definitions'' own policy.';
 
-create policy "Commands act in the request's organization" on app.object_schemas to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.object_schemas to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.object_schemas is 'svc_owner, svc_worker and svc_admin read and write object schemas of the request''s organization (app.current_organization_id(), from the verified signed context), or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). Under it svc-admin''s sessions seed a new organization''s schemas and bump schema_version when a field changes, while a request reaches its own organization''s alone.';
 
@@ -483,7 +476,7 @@ create policy "Clients see the custom fields their Roles may read" on app.custom
 
 comment on policy "Clients see the custom fields their Roles may read" on app.custom_field_definitions is 'svc_api reads a custom-field definition only in the request''s organization and when its readable_roles share a Role with the request''s Roles (app.current_roles()). A field the caller may not read is thus absent from its schemas and its values are dropped by readable_custom_fields, indistinguishable from a field that does not exist.';
 
-create policy "Commands act in the request's organization" on app.custom_field_definitions to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.custom_field_definitions to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.custom_field_definitions is 'svc_owner, svc_worker and svc_admin read and write custom-field definitions of the request''s organization (app.current_organization_id(), from the verified signed context), or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). custom_field_errors and custom_field_patch_errors read every definition here, those the caller''s Roles hide included, yet never another organization''s in a request; svc-admin defines and deletes fields for any organization.';
 
@@ -500,7 +493,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_custom_field_definitions__bump_schema_version() owner to svc_owner;
 
 comment on function app_private.tg_custom_field_definitions__bump_schema_version() is 'AFTER INSERT, UPDATE or DELETE row trigger on app.custom_field_definitions (_900_bump_schema_version): every change of a field definition increments its object type''s schema_version in app.object_schemas, so a client that sends an older Svc-Schema-Version learns that its schema copy is stale (SVC14 OBJECT_SCHEMA_CHANGED, from app_private.check_schema_version). It runs as the writer, svc-admin''s field commands.';
@@ -513,8 +505,8 @@ grant select,insert,delete,update on table app.custom_field_definitions to svc_w
 grant select,insert,delete,update on table app.custom_field_definitions to svc_admin;
 
 revoke all on function app_private.tg_custom_field_definitions__bump_schema_version() from public;
-grant all on function app_private.tg_custom_field_definitions__bump_schema_version() to svc_worker;
-grant all on function app_private.tg_custom_field_definitions__bump_schema_version() to svc_admin;
+grant execute on function app_private.tg_custom_field_definitions__bump_schema_version() to svc_worker;
+grant execute on function app_private.tg_custom_field_definitions__bump_schema_version() to svc_admin;
 
 -- table app.projects
 
@@ -569,19 +561,19 @@ alter table only app.projects
 
 alter table app.projects enable row level security;
 
-create policy "Clients with any Role see projects of their organization" on app.projects for select to svc_api using ((organization_id = (select app.current_organization_id())) and ( select app.has_any_role('{member,manager,finance,hr}'::text[]) as has_any_role));
+create policy "Clients with any Role see projects of their organization" on app.projects for select to svc_api using ((organization_id = (select app.current_organization_id())) and (select app.has_any_role('{member,manager,finance,hr}'::text[])));
 
 comment on policy "Clients with any Role see projects of their organization" on app.projects is 'svc_api reads projects of the request''s organization for a client holding any of member, manager, finance or hr, as the spec''s Role matrix lets every Role read projects. Which fields each Role sees is the api.projects view''s projection (finance financial fields, hr staffing fields).';
 
-create policy "Commands act in the request's organization" on app.projects to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.projects to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.projects is 'svc_owner, svc_worker and svc_admin read and write projects of the request''s organization (app.current_organization_id(), from the verified signed context), or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). The triggers of tasks, time entries and tickets read a row''s project under it, so a definer''s wrong WHERE still reaches no other organization in a request, while jobs and the control plane reach them all.';
 
-create policy "Managers create projects" on app.projects for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and ( select app.has_role('manager'::text) as has_role));
+create policy "Managers create projects" on app.projects for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and (select app.has_role('manager'::text)));
 
 comment on policy "Managers create projects" on app.projects is 'svc_api may insert a project only into the request''s organization and only for a client holding manager, since createProject is a manager''s operation; column grants leave id, status, version and audit fields to the service.';
 
-create policy "Managers update projects" on app.projects for update to svc_api using (((organization_id = (select app.current_organization_id())) and ( select app.has_role('manager'::text) as has_role))) with check (((organization_id = (select app.current_organization_id())) and ( select app.has_role('manager'::text) as has_role)));
+create policy "Managers update projects" on app.projects for update to svc_api using (((organization_id = (select app.current_organization_id())) and (select app.has_role('manager'::text)))) with check (((organization_id = (select app.current_organization_id())) and (select app.has_role('manager'::text))));
 
 comment on policy "Managers update projects" on app.projects is 'svc_api may update only projects of the request''s organization, for a client holding manager, checked before and after the change so no project moves to another organization: updateProject, archiveProject and restoreProject are manager operations. Column grants keep id, organization, currency and audit fields fixed.';
 
@@ -612,7 +604,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_projects__check_references() owner to svc_owner;
 
 comment on function app_private.tg_projects__check_references() is 'BEFORE INSERT or UPDATE row trigger on app.projects (_200_check_references): on insert, on a change of the field, and on restore (archived to active), customer_id must be an undeleted company (com_) of the project''s organization (VALIDATION_FAILED) and manager_member_id an active member of it holding the manager Role (INVALID_MANAGER), raised together as SVV22. A definer as svc_owner so that every writer is held to the spec''s rule that references belong to the same organization and are not deleted, although svc_api cannot read customers.';
@@ -640,7 +631,6 @@ begin
   return new;
 end
 $$;
-
 
 alter function app_private.tg_projects__status_change() owner to svc_owner;
 
@@ -686,13 +676,13 @@ grant insert(custom_fields),update(custom_fields) on table app.projects to svc_a
 grant insert(created_by_client_id) on table app.projects to svc_api;
 
 revoke all on function app_private.tg_projects__check_references() from public;
-grant all on function app_private.tg_projects__check_references() to svc_worker;
-grant all on function app_private.tg_projects__check_references() to svc_admin;
+grant execute on function app_private.tg_projects__check_references() to svc_worker;
+grant execute on function app_private.tg_projects__check_references() to svc_admin;
 
 revoke all on function app_private.tg_projects__status_change() from public;
-grant all on function app_private.tg_projects__status_change() to svc_api;
-grant all on function app_private.tg_projects__status_change() to svc_worker;
-grant all on function app_private.tg_projects__status_change() to svc_admin;
+grant execute on function app_private.tg_projects__status_change() to svc_api;
+grant execute on function app_private.tg_projects__status_change() to svc_worker;
+grant execute on function app_private.tg_projects__status_change() to svc_admin;
 
 -- table app.task_workflows
 
@@ -723,7 +713,7 @@ create policy "Clients see their organization's workflows" on app.task_workflows
 
 comment on policy "Clients see their organization's workflows" on app.task_workflows is 'svc_api reads the task workflows of the request''s organization only, with the organization''s task policy (members_may_add_notes, allow_cross_project_dependencies). svc_api may not write them: the workflow is seeded with the organization and its policy set by svc-admin.';
 
-create policy "Commands act in the request's organization" on app.task_workflows to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.task_workflows to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.task_workflows is 'svc_owner, svc_worker and svc_admin read and write task workflows of the request''s organization (app.current_organization_id(), from the verified signed context), or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). The dependency and note triggers read the task policy under it in a request, and svc-admin seeds the default workflow and sets the task policy for any organization.';
 
@@ -760,7 +750,7 @@ create policy "Clients see their organization's workflows" on app.task_workflow_
 
 comment on policy "Clients see their organization's workflows" on app.task_workflow_statuses is 'svc_api reads the task workflow statuses (each with its category open, done or cancelled, and the initial one) of the request''s organization only, as the task commands and api.tasks need; svc_api may not write them: they are seeded with the organization.';
 
-create policy "Commands act in the request's organization" on app.task_workflow_statuses to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.task_workflow_statuses to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.task_workflow_statuses is 'svc_owner, svc_worker and svc_admin read and write task workflow statuses of the request''s organization (app.current_organization_id(), from the verified signed context), or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). The task triggers and archive blockers read statuses under it in a request, and svc-admin''s session seeds a new organization''s default workflow.';
 
@@ -799,7 +789,7 @@ create policy "Clients see their organization's workflows" on app.task_workflow_
 
 comment on policy "Clients see their organization's workflows" on app.task_workflow_transitions is 'svc_api reads the named task workflow transitions of the request''s organization only: what transitionTask accepts and what api.tasks offers on each task. svc_api may not write them: they are seeded with the organization.';
 
-create policy "Commands act in the request's organization" on app.task_workflow_transitions to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.task_workflow_transitions to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.task_workflow_transitions is 'svc_owner, svc_worker and svc_admin read and write task workflow transitions of the request''s organization (app.current_organization_id(), from the verified signed context), or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). tg_tasks__legal_transition reads transitions under it in a request, and svc-admin''s session seeds a new organization''s default workflow.';
 
@@ -872,19 +862,19 @@ alter table only app.tasks
 
 alter table app.tasks enable row level security;
 
-create policy "Clients with any Role see tasks of their organization" on app.tasks for select to svc_api using ((organization_id = (select app.current_organization_id())) and ( select app.has_any_role('{member,manager,finance,hr}'::text[]) as has_any_role));
+create policy "Clients with any Role see tasks of their organization" on app.tasks for select to svc_api using ((organization_id = (select app.current_organization_id())) and (select app.has_any_role('{member,manager,finance,hr}'::text[])));
 
 comment on policy "Clients with any Role see tasks of their organization" on app.tasks is 'svc_api reads tasks of the request''s organization for a client holding any of member, manager, finance or hr, as the spec''s Role matrix lets every Role read tasks. Which fields each Role sees is the api.tasks view''s projection (finance project-financial context, hr staffing context).';
 
-create policy "Commands act in the request's organization" on app.tasks to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.tasks to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.tasks is 'svc_owner, svc_worker and svc_admin read and write tasks of the request''s organization (app.current_organization_id(), from the verified signed context), or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). The dependency, note and time-entry triggers and the archive blockers read tasks under it whatever the caller''s Roles, so a definer''s wrong WHERE still reaches no other organization in a request.';
 
-create policy "Managers create tasks" on app.tasks for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and ( select app.has_role('manager'::text) as has_role));
+create policy "Managers create tasks" on app.tasks for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and (select app.has_role('manager'::text)));
 
 comment on policy "Managers create tasks" on app.tasks is 'svc_api may insert a task only into the request''s organization and only for a client holding manager, since createTask is a manager''s operation; column grants leave id, version, completion, archiving and audit fields to the service.';
 
-create policy "Managers update tasks" on app.tasks for update to svc_api using (((organization_id = (select app.current_organization_id())) and ( select app.has_role('manager'::text) as has_role))) with check (((organization_id = (select app.current_organization_id())) and ( select app.has_role('manager'::text) as has_role)));
+create policy "Managers update tasks" on app.tasks for update to svc_api using (((organization_id = (select app.current_organization_id())) and (select app.has_role('manager'::text)))) with check (((organization_id = (select app.current_organization_id())) and (select app.has_role('manager'::text))));
 
 comment on policy "Managers update tasks" on app.tasks is 'svc_api may update only tasks of the request''s organization, for a client holding manager, checked before and after the change so no task moves to another organization: updating, transitioning, archiving a task and replacing its dependencies are manager operations. Column grants keep id, organization, project and workflow fixed.';
 
@@ -916,7 +906,6 @@ begin
   return new;
 end
 $$;
-
 
 alter function app_private.tg_tasks__check_references() owner to svc_owner;
 
@@ -956,7 +945,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_tasks__legal_transition() owner to svc_owner;
 
 comment on function app_private.tg_tasks__legal_transition() is 'BEFORE INSERT or UPDATE row trigger on app.tasks (_150_legal_transition): a new task starts in its workflow''s initial status, a status changes only along a transition of the task''s workflow, completed_at is set on entering a done status (now unless given), cleared on leaving it and never changed otherwise, and a task never changes workflow; each refusal is SVV23 INVALID_TRANSITION. A definer as svc_owner so that every writer, not only transitionTask, follows the organization''s workflow as the spec''s state machine requires.';
@@ -990,7 +978,6 @@ begin
   return new;
 end
 $$;
-
 
 alter function app_private.tg_tasks__archive_rules() owner to svc_owner;
 
@@ -1046,16 +1033,16 @@ grant insert(created_by_client_id) on table app.tasks to svc_api;
 grant update(updated_at) on table app.tasks to svc_api;
 
 revoke all on function app_private.tg_tasks__archive_rules() from public;
-grant all on function app_private.tg_tasks__archive_rules() to svc_worker;
-grant all on function app_private.tg_tasks__archive_rules() to svc_admin;
+grant execute on function app_private.tg_tasks__archive_rules() to svc_worker;
+grant execute on function app_private.tg_tasks__archive_rules() to svc_admin;
 
 revoke all on function app_private.tg_tasks__check_references() from public;
-grant all on function app_private.tg_tasks__check_references() to svc_worker;
-grant all on function app_private.tg_tasks__check_references() to svc_admin;
+grant execute on function app_private.tg_tasks__check_references() to svc_worker;
+grant execute on function app_private.tg_tasks__check_references() to svc_admin;
 
 revoke all on function app_private.tg_tasks__legal_transition() from public;
-grant all on function app_private.tg_tasks__legal_transition() to svc_worker;
-grant all on function app_private.tg_tasks__legal_transition() to svc_admin;
+grant execute on function app_private.tg_tasks__legal_transition() to svc_worker;
+grant execute on function app_private.tg_tasks__legal_transition() to svc_admin;
 
 -- function app_private.lock_task(text)
 
@@ -1075,13 +1062,12 @@ begin
 end
 $$;
 
-
 alter function app_private.lock_task(p_id text) owner to svc_owner;
 
 revoke all on function app_private.lock_task(p_id text) from public;
-grant all on function app_private.lock_task(p_id text) to svc_api;
-grant all on function app_private.lock_task(p_id text) to svc_worker;
-grant all on function app_private.lock_task(p_id text) to svc_admin;
+grant execute on function app_private.lock_task(p_id text) to svc_api;
+grant execute on function app_private.lock_task(p_id text) to svc_worker;
+grant execute on function app_private.lock_task(p_id text) to svc_admin;
 
 -- table app.task_dependencies
 
@@ -1114,11 +1100,11 @@ create policy "Clients see dependencies in their organization" on app.task_depen
 
 comment on policy "Clients see dependencies in their organization" on app.task_dependencies is 'svc_api reads every task dependency of the request''s organization, with no Role condition: the API shows a dependency as a task''s predecessor_task_ids, which api.tasks projects for member and manager only. Another organization''s dependencies, and all of them without a valid signed context, are invisible.';
 
-create policy "Commands act in the request's organization" on app.task_dependencies to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.task_dependencies to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.task_dependencies is 'svc_owner, svc_worker and svc_admin read and write task dependencies of the request''s organization (app.current_organization_id(), from the verified signed context), or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). tg_task_dependencies__no_cycle and task_archive_blockers walk the organization''s dependency graph under it, past svc_api''s Role checks but never into another organization in a request.';
 
-create policy "Managers change dependencies" on app.task_dependencies to svc_api using (((organization_id = (select app.current_organization_id())) and ( select app.has_role('manager'::text) as has_role))) with check (((organization_id = (select app.current_organization_id())) and ( select app.has_role('manager'::text) as has_role)));
+create policy "Managers change dependencies" on app.task_dependencies to svc_api using (((organization_id = (select app.current_organization_id())) and (select app.has_role('manager'::text)))) with check (((organization_id = (select app.current_organization_id())) and (select app.has_role('manager'::text))));
 
 comment on policy "Managers change dependencies" on app.task_dependencies is 'svc_api may insert and delete (and read) task dependencies only in the request''s organization and only for a client holding manager, checked before and after the change: replaceTaskDependencies is a manager''s operation. Cycles and cross-project links are tg_task_dependencies__no_cycle''s to refuse.';
 
@@ -1165,7 +1151,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_task_dependencies__no_cycle() owner to svc_owner;
 
 comment on function app_private.tg_task_dependencies__no_cycle() is 'BEFORE INSERT or UPDATE row trigger on app.task_dependencies (_100_no_cycle): serializes dependency changes per organization with an advisory transaction lock and requires read committed (else SVC09 CONFLICT), so two concurrent inserts cannot each pass the check and close a cycle together; both tasks must be of the row''s organization (SVN04 TASK_NOT_FOUND), a predecessor in another project needs the workflow''s allow_cross_project_dependencies, and a predecessor that already depends on the task, directly or not, is refused (both SVV24 DEPENDENCY_CYCLE). A definer as svc_owner so it walks the organization''s whole dependency graph for every writer.';
@@ -1178,8 +1163,8 @@ grant select,insert,delete,update on table app.task_dependencies to svc_worker;
 grant select,insert,delete,update on table app.task_dependencies to svc_admin;
 
 revoke all on function app_private.tg_task_dependencies__no_cycle() from public;
-grant all on function app_private.tg_task_dependencies__no_cycle() to svc_worker;
-grant all on function app_private.tg_task_dependencies__no_cycle() to svc_admin;
+grant execute on function app_private.tg_task_dependencies__no_cycle() to svc_worker;
+grant execute on function app_private.tg_task_dependencies__no_cycle() to svc_admin;
 
 -- table app.task_notes
 
@@ -1215,15 +1200,15 @@ alter table only app.task_notes
 
 alter table app.task_notes enable row level security;
 
-create policy "Clients see notes in their organization" on app.task_notes for select to svc_api using ((organization_id = (select app.current_organization_id())) and ( select app.has_any_role('{member,manager}'::text[]) as has_any_role));
+create policy "Clients see notes in their organization" on app.task_notes for select to svc_api using ((organization_id = (select app.current_organization_id())) and (select app.has_any_role('{member,manager}'::text[])));
 
 comment on policy "Clients see notes in their organization" on app.task_notes is 'svc_api reads task notes of the request''s organization only for a client holding member or manager: notes belong to a task''s work context, which finance and hr (limited to the project-financial and staffing context) do not see.';
 
-create policy "Commands act in the request's organization" on app.task_notes to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.task_notes to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.task_notes is 'svc_owner, svc_worker and svc_admin read and write task notes of the request''s organization (app.current_organization_id(), from the verified signed context), or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). It is every tenant table''s policy for the owner, worker and admin roles; requests themselves add notes only through svc_api''s "Managers, or members where the task policy permits, add notes".';
 
-create policy "Managers, or members where the task policy permits, add notes" on app.task_notes for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and ( select app.has_any_role('{manager,member}'::text[]) as has_any_role) and (author_client_id = (select app.current_client_id())));
+create policy "Managers, or members where the task policy permits, add notes" on app.task_notes for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and (select app.has_any_role('{manager,member}'::text[])) and (author_client_id = (select app.current_client_id())));
 
 comment on policy "Managers, or members where the task policy permits, add notes" on app.task_notes is 'svc_api may insert a note only in the request''s organization, with author_client_id the calling client, for a client holding manager or member; whether a member-only client may (the workflow''s members_may_add_notes) is checked by tg_task_notes__members_may_add, because a policy that reads another table is refused on Citus. Notes are append-only: svc_api may neither update nor delete them.';
 
@@ -1244,7 +1229,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_task_notes__members_may_add() owner to svc_owner;
 
 comment on function app_private.tg_task_notes__members_may_add() is 'BEFORE INSERT row trigger on app.task_notes (_010_members_may_add): in a request (a signed context naming an organization), a client without manager may add a note only when the task''s workflow has members_may_add_notes, else SVR03 ROLE_REQUIRED, the spec''s "member where the task policy permits"; writers outside a request (svc-admin, migrations) answer to no Role. A definer as svc_owner to read the task and its workflow; the rule lives here because a row policy that reads another table is refused on Citus.';
@@ -1252,8 +1236,8 @@ comment on function app_private.tg_task_notes__members_may_add() is 'BEFORE INSE
 create trigger _010_members_may_add before insert on app.task_notes for each row execute function app_private.tg_task_notes__members_may_add();
 
 revoke all on function app_private.tg_task_notes__members_may_add() from public;
-grant all on function app_private.tg_task_notes__members_may_add() to svc_worker;
-grant all on function app_private.tg_task_notes__members_may_add() to svc_admin;
+grant execute on function app_private.tg_task_notes__members_may_add() to svc_worker;
+grant execute on function app_private.tg_task_notes__members_may_add() to svc_admin;
 
 grant select on table app.task_notes to svc_api;
 grant select,insert,delete,update on table app.task_notes to svc_owner;
@@ -1298,15 +1282,15 @@ alter table only app.task_activity
 
 alter table app.task_activity enable row level security;
 
-create policy "Clients see task activity of their organization" on app.task_activity for select to svc_api using ((organization_id = (select app.current_organization_id())) and ( select app.has_any_role('{member,manager}'::text[]) as has_any_role));
+create policy "Clients see task activity of their organization" on app.task_activity for select to svc_api using ((organization_id = (select app.current_organization_id())) and (select app.has_any_role('{member,manager}'::text[])));
 
 comment on policy "Clients see task activity of their organization" on app.task_activity is 'svc_api reads task activity (transitions with their actor and subject) of the request''s organization only for a client holding member or manager, the Roles that see a task''s whole work context; finance and hr do not.';
 
-create policy "Commands act in the request's organization" on app.task_activity to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.task_activity to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.task_activity is 'svc_owner, svc_worker and svc_admin read and write task activity of the request''s organization (app.current_organization_id(), from the verified signed context), or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). It is every tenant table''s policy for the owner, worker and admin roles; requests themselves write task history only through svc_api''s "Managers record task activity".';
 
-create policy "Managers record task activity" on app.task_activity for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and (actor_client_id = (select app.current_client_id())) and ( select app.has_role('manager'::text) as has_role));
+create policy "Managers record task activity" on app.task_activity for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and (actor_client_id = (select app.current_client_id())) and (select app.has_role('manager'::text)));
 
 comment on policy "Managers record task activity" on app.task_activity is 'svc_api may insert task activity only in the request''s organization, for a client holding manager, and with actor_client_id the calling client: transitions are a manager''s, and the client is always the recorded actor (a subject only says whom the work concerns). svc_api may neither update nor delete it: task history is append-only.';
 
@@ -1354,8 +1338,7 @@ create view api.object_schemas with (security_invoker='false') as
           where ((d.organization_id = s.organization_id) and (d.object_type = s.object_type))), '[]'::jsonb)) as doc
    from app.object_schemas s;
 
-
-alter table api.object_schemas owner to svc_api;
+alter view api.object_schemas owner to svc_api;
 
 grant select on table api.object_schemas to svc_runtime;
 grant select on table api.object_schemas to svc_owner;
@@ -1381,21 +1364,20 @@ create view api.projects with (security_invoker='false') as
             else app_private.readable_custom_fields(p.organization_id, 'project'::text, p.custom_fields)
         end) ||
         case
-            when ( select app.has_any_role('{member,manager}'::text[]) as has_any_role) then jsonb_build_object('description', p.description, 'customer_id', p.customer_id, 'manager_member_id', p.manager_member_id, 'currency', p.currency)
+            when (select app.has_any_role('{member,manager}'::text[])) then jsonb_build_object('description', p.description, 'customer_id', p.customer_id, 'manager_member_id', p.manager_member_id, 'currency', p.currency)
             else '{}'::jsonb
         end) ||
         case
-            when ( select app.has_role('finance'::text) as has_role) then jsonb_build_object('customer_id', p.customer_id, 'currency', p.currency)
+            when (select app.has_role('finance'::text)) then jsonb_build_object('customer_id', p.customer_id, 'currency', p.currency)
             else '{}'::jsonb
         end) ||
         case
-            when ( select app.has_role('hr'::text) as has_role) then jsonb_build_object('manager_member_id', p.manager_member_id)
+            when (select app.has_role('hr'::text)) then jsonb_build_object('manager_member_id', p.manager_member_id)
             else '{}'::jsonb
         end) as doc
    from app.projects p;
 
-
-alter table api.projects owner to svc_api;
+alter view api.projects owner to svc_api;
 
 grant select on table api.projects to svc_runtime;
 grant select on table api.projects to svc_owner;
@@ -1422,7 +1404,7 @@ create view api.tasks with (security_invoker='false') as
             else app_private.readable_custom_fields(t.organization_id, 'task'::text, t.custom_fields)
         end) ||
         case
-            when ( select app.has_any_role('{member,manager}'::text[]) as has_any_role) then jsonb_build_object('description', t.description, 'priority', t.priority, 'start_at', app_private.iso_timestamp(t.start_at), 'due_at', app_private.iso_timestamp(t.due_at), 'completed_at', app_private.iso_timestamp(t.completed_at), 'assignee_member_ids', to_jsonb(t.assignee_member_ids), 'predecessor_task_ids', coalesce(( select jsonb_agg(d.predecessor_task_id order by d.predecessor_task_id) as jsonb_agg
+            when (select app.has_any_role('{member,manager}'::text[])) then jsonb_build_object('description', t.description, 'priority', t.priority, 'start_at', app_private.iso_timestamp(t.start_at), 'due_at', app_private.iso_timestamp(t.due_at), 'completed_at', app_private.iso_timestamp(t.completed_at), 'assignee_member_ids', to_jsonb(t.assignee_member_ids), 'predecessor_task_ids', coalesce(( select jsonb_agg(d.predecessor_task_id order by d.predecessor_task_id) as jsonb_agg
                from app.task_dependencies d
               where (d.task_id = t.id)), '[]'::jsonb), 'transitions', coalesce(( select jsonb_agg(jsonb_build_object('name', tr.name, 'to_status', tr.to_status) order by tr.name) as jsonb_agg
                from app.task_workflow_transitions tr
@@ -1430,17 +1412,16 @@ create view api.tasks with (security_invoker='false') as
             else '{}'::jsonb
         end) ||
         case
-            when ( select app.has_role('finance'::text) as has_role) then jsonb_build_object('completed_at', app_private.iso_timestamp(t.completed_at))
+            when (select app.has_role('finance'::text)) then jsonb_build_object('completed_at', app_private.iso_timestamp(t.completed_at))
             else '{}'::jsonb
         end) ||
         case
-            when ( select app.has_role('hr'::text) as has_role) then jsonb_build_object('assignee_member_ids', to_jsonb(t.assignee_member_ids), 'start_at', app_private.iso_timestamp(t.start_at), 'due_at', app_private.iso_timestamp(t.due_at))
+            when (select app.has_role('hr'::text)) then jsonb_build_object('assignee_member_ids', to_jsonb(t.assignee_member_ids), 'start_at', app_private.iso_timestamp(t.start_at), 'due_at', app_private.iso_timestamp(t.due_at))
             else '{}'::jsonb
         end) as doc
    from app.tasks t;
 
-
-alter table api.tasks owner to svc_api;
+alter view api.tasks owner to svc_api;
 
 grant select on table api.tasks to svc_runtime;
 grant select on table api.tasks to svc_owner;
@@ -1465,15 +1446,14 @@ create function api.object_schemas() returns setof api.object_schemas
       end
       $_$;
 
-
 alter function api.object_schemas() owner to svc_api;
 
 comment on function api.object_schemas() is 'The rows of view api.object_schemas for the request''s organization (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.object_schemas() from public;
-grant all on function api.object_schemas() to svc_runtime;
-grant all on function api.object_schemas() to svc_owner;
-grant all on function api.object_schemas() to svc_worker;
+grant execute on function api.object_schemas() to svc_runtime;
+grant execute on function api.object_schemas() to svc_owner;
+grant execute on function api.object_schemas() to svc_worker;
 
 -- function api.project_create(jsonb, integer)
 
@@ -1502,15 +1482,14 @@ begin
 end
 $$;
 
-
 alter function api.project_create(p_body jsonb, p_schema_version integer) owner to svc_api;
 
 comment on function api.project_create(p_body jsonb, p_schema_version integer) is 'createProject (manager, else SVR03 ROLE_REQUIRED): checks the client''s schema version (SVC14 OBJECT_SCHEMA_CHANGED), then inserts the project into the request''s organization with the organization''s currency, a normalized manager email and the calling client as creator; the service assigns id, status (active) and audit fields, and the project triggers check references and custom fields. It runs as svc_api because svc_runtime holds no table privilege: "Managers create projects" and svc_api''s column grants admit only the request''s organization and the columns a client may set.';
 
 revoke all on function api.project_create(p_body jsonb, p_schema_version integer) from public;
-grant all on function api.project_create(p_body jsonb, p_schema_version integer) to svc_runtime;
-grant all on function api.project_create(p_body jsonb, p_schema_version integer) to svc_owner;
-grant all on function api.project_create(p_body jsonb, p_schema_version integer) to svc_worker;
+grant execute on function api.project_create(p_body jsonb, p_schema_version integer) to svc_runtime;
+grant execute on function api.project_create(p_body jsonb, p_schema_version integer) to svc_owner;
+grant execute on function api.project_create(p_body jsonb, p_schema_version integer) to svc_worker;
 
 -- function api.project_get(text)
 
@@ -1524,15 +1503,14 @@ begin
 end
 $$;
 
-
 alter function api.project_get(p_id text) owner to svc_api;
 
 comment on function api.project_get(p_id text) is 'The project p_id as its wire document and version (its ETag), from api.projects, or no row when it is not visible there. It runs as svc_api because svc_runtime reads no table itself: svc_api''s policies show projects of the request''s organization to a client holding any Role, and the view projects the fields per Role (finance financial, hr staffing fields).';
 
 revoke all on function api.project_get(p_id text) from public;
-grant all on function api.project_get(p_id text) to svc_runtime;
-grant all on function api.project_get(p_id text) to svc_owner;
-grant all on function api.project_get(p_id text) to svc_worker;
+grant execute on function api.project_get(p_id text) to svc_runtime;
+grant execute on function api.project_get(p_id text) to svc_owner;
+grant execute on function api.project_get(p_id text) to svc_worker;
 
 -- function api.project_set_status(text, text)
 
@@ -1557,15 +1535,14 @@ begin
 end
 $$;
 
-
 alter function api.project_set_status(p_id text, p_status text) owner to svc_api;
 
 comment on function api.project_set_status(p_id text, p_status text) is 'archiveProject and restoreProject (manager, else SVR03 ROLE_REQUIRED): locks the project of the request''s organization (SVN04 PROJECT_NOT_FOUND), changes nothing when it already has p_status, and otherwise sets the status, which tg_projects__status_change refuses while work is still active (SVC15 PROJECT_ARCHIVE_BLOCKED) and tg_projects__check_references rechecks on restore. It runs as svc_api under "Managers update projects", so only a manager''s request in its own organization changes a status, and only here (updateProject refuses status).';
 
 revoke all on function api.project_set_status(p_id text, p_status text) from public;
-grant all on function api.project_set_status(p_id text, p_status text) to svc_runtime;
-grant all on function api.project_set_status(p_id text, p_status text) to svc_owner;
-grant all on function api.project_set_status(p_id text, p_status text) to svc_worker;
+grant execute on function api.project_set_status(p_id text, p_status text) to svc_runtime;
+grant execute on function api.project_set_status(p_id text, p_status text) to svc_owner;
+grant execute on function api.project_set_status(p_id text, p_status text) to svc_worker;
 
 -- function api.project_update(text, integer[], jsonb, integer)
 
@@ -1615,15 +1592,14 @@ begin
 end
 $$;
 
-
 alter function api.project_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) owner to svc_api;
 
 comment on function api.project_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) is 'updateProject (manager, else SVR03 ROLE_REQUIRED): locks the project of the request''s organization (SVN04 PROJECT_NOT_FOUND), requires its current version in If-Match (SVS12 STALE_RESOURCE), refuses id, organization, status, currency, audit fields and version (SVV22 IMMUTABLE_FIELD), checks the schema version and every custom-field key against the caller''s Roles, then sets only the fields sent (custom fields merged, a null clears). It runs as svc_api under "Managers update projects" and column grants that keep id, organization, currency and audit fields out of a client''s reach.';
 
 revoke all on function api.project_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) from public;
-grant all on function api.project_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) to svc_runtime;
-grant all on function api.project_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) to svc_owner;
-grant all on function api.project_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) to svc_worker;
+grant execute on function api.project_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) to svc_runtime;
+grant execute on function api.project_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) to svc_owner;
+grant execute on function api.project_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) to svc_worker;
 
 -- function api.projects(text)
 
@@ -1651,15 +1627,14 @@ begin
 end
 $_$;
 
-
 alter function api.projects(p_id text) owner to svc_api;
 
 comment on function api.projects(p_id text) is 'The rows of view api.projects for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.projects(p_id text) from public;
-grant all on function api.projects(p_id text) to svc_runtime;
-grant all on function api.projects(p_id text) to svc_owner;
-grant all on function api.projects(p_id text) to svc_worker;
+grant execute on function api.projects(p_id text) to svc_runtime;
+grant execute on function api.projects(p_id text) to svc_owner;
+grant execute on function api.projects(p_id text) to svc_worker;
 
 -- function api.task_add_note(text, text, text)
 
@@ -1691,15 +1666,14 @@ begin
 end
 $$;
 
-
 alter function api.task_add_note(p_id text, p_text text, p_subject_member_id text) owner to svc_api;
 
 comment on function api.task_add_note(p_id text, p_text text, p_subject_member_id text) is 'addTaskNote: a manager, or a member where the task''s workflow lets members add notes (members_may_add_notes; else SVR03 ROLE_REQUIRED), adds a note to a task of the request''s organization (SVN04 TASK_NOT_FOUND), with an optional subject that must be an active member (INVALID_SUBJECT_MEMBER) and the calling client as author; notes are append-only. It runs as svc_api under "Managers, or members where the task policy permits, add notes", and tg_task_notes__members_may_add holds the insert to the same rule.';
 
 revoke all on function api.task_add_note(p_id text, p_text text, p_subject_member_id text) from public;
-grant all on function api.task_add_note(p_id text, p_text text, p_subject_member_id text) to svc_runtime;
-grant all on function api.task_add_note(p_id text, p_text text, p_subject_member_id text) to svc_owner;
-grant all on function api.task_add_note(p_id text, p_text text, p_subject_member_id text) to svc_worker;
+grant execute on function api.task_add_note(p_id text, p_text text, p_subject_member_id text) to svc_runtime;
+grant execute on function api.task_add_note(p_id text, p_text text, p_subject_member_id text) to svc_owner;
+grant execute on function api.task_add_note(p_id text, p_text text, p_subject_member_id text) to svc_worker;
 
 -- function api.task_create(jsonb, integer)
 
@@ -1730,15 +1704,14 @@ begin
 end
 $$;
 
-
 alter function api.task_create(p_body jsonb, p_schema_version integer) owner to svc_api;
 
 comment on function api.task_create(p_body jsonb, p_schema_version integer) is 'createTask (manager, else SVR03 ROLE_REQUIRED): checks the schema version (SVC14 OBJECT_SCHEMA_CHANGED), then inserts the task into the request''s organization in its default workflow''s initial status, priority medium unless given, with normalized assignee emails and the calling client as creator; the task triggers require an active project of the organization, distinct active assignees, the initial status and valid custom fields. It runs as svc_api under "Managers create tasks" and svc_api''s column grants, since svc_runtime holds no table privilege.';
 
 revoke all on function api.task_create(p_body jsonb, p_schema_version integer) from public;
-grant all on function api.task_create(p_body jsonb, p_schema_version integer) to svc_runtime;
-grant all on function api.task_create(p_body jsonb, p_schema_version integer) to svc_owner;
-grant all on function api.task_create(p_body jsonb, p_schema_version integer) to svc_worker;
+grant execute on function api.task_create(p_body jsonb, p_schema_version integer) to svc_runtime;
+grant execute on function api.task_create(p_body jsonb, p_schema_version integer) to svc_owner;
+grant execute on function api.task_create(p_body jsonb, p_schema_version integer) to svc_worker;
 
 -- function api.task_get(text)
 
@@ -1752,15 +1725,14 @@ begin
 end
 $$;
 
-
 alter function api.task_get(p_id text) owner to svc_api;
 
 comment on function api.task_get(p_id text) is 'The task p_id as its wire document and version (its ETag), from api.tasks, or no row when it is not visible there. It runs as svc_api because svc_runtime reads no table itself: svc_api''s policies show tasks of the request''s organization to a client holding any Role, and the view projects the fields per Role (finance project-financial, hr staffing context).';
 
 revoke all on function api.task_get(p_id text) from public;
-grant all on function api.task_get(p_id text) to svc_runtime;
-grant all on function api.task_get(p_id text) to svc_owner;
-grant all on function api.task_get(p_id text) to svc_worker;
+grant execute on function api.task_get(p_id text) to svc_runtime;
+grant execute on function api.task_get(p_id text) to svc_owner;
+grant execute on function api.task_get(p_id text) to svc_worker;
 
 -- function api.task_replace_dependencies(text, integer[], text[])
 
@@ -1791,15 +1763,14 @@ begin
 end
 $$;
 
-
 alter function api.task_replace_dependencies(p_id text, p_if_match integer[], p_predecessors text[]) owner to svc_api;
 
 comment on function api.task_replace_dependencies(p_id text, p_if_match integer[], p_predecessors text[]) is 'replaceTaskDependencies (manager, else SVR03 ROLE_REQUIRED): locks the task of the request''s organization (SVN04 TASK_NOT_FOUND), requires its current version in If-Match (SVS12 STALE_RESOURCE), refuses predecessors that are not tasks of the organization (SVV22 TASK_NOT_FOUND), and replaces the whole predecessor set, which tg_task_dependencies__no_cycle checks for cycles and cross-project links (SVV24 DEPENDENCY_CYCLE); the task''s updated_at moves so that its ETag changes. It runs as svc_api under "Managers change dependencies" and "Managers update tasks".';
 
 revoke all on function api.task_replace_dependencies(p_id text, p_if_match integer[], p_predecessors text[]) from public;
-grant all on function api.task_replace_dependencies(p_id text, p_if_match integer[], p_predecessors text[]) to svc_runtime;
-grant all on function api.task_replace_dependencies(p_id text, p_if_match integer[], p_predecessors text[]) to svc_owner;
-grant all on function api.task_replace_dependencies(p_id text, p_if_match integer[], p_predecessors text[]) to svc_worker;
+grant execute on function api.task_replace_dependencies(p_id text, p_if_match integer[], p_predecessors text[]) to svc_runtime;
+grant execute on function api.task_replace_dependencies(p_id text, p_if_match integer[], p_predecessors text[]) to svc_owner;
+grant execute on function api.task_replace_dependencies(p_id text, p_if_match integer[], p_predecessors text[]) to svc_worker;
 
 -- function api.task_set_archived(text, boolean)
 
@@ -1822,15 +1793,14 @@ begin
 end
 $$;
 
-
 alter function api.task_set_archived(p_id text, p_archived boolean) owner to svc_api;
 
 comment on function api.task_set_archived(p_id text, p_archived boolean) is 'archiveTask and restoreTask (manager, else SVR03 ROLE_REQUIRED): locks the task of the request''s organization (SVN04 TASK_NOT_FOUND) and sets or clears archived_at, changing nothing when the task is already so; tg_tasks__archive_rules refuses archiving while open tasks depend on it and restoring while its project is archived (SVC16 TASK_ARCHIVE_BLOCKED). It runs as svc_api under "Managers update tasks", so only a manager''s request in its own organization archives or restores.';
 
 revoke all on function api.task_set_archived(p_id text, p_archived boolean) from public;
-grant all on function api.task_set_archived(p_id text, p_archived boolean) to svc_runtime;
-grant all on function api.task_set_archived(p_id text, p_archived boolean) to svc_owner;
-grant all on function api.task_set_archived(p_id text, p_archived boolean) to svc_worker;
+grant execute on function api.task_set_archived(p_id text, p_archived boolean) to svc_runtime;
+grant execute on function api.task_set_archived(p_id text, p_archived boolean) to svc_owner;
+grant execute on function api.task_set_archived(p_id text, p_archived boolean) to svc_worker;
 
 -- function api.task_transition(text, text, timestamp with time zone, text)
 
@@ -1873,15 +1843,14 @@ begin
 end
 $$;
 
-
 alter function api.task_transition(p_id text, p_transition text, p_completed_at timestamp with time zone, p_subject_member_id text) owner to svc_api;
 
 comment on function api.task_transition(p_id text, p_transition text, p_completed_at timestamp with time zone, p_subject_member_id text) is 'transitionTask (manager, else SVR03 ROLE_REQUIRED): locks the task of the request''s organization, checks the subject (an active member, INVALID_SUBJECT_MEMBER), and moves the task along the named transition only if its workflow offers it from the current status and the task is not archived (SVV23 INVALID_TRANSITION); completed_at is accepted only into a done status and not in the future (SVV22 VALIDATION_FAILED). It records the transition in app.task_activity with the calling client as actor and the subject as whom the work concerns, running as svc_api under "Managers update tasks" and "Managers record task activity".';
 
 revoke all on function api.task_transition(p_id text, p_transition text, p_completed_at timestamp with time zone, p_subject_member_id text) from public;
-grant all on function api.task_transition(p_id text, p_transition text, p_completed_at timestamp with time zone, p_subject_member_id text) to svc_runtime;
-grant all on function api.task_transition(p_id text, p_transition text, p_completed_at timestamp with time zone, p_subject_member_id text) to svc_owner;
-grant all on function api.task_transition(p_id text, p_transition text, p_completed_at timestamp with time zone, p_subject_member_id text) to svc_worker;
+grant execute on function api.task_transition(p_id text, p_transition text, p_completed_at timestamp with time zone, p_subject_member_id text) to svc_runtime;
+grant execute on function api.task_transition(p_id text, p_transition text, p_completed_at timestamp with time zone, p_subject_member_id text) to svc_owner;
+grant execute on function api.task_transition(p_id text, p_transition text, p_completed_at timestamp with time zone, p_subject_member_id text) to svc_worker;
 
 -- function api.task_update(text, integer[], jsonb, integer)
 
@@ -1931,15 +1900,14 @@ begin
 end
 $$;
 
-
 alter function api.task_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) owner to svc_api;
 
 comment on function api.task_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) is 'updateTask (manager, else SVR03 ROLE_REQUIRED): locks the task of the request''s organization (SVN04 TASK_NOT_FOUND), requires its current version in If-Match (SVS12 STALE_RESOURCE), refuses what changes only elsewhere or never (project, status, completed_at, dependencies, transitions, archived, identity and audit fields: SVV22 IMMUTABLE_FIELD, naming the endpoint to use), checks the schema version and each custom-field key against the caller''s Roles, then sets only the fields sent. It runs as svc_api under "Managers update tasks" and svc_api''s column grants, with the task triggers holding references, archive rules and custom fields.';
 
 revoke all on function api.task_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) from public;
-grant all on function api.task_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) to svc_runtime;
-grant all on function api.task_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) to svc_owner;
-grant all on function api.task_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) to svc_worker;
+grant execute on function api.task_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) to svc_runtime;
+grant execute on function api.task_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) to svc_owner;
+grant execute on function api.task_update(p_id text, p_if_match integer[], p_patch jsonb, p_schema_version integer) to svc_worker;
 
 -- function api.tasks(text)
 
@@ -1967,15 +1935,55 @@ begin
 end
 $_$;
 
-
 alter function api.tasks(p_id text) owner to svc_api;
 
 comment on function api.tasks(p_id text) is 'The rows of view api.tasks for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.tasks(p_id text) from public;
-grant all on function api.tasks(p_id text) to svc_runtime;
-grant all on function api.tasks(p_id text) to svc_owner;
-grant all on function api.tasks(p_id text) to svc_worker;
+grant execute on function api.tasks(p_id text) to svc_runtime;
+grant execute on function api.tasks(p_id text) to svc_owner;
+grant execute on function api.tasks(p_id text) to svc_worker;
+
+-- function control.field_define(text, text, text, text, text, boolean, jsonb, text[], text[], boolean, boolean, integer)
+
+create function control.field_define(p_org text, p_object_type text, p_api_name text, p_label text, p_field_type text, p_required boolean default false, p_options jsonb default '[]'::jsonb, p_readable_roles text[] default '{member,manager,finance,hr}'::text[], p_writable_roles text[] default '{manager}'::text[], p_filterable boolean default false, p_sortable boolean default false, p_position integer default 0) returns integer
+    language plpgsql
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $$
+declare
+  v_now timestamptz := now();  -- Citus takes no function call in ON CONFLICT DO UPDATE
+begin
+  insert into app.custom_field_definitions as d (organization_id, object_type, api_name, label, field_type, required, options,
+                                           readable_roles, writable_roles, filterable, sortable, position)
+  values (p_org, p_object_type, p_api_name, p_label, p_field_type, coalesce(p_required, false), coalesce(p_options, '[]'),
+          coalesce(p_readable_roles, '{member,manager,finance,hr}'), coalesce(p_writable_roles, '{manager}'),
+          coalesce(p_filterable, false), coalesce(p_sortable, false), coalesce(p_position, 0))
+  on conflict (organization_id, object_type, api_name) do update
+    set label = excluded.label, field_type = excluded.field_type, required = excluded.required, options = excluded.options,
+        readable_roles = excluded.readable_roles, writable_roles = excluded.writable_roles,
+        filterable = excluded.filterable, sortable = excluded.sortable, position = excluded.position, updated_at = v_now;
+  return (select schema_version from app.object_schemas where organization_id = p_org and object_type = p_object_type);
+end
+$$;
+
+revoke all on function control.field_define(p_org text, p_object_type text, p_api_name text, p_label text, p_field_type text, p_required boolean, p_options jsonb, p_readable_roles text[], p_writable_roles text[], p_filterable boolean, p_sortable boolean, p_position integer) from public;
+grant execute on function control.field_define(p_org text, p_object_type text, p_api_name text, p_label text, p_field_type text, p_required boolean, p_options jsonb, p_readable_roles text[], p_writable_roles text[], p_filterable boolean, p_sortable boolean, p_position integer) to svc_admin;
+
+-- function control.field_delete(text, text, text)
+
+create function control.field_delete(p_org text, p_object_type text, p_api_name text) returns integer
+    language plpgsql
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $$
+begin
+  delete from app.custom_field_definitions where organization_id = p_org and object_type = p_object_type and api_name = p_api_name;
+  perform app_private.require_found(found, 'CUSTOM_FIELD_NOT_FOUND', p_api_name);
+  return (select schema_version from app.object_schemas where organization_id = p_org and object_type = p_object_type);
+end
+$$;
+
+revoke all on function control.field_delete(p_org text, p_object_type text, p_api_name text) from public;
+grant execute on function control.field_delete(p_org text, p_object_type text, p_api_name text) to svc_admin;
 
 -- function control.task_policy_set(text, boolean, boolean)
 
@@ -1993,7 +2001,9 @@ end
 $$;
 
 revoke all on function control.task_policy_set(p_org text, p_members_may_add_notes boolean, p_allow_cross_project_dependencies boolean) from public;
-grant all on function control.task_policy_set(p_org text, p_members_may_add_notes boolean, p_allow_cross_project_dependencies boolean) to svc_admin;
+grant execute on function control.task_policy_set(p_org text, p_members_may_add_notes boolean, p_allow_cross_project_dependencies boolean) to svc_admin;
+
+revoke create on schema api, app, app_private, control, reporting, skills from svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the baseline is not undone: restore a backup, or drop the database'); end $$;

@@ -1,12 +1,16 @@
 -- migrate:up
 
-/** The baseline, area 5 of 13. Time: time entries, their audit and approvals.
+/** The baseline, 5 of 16. Time: time entries, their audit and approvals.
  * Laid out by table: each table, then its keys and indexes, row security and policies, triggers
  * and their functions, and grants; then the area's views and commands. db/README.md, "The
  * baseline", says how it was made and proved equal to the migrations it replaced. */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
-select pg_catalog.set_config('search_path', '', true);
+set local search_path = '';
+
+-- While this file runs, the owners of its functions and views may create in the schemas (`alter … owner to`
+-- a role needs it when the migrating role is not a superuser); taken back at its end.
+grant create on schema api, app, app_private, control, reporting, skills to svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- function app_private.may_read_time_entries()
 
@@ -32,18 +36,17 @@ begin
 end
 $$;
 
-
 alter function app_private.may_read_time_entries() owner to svc_owner;
 
 comment on function app_private.may_read_time_entries() is 'Whether the caller may read time entries: manager or finance, or hr where the organization permits it (hr_may_read_time_entries). In a request the answer is the signed context''s time_entries read flag, computed by api.begin_request from the client''s Roles and that setting; without a signed context (a BI session) it reads the setting from the organization, and refuses on a Citus coordinator (SV500 NOT_IN_ITS_WORKER). It runs as svc_owner so this read of app.organizations works for callers that may not read it (svc_runtime, BI logins), and only for the caller''s own organization (app.current_organization_id()).';
 
 revoke all on function app_private.may_read_time_entries() from public;
-grant all on function app_private.may_read_time_entries() to svc_runtime;
-grant all on function app_private.may_read_time_entries() to svc_api;
-grant all on function app_private.may_read_time_entries() to svc_reporting;
-grant all on function app_private.may_read_time_entries() to svc_worker;
-grant all on function app_private.may_read_time_entries() to svc_admin;
-grant all on function app_private.may_read_time_entries() to svc_gate;
+grant execute on function app_private.may_read_time_entries() to svc_runtime;
+grant execute on function app_private.may_read_time_entries() to svc_api;
+grant execute on function app_private.may_read_time_entries() to svc_reporting;
+grant execute on function app_private.may_read_time_entries() to svc_worker;
+grant execute on function app_private.may_read_time_entries() to svc_admin;
+grant execute on function app_private.may_read_time_entries() to svc_gate;
 
 -- function app_private.request_time_entry_approval(text)
 
@@ -71,15 +74,14 @@ begin
 end
 $$;
 
-
 alter function app_private.request_time_entry_approval(p_entry_id text) owner to svc_owner;
 
 comment on function app_private.request_time_entry_approval(p_entry_id text) is 'Opens, or reopens after a rejection, the pending named-user approval request (category project) for a draft or rejected, not deleted entry of the signed request''s organization, and marks the entry submitted in the same step, so a pending request always has a submitted entry; without a manager''s context, or for any other entry, it raises SVR05 APPROVAL_REQUIRED. It runs as svc_owner because svc_api may not write app.approvals (API clients neither write nor decide approvals); it reads and writes only by the request''s organization, under svc_owner''s policy.';
 
 revoke all on function app_private.request_time_entry_approval(p_entry_id text) from public;
-grant all on function app_private.request_time_entry_approval(p_entry_id text) to svc_api;
-grant all on function app_private.request_time_entry_approval(p_entry_id text) to svc_worker;
-grant all on function app_private.request_time_entry_approval(p_entry_id text) to svc_admin;
+grant execute on function app_private.request_time_entry_approval(p_entry_id text) to svc_api;
+grant execute on function app_private.request_time_entry_approval(p_entry_id text) to svc_worker;
+grant execute on function app_private.request_time_entry_approval(p_entry_id text) to svc_admin;
 
 -- function app_private.time_entry_insert(jsonb)
 
@@ -101,13 +103,12 @@ begin
 end
 $$;
 
-
 alter function app_private.time_entry_insert(p_body jsonb) owner to svc_owner;
 
 revoke all on function app_private.time_entry_insert(p_body jsonb) from public;
-grant all on function app_private.time_entry_insert(p_body jsonb) to svc_api;
-grant all on function app_private.time_entry_insert(p_body jsonb) to svc_worker;
-grant all on function app_private.time_entry_insert(p_body jsonb) to svc_admin;
+grant execute on function app_private.time_entry_insert(p_body jsonb) to svc_api;
+grant execute on function app_private.time_entry_insert(p_body jsonb) to svc_worker;
+grant execute on function app_private.time_entry_insert(p_body jsonb) to svc_admin;
 
 -- function app_private.time_entry_not_found(text)
 
@@ -116,13 +117,12 @@ create function app_private.time_entry_not_found(p_id text) returns void
     set search_path to 'pg_catalog', 'pg_temp'
     as $$ select app_private.raise('SVN04', 'TIME_ENTRY_NOT_FOUND', format('no time entry %s in your organization', p_id)) $$;
 
-
 alter function app_private.time_entry_not_found(p_id text) owner to svc_owner;
 
 revoke all on function app_private.time_entry_not_found(p_id text) from public;
-grant all on function app_private.time_entry_not_found(p_id text) to svc_api;
-grant all on function app_private.time_entry_not_found(p_id text) to svc_worker;
-grant all on function app_private.time_entry_not_found(p_id text) to svc_admin;
+grant execute on function app_private.time_entry_not_found(p_id text) to svc_api;
+grant execute on function app_private.time_entry_not_found(p_id text) to svc_worker;
+grant execute on function app_private.time_entry_not_found(p_id text) to svc_admin;
 
 -- table app.approvals
 
@@ -166,14 +166,14 @@ alter table app.approvals enable row level security;
 
 create policy "Clients see approvals of resources their Roles cover" on app.approvals for select to svc_api using ((organization_id = (select app.current_organization_id())) and
 case category
-    when 'project'::text then ( select app.has_role('manager'::text) as has_role)
-    when 'financial'::text then ( select app.has_role('finance'::text) as has_role)
-    else ( select app.has_role('hr'::text) as has_role)
+    when 'project'::text then (select app.has_role('manager'::text))
+    when 'financial'::text then (select app.has_role('finance'::text))
+    else (select app.has_role('hr'::text))
 end);
 
 comment on policy "Clients see approvals of resources their Roles cover" on app.approvals is 'svc_api reads approvals only of the signed request''s organization, and of those only the ones whose resource the client''s Roles cover: category project needs manager, financial needs finance, any other (hr) needs hr (the spec''s Role matrix). svc_api has no policy to write approvals: they are requested by app_private.request_time_entry_approval and decided only by named users, through the control plane.';
 
-create policy "Commands act in the request's organization" on app.approvals to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.approvals to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.approvals is 'For svc_owner, svc_worker and svc_admin, every command: the approvals of the signed request''s organization, or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations), in USING and WITH CHECK. The svc_owner helpers that request and check approvals (request_time_entry_approval, approval_exists, tg_time_entries__submitted_has_approval) stay in the request''s organization, while the control plane''s decisions (control.approval_decide) reach any organization.';
 
@@ -243,15 +243,15 @@ alter table only app.time_entries
 
 alter table app.time_entries enable row level security;
 
-create policy "Commands act in the request's organization" on app.time_entries to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.time_entries to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.time_entries is 'For svc_owner, svc_worker and svc_admin, every command: the time entries of the signed request''s organization, or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations), in USING and WITH CHECK. The svc_owner triggers and helpers (the validation, the approval request) stay in the request''s organization, while the control plane''s approval decision moves an entry of any organization to approved or rejected.';
 
-create policy "Managers change time" on app.time_entries for update to svc_api using (((organization_id = (select app.current_organization_id())) and ( select app.has_role('manager'::text) as has_role))) with check (((organization_id = (select app.current_organization_id())) and ( select app.has_role('manager'::text) as has_role)));
+create policy "Managers change time" on app.time_entries for update to svc_api using (((organization_id = (select app.current_organization_id())) and (select app.has_role('manager'::text)))) with check (((organization_id = (select app.current_organization_id())) and (select app.has_role('manager'::text))));
 
 comment on policy "Managers change time" on app.time_entries is 'svc_api may update time entries only of the signed request''s organization and only when the client holds manager, before and after the change (USING and WITH CHECK), since only managers write time (spec). Which columns may change is for its column grants, and whether the entry may change at all for the triggers (tg_time_entries__lock: draft or rejected only).';
 
-create policy "Managers record time" on app.time_entries for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and ( select app.has_role('manager'::text) as has_role) and (created_by_client_id = (select app.current_client_id())));
+create policy "Managers record time" on app.time_entries for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and (select app.has_role('manager'::text)) and (created_by_client_id = (select app.current_client_id())));
 
 comment on policy "Managers record time" on app.time_entries is 'svc_api may insert a time entry only into the signed request''s organization, only when the client holds manager, and only with created_by_client_id set to the calling client, so the creator, which scopes external_id, cannot be forged. The table''s triggers then validate the entry.';
 
@@ -273,7 +273,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_time_entries__submitted_has_approval() owner to svc_owner;
 
 comment on function app_private.tg_time_entries__submitted_has_approval() is 'AFTER INSERT OR UPDATE OF status on app.time_entries: a submitted entry must have a pending approval request for it in its organization, else SVR05 APPROVAL_REQUIRED, because submitting is asking a named user: the only way to submitted is submitTimeEntry (app_private.request_time_entry_approval), which writes both. It runs as svc_owner so the check sees the approval whatever the writer''s own approval policy shows, within the row''s organization.';
@@ -286,7 +285,6 @@ begin
   perform app_private.raise('SVC17', 'TIME_ENTRY_LOCKED', 'time entries are deleted by marking them, never removed');
 end
 $$;
-
 
 alter function app_private.tg_time_entries__no_delete() owner to svc_owner;
 
@@ -319,7 +317,6 @@ begin
     format('a %s time entry cannot be changed or deleted', old.status));
 end
 $$;
-
 
 alter function app_private.tg_time_entries__lock() owner to svc_owner;
 
@@ -382,7 +379,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_time_entries__validate() owner to svc_owner;
 
 comment on function app_private.tg_time_entries__validate() is 'BEFORE INSERT OR UPDATE on app.time_entries (not for deleted rows, nor for a status move out of submitted or approved): the subject must be an active member of the organization (INVALID_SUBJECT_MEMBER), the project active with the work date within its dates and the task a non-archived task of that project (INVALID_WORK_DATE), the work date no later than the organization''s today (in its timezone) plus time_entry_future_days and no more than 366 days ago (INVALID_WORK_DATE), and the member''s day at most 1440 minutes in all (INVALID_DURATION), serialized per member and day by an advisory lock so that two concurrent entries cannot both fit. Every problem is raised together (app_private.raise_errors, SVV22). It runs as svc_owner so it reads the members, projects, tasks, organization and the member''s other entries whatever the writer may read, within the row''s organization under svc_owner''s policy.';
@@ -429,20 +425,20 @@ grant insert(created_by_client_id) on table app.time_entries to svc_api;
 grant update(deleted_at) on table app.time_entries to svc_api;
 
 revoke all on function app_private.tg_time_entries__lock() from public;
-grant all on function app_private.tg_time_entries__lock() to svc_worker;
-grant all on function app_private.tg_time_entries__lock() to svc_admin;
+grant execute on function app_private.tg_time_entries__lock() to svc_worker;
+grant execute on function app_private.tg_time_entries__lock() to svc_admin;
 
 revoke all on function app_private.tg_time_entries__no_delete() from public;
-grant all on function app_private.tg_time_entries__no_delete() to svc_worker;
-grant all on function app_private.tg_time_entries__no_delete() to svc_admin;
+grant execute on function app_private.tg_time_entries__no_delete() to svc_worker;
+grant execute on function app_private.tg_time_entries__no_delete() to svc_admin;
 
 revoke all on function app_private.tg_time_entries__submitted_has_approval() from public;
-grant all on function app_private.tg_time_entries__submitted_has_approval() to svc_worker;
-grant all on function app_private.tg_time_entries__submitted_has_approval() to svc_admin;
+grant execute on function app_private.tg_time_entries__submitted_has_approval() to svc_worker;
+grant execute on function app_private.tg_time_entries__submitted_has_approval() to svc_admin;
 
 revoke all on function app_private.tg_time_entries__validate() from public;
-grant all on function app_private.tg_time_entries__validate() to svc_worker;
-grant all on function app_private.tg_time_entries__validate() to svc_admin;
+grant execute on function app_private.tg_time_entries__validate() to svc_worker;
+grant execute on function app_private.tg_time_entries__validate() to svc_admin;
 
 -- function app_private.lock_time_entry(text)
 
@@ -462,13 +458,12 @@ begin
 end
 $$;
 
-
 alter function app_private.lock_time_entry(p_id text) owner to svc_owner;
 
 revoke all on function app_private.lock_time_entry(p_id text) from public;
-grant all on function app_private.lock_time_entry(p_id text) to svc_api;
-grant all on function app_private.lock_time_entry(p_id text) to svc_worker;
-grant all on function app_private.lock_time_entry(p_id text) to svc_admin;
+grant execute on function app_private.lock_time_entry(p_id text) to svc_api;
+grant execute on function app_private.lock_time_entry(p_id text) to svc_worker;
+grant execute on function app_private.lock_time_entry(p_id text) to svc_admin;
 
 -- table app.time_entry_audit
 
@@ -503,11 +498,11 @@ alter table only app.time_entry_audit
 
 alter table app.time_entry_audit enable row level security;
 
-create policy "Commands act in the request's organization" on app.time_entry_audit to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.time_entry_audit to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.time_entry_audit is 'For svc_owner, svc_worker and svc_admin, every command: the time audit rows of the signed request''s organization, or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations), in USING and WITH CHECK. A definer run in a request reaches only its own organization''s audit, while jobs and the control plane, whose work spans organizations, reach all of it.';
 
-create policy "Managers write the time audit" on app.time_entry_audit for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and (actor_client_id = (select app.current_client_id())) and ( select app.has_role('manager'::text) as has_role));
+create policy "Managers write the time audit" on app.time_entry_audit for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and (actor_client_id = (select app.current_client_id())) and (select app.has_role('manager'::text)));
 
 comment on policy "Managers write the time audit" on app.time_entry_audit is 'svc_api may insert into app.time_entry_audit only rows of the signed request''s organization whose actor_client_id is the calling client, and only when it holds manager (the Role that deletes time entries), so the audit names the real actor. svc_api has no policy to read, change or remove audit rows.';
 
@@ -552,8 +547,7 @@ create view api.approvals with (security_invoker='false') as
         end) as doc
    from app.approvals a;
 
-
-alter table api.approvals owner to svc_api;
+alter view api.approvals owner to svc_api;
 
 grant select on table api.approvals to svc_runtime;
 grant select on table api.approvals to svc_owner;
@@ -582,8 +576,7 @@ create view api.time_entries with (security_invoker='false') as
           where ((a.resource_type = 'time_entry'::text) and (a.resource_id = e.id))), 'created_at', app_private.iso_timestamp(e.created_at), 'updated_at', app_private.iso_timestamp(e.updated_at)) as doc
    from app.time_entries e;
 
-
-alter table api.time_entries owner to svc_api;
+alter view api.time_entries owner to svc_api;
 
 grant select on table api.time_entries to svc_runtime;
 grant select on table api.time_entries to svc_owner;
@@ -603,15 +596,14 @@ begin
 end
 $$;
 
-
 alter function api.approval_exists(p_id text) owner to svc_owner;
 
 comment on function api.approval_exists(p_id text) is 'Whether an approval with this id exists in the signed request''s organization, whatever its category: getApproval asks it when api.approvals shows nothing, to answer APPROVAL_ACCESS_DENIED (the caller''s Roles do not cover its resource) rather than APPROVAL_NOT_FOUND. It runs as svc_owner because svc_api''s policy shows only the approvals whose category the client''s Roles cover; it reads only the request''s organization (its WHERE and svc_owner''s policy) and answers a boolean, and on a Citus coordinator it refuses with SV500 NOT_IN_ITS_WORKER.';
 
 revoke all on function api.approval_exists(p_id text) from public;
-grant all on function api.approval_exists(p_id text) to svc_runtime;
-grant all on function api.approval_exists(p_id text) to svc_api;
-grant all on function api.approval_exists(p_id text) to svc_worker;
+grant execute on function api.approval_exists(p_id text) to svc_runtime;
+grant execute on function api.approval_exists(p_id text) to svc_api;
+grant execute on function api.approval_exists(p_id text) to svc_worker;
 
 -- function api.approvals(text)
 
@@ -639,15 +631,14 @@ begin
 end
 $_$;
 
-
 alter function api.approvals(p_id text) owner to svc_api;
 
 comment on function api.approvals(p_id text) is 'The rows of view api.approvals for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.approvals(p_id text) from public;
-grant all on function api.approvals(p_id text) to svc_runtime;
-grant all on function api.approvals(p_id text) to svc_owner;
-grant all on function api.approvals(p_id text) to svc_worker;
+grant execute on function api.approvals(p_id text) to svc_runtime;
+grant execute on function api.approvals(p_id text) to svc_owner;
+grant execute on function api.approvals(p_id text) to svc_worker;
 
 -- function api.require_time_entry_read()
 
@@ -663,15 +654,14 @@ begin
 end
 $$;
 
-
 alter function api.require_time_entry_read() owner to svc_api;
 
 comment on function api.require_time_entry_read() is 'Raises SVR03 ROLE_REQUIRED unless the caller may read time entries (app_private.may_read_time_entries(): manager, finance, or hr where the organization permits); a member-only client reads time only through the reporting views, as the spec''s Role matrix says. It reads no table; it runs as svc_api like every api command and raises through app_private.raise, which svc_runtime may not execute.';
 
 revoke all on function api.require_time_entry_read() from public;
-grant all on function api.require_time_entry_read() to svc_runtime;
-grant all on function api.require_time_entry_read() to svc_owner;
-grant all on function api.require_time_entry_read() to svc_worker;
+grant execute on function api.require_time_entry_read() to svc_runtime;
+grant execute on function api.require_time_entry_read() to svc_owner;
+grant execute on function api.require_time_entry_read() to svc_worker;
 
 -- function api.time_entries(text)
 
@@ -699,15 +689,14 @@ begin
 end
 $_$;
 
-
 alter function api.time_entries(p_id text) owner to svc_api;
 
 comment on function api.time_entries(p_id text) is 'The rows of view api.time_entries for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.time_entries(p_id text) from public;
-grant all on function api.time_entries(p_id text) to svc_runtime;
-grant all on function api.time_entries(p_id text) to svc_owner;
-grant all on function api.time_entries(p_id text) to svc_worker;
+grant execute on function api.time_entries(p_id text) to svc_runtime;
+grant execute on function api.time_entries(p_id text) to svc_owner;
+grant execute on function api.time_entries(p_id text) to svc_worker;
 
 -- function api.time_entry_batch(jsonb, boolean)
 
@@ -767,15 +756,14 @@ begin
 end
 $$;
 
-
 alter function api.time_entry_batch(p_entries jsonb, p_atomic boolean) owner to svc_api;
 
 comment on function api.time_entry_batch(p_entries jsonb, p_atomic boolean) is 'createTimeEntryBatch, manager only (else SVR03 ROLE_REQUIRED): inserts each entry as createTimeEntry does, each in its own subtransaction, and reports each item as created (with its document) or failed (its codes, with pointers under /entries/<index>; a unique violation becomes EXTERNAL_ID_CONFLICT, a malformed or out-of-range value VALIDATION_FAILED). In atomic mode any failure raises every item''s problems together and keeps nothing; otherwise the valid entries stay. It runs as svc_api because svc_runtime has no privilege on app.time_entries: each insert takes the organization and creator from the signed context, and the policy "Managers record time" and the table''s triggers hold for every item.';
 
 revoke all on function api.time_entry_batch(p_entries jsonb, p_atomic boolean) from public;
-grant all on function api.time_entry_batch(p_entries jsonb, p_atomic boolean) to svc_runtime;
-grant all on function api.time_entry_batch(p_entries jsonb, p_atomic boolean) to svc_owner;
-grant all on function api.time_entry_batch(p_entries jsonb, p_atomic boolean) to svc_worker;
+grant execute on function api.time_entry_batch(p_entries jsonb, p_atomic boolean) to svc_runtime;
+grant execute on function api.time_entry_batch(p_entries jsonb, p_atomic boolean) to svc_owner;
+grant execute on function api.time_entry_batch(p_entries jsonb, p_atomic boolean) to svc_worker;
 
 -- function api.time_entry_create(jsonb)
 
@@ -792,15 +780,14 @@ begin
 end
 $$;
 
-
 alter function api.time_entry_create(p_body jsonb) owner to svc_api;
 
 comment on function api.time_entry_create(p_body jsonb) is 'createTimeEntry, manager only (else SVR03 ROLE_REQUIRED): inserts a draft entry from the body with the signed context''s organization and the calling client as its creator, and answers it as getTimeEntry does. It runs as svc_api because svc_runtime has no privilege on app.time_entries; the policy "Managers record time" refuses any other organization or creator, and the table''s triggers validate the subject, project, task, work date and the member''s daily total.';
 
 revoke all on function api.time_entry_create(p_body jsonb) from public;
-grant all on function api.time_entry_create(p_body jsonb) to svc_runtime;
-grant all on function api.time_entry_create(p_body jsonb) to svc_owner;
-grant all on function api.time_entry_create(p_body jsonb) to svc_worker;
+grant execute on function api.time_entry_create(p_body jsonb) to svc_runtime;
+grant execute on function api.time_entry_create(p_body jsonb) to svc_owner;
+grant execute on function api.time_entry_create(p_body jsonb) to svc_worker;
 
 -- function api.time_entry_delete(text)
 
@@ -826,15 +813,14 @@ begin
 end
 $$;
 
-
 alter function api.time_entry_delete(p_id text) owner to svc_api;
 
 comment on function api.time_entry_delete(p_id text) is 'deleteTimeEntry, manager only (else SVR03 ROLE_REQUIRED): marks the entry deleted (deleted_at) and writes a deleted row naming the calling client to app.time_entry_audit; an entry already deleted answers with no change (idempotent), an unknown one SVN04 TIME_ENTRY_NOT_FOUND, and one that is not draft or rejected is refused by tg_time_entries__lock (SVC17 TIME_ENTRY_LOCKED). It runs as svc_api because svc_runtime has no privilege on these tables; it reads and marks the entry by the signed context''s organization, under svc_api''s policies for managers.';
 
 revoke all on function api.time_entry_delete(p_id text) from public;
-grant all on function api.time_entry_delete(p_id text) to svc_runtime;
-grant all on function api.time_entry_delete(p_id text) to svc_owner;
-grant all on function api.time_entry_delete(p_id text) to svc_worker;
+grant execute on function api.time_entry_delete(p_id text) to svc_runtime;
+grant execute on function api.time_entry_delete(p_id text) to svc_owner;
+grant execute on function api.time_entry_delete(p_id text) to svc_worker;
 
 -- function api.time_entry_get(text)
 
@@ -848,15 +834,14 @@ begin
 end
 $$;
 
-
 alter function api.time_entry_get(p_id text) owner to svc_api;
 
 comment on function api.time_entry_get(p_id text) is 'getTimeEntry: the entry''s document and version (its ETag) from api.time_entries, deleted entries excluded, after api.require_time_entry_read() (SVR03 ROLE_REQUIRED for a caller who may not read time entries). It runs as svc_api, under its policy "Managers, finance, and hr where permitted read time entries", which shows only the signed request''s organization.';
 
 revoke all on function api.time_entry_get(p_id text) from public;
-grant all on function api.time_entry_get(p_id text) to svc_runtime;
-grant all on function api.time_entry_get(p_id text) to svc_owner;
-grant all on function api.time_entry_get(p_id text) to svc_worker;
+grant execute on function api.time_entry_get(p_id text) to svc_runtime;
+grant execute on function api.time_entry_get(p_id text) to svc_owner;
+grant execute on function api.time_entry_get(p_id text) to svc_worker;
 
 -- function api.time_entry_submit(text)
 
@@ -879,15 +864,14 @@ begin
 end
 $$;
 
-
 alter function api.time_entry_submit(p_id text) owner to svc_api;
 
 comment on function api.time_entry_submit(p_id text) is 'submitTimeEntry, manager only (else SVR03 ROLE_REQUIRED): a draft or rejected entry gets a pending named-user approval request and becomes submitted (app_private.request_time_entry_approval); a submitted one stays as it is (its request stands), an approved one raises SVC17 TIME_ENTRY_LOCKED, a missing or deleted one SVN04 TIME_ENTRY_NOT_FOUND. Submitting never approves: only a named user decides, through the control plane. It runs as svc_api and locks the entry by the signed context''s organization; the approval request is written by the svc_owner helper, because svc_api may not write approvals.';
 
 revoke all on function api.time_entry_submit(p_id text) from public;
-grant all on function api.time_entry_submit(p_id text) to svc_runtime;
-grant all on function api.time_entry_submit(p_id text) to svc_owner;
-grant all on function api.time_entry_submit(p_id text) to svc_worker;
+grant execute on function api.time_entry_submit(p_id text) to svc_runtime;
+grant execute on function api.time_entry_submit(p_id text) to svc_owner;
+grant execute on function api.time_entry_submit(p_id text) to svc_worker;
 
 -- function api.time_entry_update(text, integer[], jsonb)
 
@@ -928,15 +912,14 @@ begin
 end
 $$;
 
-
 alter function api.time_entry_update(p_id text, p_if_match integer[], p_patch jsonb) owner to svc_api;
 
 comment on function api.time_entry_update(p_id text, p_if_match integer[], p_patch jsonb) is 'updateTimeEntry, manager only (else SVR03 ROLE_REQUIRED): with a matching If-Match (else 412 STALE_RESOURCE) it changes only project_id, task_id, work_date, minutes, billable and notes, refusing status (APPROVAL_REQUIRED when asked to approve or reject, else IMMUTABLE_FIELD) and the fixed fields (id, object, member_id, subject, external_id, approval_id, created_at, updated_at: IMMUTABLE_FIELD) all together; tg_time_entries__lock refuses any change unless the entry is draft or rejected (SVC17 TIME_ENTRY_LOCKED), and the validation trigger checks the result. It runs as svc_api because svc_runtime has no privilege on app.time_entries; the row is locked and updated by the signed context''s organization, under the policy "Managers change time".';
 
 revoke all on function api.time_entry_update(p_id text, p_if_match integer[], p_patch jsonb) from public;
-grant all on function api.time_entry_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_runtime;
-grant all on function api.time_entry_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_owner;
-grant all on function api.time_entry_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_worker;
+grant execute on function api.time_entry_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_runtime;
+grant execute on function api.time_entry_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_owner;
+grant execute on function api.time_entry_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_worker;
 
 -- function control.approval_decide(text, text, text)
 
@@ -967,7 +950,9 @@ end
 $$;
 
 revoke all on function control.approval_decide(p_approval text, p_decision text, p_by text) from public;
-grant all on function control.approval_decide(p_approval text, p_decision text, p_by text) to svc_admin;
+grant execute on function control.approval_decide(p_approval text, p_decision text, p_by text) to svc_admin;
+
+revoke create on schema api, app, app_private, control, reporting, skills from svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the baseline is not undone: restore a backup, or drop the database'); end $$;

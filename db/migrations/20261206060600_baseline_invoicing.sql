@@ -1,12 +1,16 @@
 -- migrate:up
 
-/** The baseline, area 6 of 13. Invoicing: customers, currencies, invoices and their lines, payments, numbering, integration connections.
+/** The baseline, 6 of 16. Invoicing: customers, currencies, invoices and their lines, payments, numbering, integration connections.
  * Laid out by table: each table, then its keys and indexes, row security and policies, triggers
  * and their functions, and grants; then the area's views and commands. db/README.md, "The
  * baseline", says how it was made and proved equal to the migrations it replaced. */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
-select pg_catalog.set_config('search_path', '', true);
+set local search_path = '';
+
+-- While this file runs, the owners of its functions and views may create in the schemas (`alter … owner to`
+-- a role needs it when the migrating role is not a superuser); taken back at its end.
+grant create on schema api, app, app_private, control, reporting, skills to svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- function app_private.integration_visible(text)
 
@@ -15,16 +19,81 @@ create function app_private.integration_visible(p_category text) returns boolean
     set search_path to 'pg_catalog', 'pg_temp'
     as $$ select case when p_category = 'accounting' then app.has_role('finance') else app.has_role('manager') end $$;
 
-
 alter function app_private.integration_visible(p_category text) owner to svc_owner;
 
 revoke all on function app_private.integration_visible(p_category text) from public;
-grant all on function app_private.integration_visible(p_category text) to svc_runtime;
-grant all on function app_private.integration_visible(p_category text) to svc_api;
-grant all on function app_private.integration_visible(p_category text) to svc_reporting;
-grant all on function app_private.integration_visible(p_category text) to svc_worker;
-grant all on function app_private.integration_visible(p_category text) to svc_admin;
-grant all on function app_private.integration_visible(p_category text) to svc_gate;
+grant execute on function app_private.integration_visible(p_category text) to svc_runtime;
+grant execute on function app_private.integration_visible(p_category text) to svc_api;
+grant execute on function app_private.integration_visible(p_category text) to svc_reporting;
+grant execute on function app_private.integration_visible(p_category text) to svc_worker;
+grant execute on function app_private.integration_visible(p_category text) to svc_admin;
+grant execute on function app_private.integration_visible(p_category text) to svc_gate;
+
+-- function app_private.accounting_sync_load(text, text)
+
+create function app_private.accounting_sync_load(p_organization_id text, p_invoice text) returns jsonb
+    language plpgsql
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $$
+declare
+  v_doc jsonb;
+  v_out jsonb;
+begin
+  -- The invoice as finance reads it through the API.
+  perform app_private.set_context(p_organization_id, null, '{finance}');
+  select v.doc into v_doc from api.invoices(p_invoice) v where v.id = p_invoice;
+  perform app_private.set_context(null, null, null);
+  if v_doc is null then
+    return null;
+  end if;
+  select jsonb_build_object('invoice', v_doc, 'provider', c.provider, 'connection_id', c.id, 'connection_status', c.status,
+                            'sync_status', i.sync_status, 'external_reference', i.sync_external_reference,
+                            'customer', jsonb_build_object('id', cu.id, 'name', cu.name, 'email', cu.delivery_email))
+    into v_out
+    from app.invoices i
+    join app.integration_connections c on c.organization_id = i.organization_id and c.id = i.sync_connection_id
+    join app.customers cu on cu.organization_id = i.organization_id and cu.id = i.customer_id
+   where i.organization_id = p_organization_id and i.id = p_invoice;
+  return v_out;
+end
+$$;
+
+alter function app_private.accounting_sync_load(p_organization_id text, p_invoice text) owner to svc_owner;
+
+revoke all on function app_private.accounting_sync_load(p_organization_id text, p_invoice text) from public;
+grant execute on function app_private.accounting_sync_load(p_organization_id text, p_invoice text) to svc_worker;
+grant execute on function app_private.accounting_sync_load(p_organization_id text, p_invoice text) to svc_admin;
+
+-- function app_private.accounting_sync_record(text, text, boolean, text, text, boolean)
+
+create function app_private.accounting_sync_record(p_organization_id text, p_invoice text, p_ok boolean, p_external_reference text, p_error text, p_definitive boolean default false) returns void
+    language plpgsql
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $$
+declare
+  v_connection text;
+  v_now timestamptz := now();
+begin
+  update app.invoices x
+     set sync_status = case when p_ok then 'synced' else 'failed' end,
+         sync_external_reference = coalesce(p_external_reference, x.sync_external_reference),
+         sync_error = case when p_ok then null else left(p_error, 500) end,
+         sync_failure_definitive = case when p_ok then null else p_definitive end,
+         synced_at = case when p_ok then v_now else x.synced_at end
+   where x.organization_id = p_organization_id and x.id = p_invoice and x.sync_status = 'pending'
+  returning x.sync_connection_id into v_connection;
+  if found and p_ok then
+    update app.integration_connections c set last_success_at = now()
+     where c.organization_id = p_organization_id and c.id = v_connection;
+  end if;
+end
+$$;
+
+alter function app_private.accounting_sync_record(p_organization_id text, p_invoice text, p_ok boolean, p_external_reference text, p_error text, p_definitive boolean) owner to svc_owner;
+
+revoke all on function app_private.accounting_sync_record(p_organization_id text, p_invoice text, p_ok boolean, p_external_reference text, p_error text, p_definitive boolean) from public;
+grant execute on function app_private.accounting_sync_record(p_organization_id text, p_invoice text, p_ok boolean, p_external_reference text, p_error text, p_definitive boolean) to svc_worker;
+grant execute on function app_private.accounting_sync_record(p_organization_id text, p_invoice text, p_ok boolean, p_external_reference text, p_error text, p_definitive boolean) to svc_admin;
 
 -- function app_private.invoice_lines_errors(jsonb, integer)
 
@@ -73,13 +142,12 @@ begin
 end
 $_$;
 
-
 alter function app_private.invoice_lines_errors(p_lines jsonb, p_scale integer) owner to svc_owner;
 
 revoke all on function app_private.invoice_lines_errors(p_lines jsonb, p_scale integer) from public;
-grant all on function app_private.invoice_lines_errors(p_lines jsonb, p_scale integer) to svc_api;
-grant all on function app_private.invoice_lines_errors(p_lines jsonb, p_scale integer) to svc_worker;
-grant all on function app_private.invoice_lines_errors(p_lines jsonb, p_scale integer) to svc_admin;
+grant execute on function app_private.invoice_lines_errors(p_lines jsonb, p_scale integer) to svc_api;
+grant execute on function app_private.invoice_lines_errors(p_lines jsonb, p_scale integer) to svc_worker;
+grant execute on function app_private.invoice_lines_errors(p_lines jsonb, p_scale integer) to svc_admin;
 
 -- function app_private.invoice_not_found(text)
 
@@ -88,13 +156,12 @@ create function app_private.invoice_not_found(p_id text) returns void
     set search_path to 'pg_catalog', 'pg_temp'
     as $$ select app_private.raise('SVN04', 'INVOICE_NOT_FOUND', format('no invoice %s in your organization', p_id)) $$;
 
-
 alter function app_private.invoice_not_found(p_id text) owner to svc_owner;
 
 revoke all on function app_private.invoice_not_found(p_id text) from public;
-grant all on function app_private.invoice_not_found(p_id text) to svc_api;
-grant all on function app_private.invoice_not_found(p_id text) to svc_worker;
-grant all on function app_private.invoice_not_found(p_id text) to svc_admin;
+grant execute on function app_private.invoice_not_found(p_id text) to svc_api;
+grant execute on function app_private.invoice_not_found(p_id text) to svc_worker;
+grant execute on function app_private.invoice_not_found(p_id text) to svc_admin;
 
 -- function app_private.invoice_recompute_totals(text[], text[])
 
@@ -116,14 +183,13 @@ begin
 end
 $$;
 
-
 alter function app_private.invoice_recompute_totals(p_orgs text[], p_invoices text[]) owner to svc_owner;
 
 comment on function app_private.invoice_recompute_totals(p_orgs text[], p_invoices text[]) is 'Sets each named invoice''s subtotal, tax_total and total to the sums of its lines'' rounded amounts and taxes (p_orgs[n] and p_invoices[n] name one invoice and its organization), writing only the invoices whose totals changed; called once per statement by the line triggers (tg_invoice_lines__totals_changed). It is a security definer of svc_owner because the writer of the lines (svc_api) may not write totals, which only the service calculates; every update names its organization, and svc_owner''s policy refuses any but the request''s outside an operator session.';
 
 revoke all on function app_private.invoice_recompute_totals(p_orgs text[], p_invoices text[]) from public;
-grant all on function app_private.invoice_recompute_totals(p_orgs text[], p_invoices text[]) to svc_worker;
-grant all on function app_private.invoice_recompute_totals(p_orgs text[], p_invoices text[]) to svc_admin;
+grant execute on function app_private.invoice_recompute_totals(p_orgs text[], p_invoices text[]) to svc_worker;
+grant execute on function app_private.invoice_recompute_totals(p_orgs text[], p_invoices text[]) to svc_admin;
 
 -- table app.integration_connections
 
@@ -170,7 +236,7 @@ create policy "Clients see organization connections relevant to their Roles" on 
 
 comment on policy "Clients see organization connections relevant to their Roles" on app.integration_connections is 'svc_api reads the integration connections of the request''s organization that are organization-owned and relevant to a held Role: accounting connections with finance, every other category with manager (app_private.integration_visible), as the spec''s Role matrix says. Personal connections belong to a named user and are never shown to an API Client (only named as a blocker by api.integration_readiness and api.integration_connection_hidden_reason); the API only reads connections, which the control plane manages.';
 
-create policy "Commands act in the request's organization" on app.integration_connections to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.integration_connections to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.integration_connections is 'svc_owner (the commands, triggers and helpers that write what svc_api may not), svc_worker and svc_admin read and write, by every command, only integration connections of the request''s organization (app.current_organization_id(), from the signed context; nothing without one), or of every organization in an operator session (a login that is a member of svc_operator: the worker, svc-admin, migrations), whose jobs span organizations. So the readiness check, the hidden-reason lookup, issuing and voiding, which read connections as svc_owner (the ones svc_api''s policy hides too), stay in the caller''s organization, while the control plane and the worker''s accounting sync write them.';
 
@@ -186,7 +252,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_integration_connections__emit() owner to svc_owner;
 
 comment on function app_private.tg_integration_connections__emit() is 'After update on app.integration_connections (_950_emit_event): emits integration_connection.updated into the outbox, in the writer''s transaction, when the version moved and the connection is organization-owned; a personal connection is never visible to API Clients, so its changes emit nothing. Raises nothing.';
@@ -201,8 +266,8 @@ grant select,insert,delete,update on table app.integration_connections to svc_wo
 grant select,insert,delete,update on table app.integration_connections to svc_admin;
 
 revoke all on function app_private.tg_integration_connections__emit() from public;
-grant all on function app_private.tg_integration_connections__emit() to svc_worker;
-grant all on function app_private.tg_integration_connections__emit() to svc_admin;
+grant execute on function app_private.tg_integration_connections__emit() to svc_worker;
+grant execute on function app_private.tg_integration_connections__emit() to svc_admin;
 
 -- function app_private.accounting_connection(text)
 
@@ -222,12 +287,11 @@ begin
 end
 $$;
 
-
 alter function app_private.accounting_connection(p_org text) owner to svc_owner;
 
 revoke all on function app_private.accounting_connection(p_org text) from public;
-grant all on function app_private.accounting_connection(p_org text) to svc_worker;
-grant all on function app_private.accounting_connection(p_org text) to svc_admin;
+grant execute on function app_private.accounting_connection(p_org text) to svc_worker;
+grant execute on function app_private.accounting_connection(p_org text) to svc_admin;
 
 -- function app_private.accounting_not_ready(app.integration_connections, text)
 
@@ -244,12 +308,11 @@ begin
 end
 $$;
 
-
 alter function app_private.accounting_not_ready(c app.integration_connections, p_doing text) owner to svc_owner;
 
 revoke all on function app_private.accounting_not_ready(c app.integration_connections, p_doing text) from public;
-grant all on function app_private.accounting_not_ready(c app.integration_connections, p_doing text) to svc_worker;
-grant all on function app_private.accounting_not_ready(c app.integration_connections, p_doing text) to svc_admin;
+grant execute on function app_private.accounting_not_ready(c app.integration_connections, p_doing text) to svc_worker;
+grant execute on function app_private.accounting_not_ready(c app.integration_connections, p_doing text) to svc_admin;
 
 -- function app_private.accounting_ready(app.integration_connections)
 
@@ -258,12 +321,11 @@ create function app_private.accounting_ready(c app.integration_connections) retu
     set search_path to 'pg_catalog', 'pg_temp'
     as $$ select c.id is not null and c.status = 'connected' and c.action_required is null $$;
 
-
 alter function app_private.accounting_ready(c app.integration_connections) owner to svc_owner;
 
 revoke all on function app_private.accounting_ready(c app.integration_connections) from public;
-grant all on function app_private.accounting_ready(c app.integration_connections) to svc_worker;
-grant all on function app_private.accounting_ready(c app.integration_connections) to svc_admin;
+grant execute on function app_private.accounting_ready(c app.integration_connections) to svc_worker;
+grant execute on function app_private.accounting_ready(c app.integration_connections) to svc_admin;
 
 -- table app.customers
 
@@ -303,7 +365,7 @@ create policy "Clients see customers of their organization" on app.customers for
 
 comment on policy "Clients see customers of their organization" on app.customers is 'svc_api reads, whatever the caller''s Roles, the customers of the request''s organization (from the signed context; nothing without one): the API has no customer endpoint, but its invoice commands check that a customer_id names a billing customer (cus_) of the caller''s organization that is not deleted. Customers are managed through the control plane only, so svc_api has no write policy.';
 
-create policy "Commands act in the request's organization" on app.customers to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.customers to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.customers is 'svc_owner (the commands, triggers and helpers that write what svc_api may not), svc_worker and svc_admin read and write, by every command, only customers of the request''s organization (app.current_organization_id(), from the signed context; nothing without one), or of every organization in an operator session (a login that is a member of svc_operator: the worker, svc-admin, migrations), whose jobs span organizations. So the invoicing commands and triggers that read customers as svc_owner (issuing, the billing and company customer checks) stay in the caller''s organization even with a wrong WHERE, while svc-admin manages every organization''s customers.';
 
@@ -312,7 +374,7 @@ grant select,insert,delete,update on table app.customers to svc_owner;
 grant select,insert,delete,update on table app.customers to svc_worker;
 grant select,insert,delete,update on table app.customers to svc_admin;
 
--- foreign key projects projects_customer_fkey
+-- foreign key app.projects projects_customer_fkey
 
 alter table only app.projects
     add constraint projects_customer_fkey foreign key (organization_id, customer_id) references app.customers(organization_id, id) on delete restrict;
@@ -401,19 +463,19 @@ alter table only app.invoices
 
 alter table app.invoices enable row level security;
 
-create policy "Commands act in the request's organization" on app.invoices to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.invoices to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.invoices is 'svc_owner (the commands, triggers and helpers that write what svc_api may not), svc_worker and svc_admin read and write, by every command, only invoices of the request''s organization (app.current_organization_id(), from the signed context; nothing without one), or of every organization in an operator session (a login that is a member of svc_operator: the worker, svc-admin, migrations), whose jobs span organizations. So issuing, voiding, the PDF, the totals and the payments'' updates, written as svc_owner because svc_api may not write statuses, numbers, totals or amount_paid, stay in the caller''s organization even with a wrong WHERE, while the worker''s accounting sync and svc-admin''s sync retry span organizations.';
 
-create policy "Managers and finance change invoices" on app.invoices for update to svc_api using (((organization_id = (select app.current_organization_id())) and ( select app.has_any_role('{manager,finance}'::text[]) as has_any_role))) with check (((organization_id = (select app.current_organization_id())) and ( select app.has_any_role('{manager,finance}'::text[]) as has_any_role)));
+create policy "Managers and finance change invoices" on app.invoices for update to svc_api using (((organization_id = (select app.current_organization_id())) and (select app.has_any_role('{manager,finance}'::text[])))) with check (((organization_id = (select app.current_organization_id())) and (select app.has_any_role('{manager,finance}'::text[]))));
 
 comment on policy "Managers and finance change invoices" on app.invoices is 'svc_api updates an invoice only in the request''s organization and only when the caller holds manager or finance (the spec''s Role matrix for invoices), and cannot move it to another organization (the same check on the new row). Its column grants allow only the draft fields customer_id, currency, issue_date, due_date and memo; tg_invoices__guard refuses any change of an issued invoice (INVOICE_NOT_EDITABLE), and statuses, numbers and totals are written by svc_owner''s commands and triggers.';
 
-create policy "Managers and finance read invoices" on app.invoices for select to svc_api using ((organization_id = (select app.current_organization_id())) and ( select app.has_any_role('{manager,finance}'::text[]) as has_any_role));
+create policy "Managers and finance read invoices" on app.invoices for select to svc_api using ((organization_id = (select app.current_organization_id())) and (select app.has_any_role('{manager,finance}'::text[])));
 
 comment on policy "Managers and finance read invoices" on app.invoices is 'svc_api reads invoices, and api.invoices shows them, only in the request''s organization and only when the caller holds manager or finance: member and hr have no access to invoices (spec Role matrix), and the policy keeps that fence in the database whatever a command forgets to check.';
 
-create policy "Managers and finance write invoices" on app.invoices for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and ( select app.has_any_role('{manager,finance}'::text[]) as has_any_role));
+create policy "Managers and finance write invoices" on app.invoices for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and (select app.has_any_role('{manager,finance}'::text[])));
 
 comment on policy "Managers and finance write invoices" on app.invoices is 'svc_api creates invoices only in the request''s organization and only when the caller holds manager or finance (api.invoice_create). Its column grants take only the customer, currency, dates, memo and creating client, and tg_invoices__guard makes every new invoice an empty draft without a number, whatever the insert says: totals and numbers are the service''s.';
 
@@ -431,7 +493,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_invoices__queue_sync() owner to svc_owner;
 
 comment on function app_private.tg_invoices__queue_sync() is 'After update on app.invoices (_900_queue_sync): when sync_status becomes pending (issuing with a ready accounting connection, or voiding a synchronized invoice), queues the accounting_sync job (export, or void for a void invoice; one job key per invoice) through app_private.queue_job in the same transaction, so the job exists exactly when the write commits. Raises nothing itself.';
@@ -446,7 +507,6 @@ begin
   return new;
 end
 $$;
-
 
 alter function app_private.tg_invoices__touch() owner to svc_owner;
 
@@ -471,7 +531,6 @@ begin
   return null;
 end
 $$;
-
 
 alter function app_private.tg_invoices__emit() owner to svc_owner;
 
@@ -523,7 +582,6 @@ begin
   return new;
 end
 $$;
-
 
 alter function app_private.tg_invoices__guard() owner to svc_owner;
 
@@ -600,7 +658,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_invoices__lifecycle() owner to svc_owner;
 
 comment on function app_private.tg_invoices__lifecycle() is 'Before update on app.invoices (_060_lifecycle), for every writer: the only status moves are draft to sent, sent to paid and sent to void (never back to draft); a void has no payments and no sync in flight, and issuing needs a customer that is not deleted, lines, a positive total and a due date not before the issue date (SVC09 WORKFLOW_BLOCKED), and a ready accounting connection when the organization requires one (SVC09 ACCOUNTING_CONNECTION_NOT_READY). Issuing takes the organization''s next gapless number from app_private.invoice_number_counters, sets sent_at, the issue date (today in the organization''s time zone) and due date (payment terms) when missing, and marks the accounting sync pending when a connection is ready; what issuing fixed (number, sent_at, PDF) never changes, and a draft has no number, PDF or sync (SVC09 INVOICE_NOT_EDITABLE).';
@@ -616,7 +673,6 @@ begin
   return null;
 end
 $$;
-
 
 alter function app_private.tg_invoices__pdf_required() owner to svc_owner;
 
@@ -654,28 +710,28 @@ grant insert(memo),update(memo) on table app.invoices to svc_api;
 grant insert(created_by_client_id) on table app.invoices to svc_api;
 
 revoke all on function app_private.tg_invoices__emit() from public;
-grant all on function app_private.tg_invoices__emit() to svc_worker;
-grant all on function app_private.tg_invoices__emit() to svc_admin;
+grant execute on function app_private.tg_invoices__emit() to svc_worker;
+grant execute on function app_private.tg_invoices__emit() to svc_admin;
 
 revoke all on function app_private.tg_invoices__guard() from public;
-grant all on function app_private.tg_invoices__guard() to svc_worker;
-grant all on function app_private.tg_invoices__guard() to svc_admin;
+grant execute on function app_private.tg_invoices__guard() to svc_worker;
+grant execute on function app_private.tg_invoices__guard() to svc_admin;
 
 revoke all on function app_private.tg_invoices__lifecycle() from public;
-grant all on function app_private.tg_invoices__lifecycle() to svc_worker;
-grant all on function app_private.tg_invoices__lifecycle() to svc_admin;
+grant execute on function app_private.tg_invoices__lifecycle() to svc_worker;
+grant execute on function app_private.tg_invoices__lifecycle() to svc_admin;
 
 revoke all on function app_private.tg_invoices__pdf_required() from public;
-grant all on function app_private.tg_invoices__pdf_required() to svc_worker;
-grant all on function app_private.tg_invoices__pdf_required() to svc_admin;
+grant execute on function app_private.tg_invoices__pdf_required() to svc_worker;
+grant execute on function app_private.tg_invoices__pdf_required() to svc_admin;
 
 revoke all on function app_private.tg_invoices__queue_sync() from public;
-grant all on function app_private.tg_invoices__queue_sync() to svc_worker;
-grant all on function app_private.tg_invoices__queue_sync() to svc_admin;
+grant execute on function app_private.tg_invoices__queue_sync() to svc_worker;
+grant execute on function app_private.tg_invoices__queue_sync() to svc_admin;
 
 revoke all on function app_private.tg_invoices__touch() from public;
-grant all on function app_private.tg_invoices__touch() to svc_worker;
-grant all on function app_private.tg_invoices__touch() to svc_admin;
+grant execute on function app_private.tg_invoices__touch() to svc_worker;
+grant execute on function app_private.tg_invoices__touch() to svc_admin;
 
 -- function app_private.invoice_lock(text, integer[])
 
@@ -699,13 +755,12 @@ begin
 end
 $$;
 
-
 alter function app_private.invoice_lock(p_id text, p_if_match integer[]) owner to svc_owner;
 
 revoke all on function app_private.invoice_lock(p_id text, p_if_match integer[]) from public;
-grant all on function app_private.invoice_lock(p_id text, p_if_match integer[]) to svc_api;
-grant all on function app_private.invoice_lock(p_id text, p_if_match integer[]) to svc_worker;
-grant all on function app_private.invoice_lock(p_id text, p_if_match integer[]) to svc_admin;
+grant execute on function app_private.invoice_lock(p_id text, p_if_match integer[]) to svc_api;
+grant execute on function app_private.invoice_lock(p_id text, p_if_match integer[]) to svc_worker;
+grant execute on function app_private.invoice_lock(p_id text, p_if_match integer[]) to svc_admin;
 
 -- function app_private.invoice_set_lines(app.invoices, jsonb)
 
@@ -723,13 +778,12 @@ begin
 end
 $$;
 
-
 alter function app_private.invoice_set_lines(p_invoice app.invoices, p_lines jsonb) owner to svc_owner;
 
 revoke all on function app_private.invoice_set_lines(p_invoice app.invoices, p_lines jsonb) from public;
-grant all on function app_private.invoice_set_lines(p_invoice app.invoices, p_lines jsonb) to svc_api;
-grant all on function app_private.invoice_set_lines(p_invoice app.invoices, p_lines jsonb) to svc_worker;
-grant all on function app_private.invoice_set_lines(p_invoice app.invoices, p_lines jsonb) to svc_admin;
+grant execute on function app_private.invoice_set_lines(p_invoice app.invoices, p_lines jsonb) to svc_api;
+grant execute on function app_private.invoice_set_lines(p_invoice app.invoices, p_lines jsonb) to svc_worker;
+grant execute on function app_private.invoice_set_lines(p_invoice app.invoices, p_lines jsonb) to svc_admin;
 
 -- table app.invoice_lines
 
@@ -763,19 +817,19 @@ alter table only app.invoice_lines
 
 alter table app.invoice_lines enable row level security;
 
-create policy "Commands act in the request's organization" on app.invoice_lines to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.invoice_lines to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.invoice_lines is 'svc_owner (the commands, triggers and helpers that write what svc_api may not), svc_worker and svc_admin read and write, by every command, only invoice lines of the request''s organization (app.current_organization_id(), from the signed context; nothing without one), or of every organization in an operator session (a login that is a member of svc_operator: the worker, svc-admin, migrations), whose jobs span organizations. So svc_owner''s reads of lines inside a request (issuing''s check that lines exist, the totals'' sums, the currency guard) stay in the caller''s organization even with a wrong WHERE.';
 
-create policy "Managers and finance delete draft lines" on app.invoice_lines for delete to svc_api using ((organization_id = (select app.current_organization_id())) and ( select app.has_any_role('{manager,finance}'::text[]) as has_any_role));
+create policy "Managers and finance delete draft lines" on app.invoice_lines for delete to svc_api using ((organization_id = (select app.current_organization_id())) and (select app.has_any_role('{manager,finance}'::text[])));
 
 comment on policy "Managers and finance delete draft lines" on app.invoice_lines is 'svc_api deletes invoice lines only in the request''s organization and only when the caller holds manager or finance: this is how app_private.invoice_set_lines replaces a draft''s lines, since svc_api may not update a line. The draft condition of the name is enforced by the _100_compute trigger (tg_invoice_lines__compute), which refuses a line change on an issued invoice with INVOICE_NOT_EDITABLE.';
 
-create policy "Managers and finance read lines" on app.invoice_lines for select to svc_api using ((organization_id = (select app.current_organization_id())) and ( select app.has_any_role('{manager,finance}'::text[]) as has_any_role));
+create policy "Managers and finance read lines" on app.invoice_lines for select to svc_api using ((organization_id = (select app.current_organization_id())) and (select app.has_any_role('{manager,finance}'::text[])));
 
 comment on policy "Managers and finance read lines" on app.invoice_lines is 'svc_api reads invoice lines, shown with their invoice in api.invoices, only in the request''s organization and only when the caller holds manager or finance, the Roles that may read invoices (spec Role matrix).';
 
-create policy "Managers and finance write lines" on app.invoice_lines for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and ( select app.has_any_role('{manager,finance}'::text[]) as has_any_role));
+create policy "Managers and finance write lines" on app.invoice_lines for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and (select app.has_any_role('{manager,finance}'::text[])));
 
 comment on policy "Managers and finance write lines" on app.invoice_lines is 'svc_api inserts invoice lines only in the request''s organization and only when the caller holds manager or finance (app_private.invoice_set_lines). Its column grants leave out amount and tax_amount, which tg_invoice_lines__compute calculates, and that trigger accepts lines on drafts only (INVOICE_NOT_EDITABLE).';
 
@@ -811,7 +865,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_invoice_lines__compute() owner to svc_owner;
 
 comment on function app_private.tg_invoice_lines__compute() is 'Before insert, update or delete on app.invoice_lines (_100_compute): a line''s amount is round(quantity * unit_price) and its tax_amount round(amount * tax_rate / 100), both at the currency''s minor units, computed by the database and never taken from the writer, and a unit_price with more decimals than the currency has is refused (SVV22 INVALID_INVOICE_LINE). Lines change only on a draft and never move to another invoice (SVC09 INVOICE_NOT_EDITABLE), the invoice being looked up within the line''s organization (SVN04 INVOICE_NOT_FOUND).';
@@ -839,7 +892,6 @@ begin
   return null;
 end
 $$;
-
 
 alter function app_private.tg_invoice_lines__totals_changed() owner to svc_owner;
 
@@ -873,12 +925,12 @@ grant insert(unit_price) on table app.invoice_lines to svc_api;
 grant insert(tax_rate) on table app.invoice_lines to svc_api;
 
 revoke all on function app_private.tg_invoice_lines__compute() from public;
-grant all on function app_private.tg_invoice_lines__compute() to svc_worker;
-grant all on function app_private.tg_invoice_lines__compute() to svc_admin;
+grant execute on function app_private.tg_invoice_lines__compute() to svc_worker;
+grant execute on function app_private.tg_invoice_lines__compute() to svc_admin;
 
 revoke all on function app_private.tg_invoice_lines__totals_changed() from public;
-grant all on function app_private.tg_invoice_lines__totals_changed() to svc_worker;
-grant all on function app_private.tg_invoice_lines__totals_changed() to svc_admin;
+grant execute on function app_private.tg_invoice_lines__totals_changed() to svc_worker;
+grant execute on function app_private.tg_invoice_lines__totals_changed() to svc_admin;
 
 -- table app.payments
 
@@ -910,15 +962,15 @@ alter table only app.payments
 
 alter table app.payments enable row level security;
 
-create policy "Commands act in the request's organization" on app.payments to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.payments to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.payments is 'svc_owner (the commands, triggers and helpers that write what svc_api may not), svc_worker and svc_admin read and write, by every command, only payments of the request''s organization (app.current_organization_id(), from the signed context; nothing without one), or of every organization in an operator session (a login that is a member of svc_operator: the worker, svc-admin, migrations), whose jobs span organizations. So whatever svc_owner reads of payments inside a request stays in the caller''s organization even with a wrong WHERE; a payment itself is never changed or deleted (tg_payments__immutable).';
 
-create policy "Managers and finance read payments" on app.payments for select to svc_api using ((organization_id = (select app.current_organization_id())) and ( select app.has_any_role('{manager,finance}'::text[]) as has_any_role));
+create policy "Managers and finance read payments" on app.payments for select to svc_api using ((organization_id = (select app.current_organization_id())) and (select app.has_any_role('{manager,finance}'::text[])));
 
 comment on policy "Managers and finance read payments" on app.payments is 'svc_api reads payments only in the request''s organization and only when the caller holds manager or finance: payments share the invoices'' Role fence (spec Role matrix; member and hr have no access).';
 
-create policy "Managers and finance record payments" on app.payments for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and ( select app.has_any_role('{manager,finance}'::text[]) as has_any_role));
+create policy "Managers and finance record payments" on app.payments for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and (select app.has_any_role('{manager,finance}'::text[])));
 
 comment on policy "Managers and finance record payments" on app.payments is 'svc_api inserts a payment only in the request''s organization and only when the caller holds manager or finance (api.payment_create). Payments are records: there is no update or delete policy, tg_payments__immutable refuses both, and the _100_apply trigger checks each payment against its invoice.';
 
@@ -932,7 +984,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_payments__emit() owner to svc_owner;
 
 comment on function app_private.tg_payments__emit() is 'After insert on app.payments (_950_emit_event): emits payment.created into the outbox in the writer''s transaction, with version 1, since a payment never changes. Raises nothing.';
@@ -945,7 +996,6 @@ begin
   perform app_private.raise('SVC09', 'CONFLICT', 'payments are records: they are never changed or deleted');
 end
 $$;
-
 
 alter function app_private.tg_payments__immutable() owner to svc_owner;
 
@@ -986,7 +1036,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_payments__apply() owner to svc_owner;
 
 comment on function app_private.tg_payments__apply() is 'Before insert on app.payments (_100_apply): locks the invoice by id and the payment''s organization (another organization''s invoice is simply SVN04 INVOICE_NOT_FOUND, leaking nothing), requires it to be issued and unvoided (SVC09 INVOICE_NOT_EDITABLE), in the same currency (SVV22 CURRENCY_MISMATCH), with no more decimals than the currency has (SVV22 VALIDATION_FAILED) and not above the amount due (SVV22 PAYMENT_EXCEEDS_AMOUNT_DUE), then adds it to amount_paid and marks the invoice paid when nothing is due. The row lock means concurrent payments can never take the amount due below zero; it is svc_owner''s definer because the payment''s writer (svc_api) may not write amount_paid or status, and it records the request''s client as the payment''s creator.';
@@ -998,16 +1047,16 @@ create trigger _100_apply before insert on app.payments for each row execute fun
 create trigger _950_emit_event after insert on app.payments for each row execute function app_private.tg_payments__emit();
 
 revoke all on function app_private.tg_payments__apply() from public;
-grant all on function app_private.tg_payments__apply() to svc_worker;
-grant all on function app_private.tg_payments__apply() to svc_admin;
+grant execute on function app_private.tg_payments__apply() to svc_worker;
+grant execute on function app_private.tg_payments__apply() to svc_admin;
 
 revoke all on function app_private.tg_payments__emit() from public;
-grant all on function app_private.tg_payments__emit() to svc_worker;
-grant all on function app_private.tg_payments__emit() to svc_admin;
+grant execute on function app_private.tg_payments__emit() to svc_worker;
+grant execute on function app_private.tg_payments__emit() to svc_admin;
 
 revoke all on function app_private.tg_payments__immutable() from public;
-grant all on function app_private.tg_payments__immutable() to svc_worker;
-grant all on function app_private.tg_payments__immutable() to svc_admin;
+grant execute on function app_private.tg_payments__immutable() to svc_worker;
+grant execute on function app_private.tg_payments__immutable() to svc_admin;
 
 grant select on table app.payments to svc_api;
 grant select,insert,delete,update on table app.payments to svc_owner;
@@ -1048,7 +1097,7 @@ alter table only app_private.invoice_number_counters
 
 alter table app_private.invoice_number_counters enable row level security;
 
-create policy "Commands act in the request's organization" on app_private.invoice_number_counters to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app_private.invoice_number_counters to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app_private.invoice_number_counters is 'svc_owner (the commands, triggers and helpers that write what svc_api may not), svc_worker and svc_admin read and write, by every command, only invoice number counters of the request''s organization (app.current_organization_id(), from the signed context; nothing without one), or of every organization in an operator session (a login that is a member of svc_operator: the worker, svc-admin, migrations), whose jobs span organizations. tg_invoices__lifecycle advances the counter as svc_owner when an invoice is issued, so a request locks and advances only its own organization''s counter; the row lock serializes issuing per organization and a rollback returns the number, so invoice numbers stay unique and gapless.';
 
@@ -1068,8 +1117,7 @@ create view api.integration_connections with (security_invoker='false') as
     jsonb_build_object('object', 'integration_connection', 'id', c.id, 'provider', c.provider, 'category', c.category, 'ownership', c.ownership, 'status', c.status, 'capabilities', to_jsonb(c.capabilities), 'last_success_at', app_private.iso_timestamp(c.last_success_at), 'action_required', c.action_required, 'version', c.version, 'created_at', app_private.iso_timestamp(c.created_at), 'updated_at', app_private.iso_timestamp(c.updated_at)) as doc
    from app.integration_connections c;
 
-
-alter table api.integration_connections owner to svc_api;
+alter view api.integration_connections owner to svc_api;
 
 grant select on table api.integration_connections to svc_runtime;
 grant select on table api.integration_connections to svc_owner;
@@ -1100,8 +1148,7 @@ create view api.invoices with (security_invoker='false') as
         end, 'version', i.version, 'created_at', app_private.iso_timestamp(i.created_at), 'updated_at', app_private.iso_timestamp(i.updated_at)) as doc
    from app.invoices i;
 
-
-alter table api.invoices owner to svc_api;
+alter view api.invoices owner to svc_api;
 
 grant select on table api.invoices to svc_runtime;
 grant select on table api.invoices to svc_owner;
@@ -1124,15 +1171,14 @@ begin
 end
 $$;
 
-
 alter function api.integration_connection_hidden_reason(p_id text) owner to svc_owner;
 
 comment on function api.integration_connection_hidden_reason(p_id text) is 'Why getIntegrationConnection, having found no row p_id in api.integration_connections, may not show it: ''personal'' (a named user''s connection, which API Clients never use: PERSONAL_CONNECTION_NOT_ALLOWED), or the Role it is relevant to (''finance'' for accounting, ''manager'' for any other category: ROLE_REQUIRED); null when the request''s organization has no such connection (INTEGRATION_CONNECTION_NOT_FOUND). It runs as svc_owner because svc_api''s policy hides exactly those rows, and it returns the reason word alone, never the row; its WHERE and svc_owner''s policy keep it to the request''s organization.';
 
 revoke all on function api.integration_connection_hidden_reason(p_id text) from public;
-grant all on function api.integration_connection_hidden_reason(p_id text) to svc_runtime;
-grant all on function api.integration_connection_hidden_reason(p_id text) to svc_api;
-grant all on function api.integration_connection_hidden_reason(p_id text) to svc_worker;
+grant execute on function api.integration_connection_hidden_reason(p_id text) to svc_runtime;
+grant execute on function api.integration_connection_hidden_reason(p_id text) to svc_api;
+grant execute on function api.integration_connection_hidden_reason(p_id text) to svc_worker;
 
 -- function api.integration_connections(text)
 
@@ -1160,15 +1206,14 @@ begin
 end
 $_$;
 
-
 alter function api.integration_connections(p_id text) owner to svc_api;
 
 comment on function api.integration_connections(p_id text) is 'The rows of view api.integration_connections for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.integration_connections(p_id text) from public;
-grant all on function api.integration_connections(p_id text) to svc_runtime;
-grant all on function api.integration_connections(p_id text) to svc_owner;
-grant all on function api.integration_connections(p_id text) to svc_worker;
+grant execute on function api.integration_connections(p_id text) to svc_runtime;
+grant execute on function api.integration_connections(p_id text) to svc_owner;
+grant execute on function api.integration_connections(p_id text) to svc_worker;
 
 -- function api.integration_readiness(text)
 
@@ -1217,15 +1262,14 @@ begin
 end
 $$;
 
-
 alter function api.integration_readiness(p_capability text) owner to svc_owner;
 
 comment on function api.integration_readiness(p_capability text) is 'checkIntegrationConnectionReadiness, performing nothing: whether an organization-owned connection relevant to the caller''s Roles (accounting to finance, every other category to manager) offers p_capability and is connected with no action required, with machine-readable blockers and safe remediation text (INTEGRATION_CONNECTION_NOT_READY, ROLE_REQUIRED, PERSONAL_CONNECTION_NOT_ALLOWED, CAPABILITY_NOT_AVAILABLE). It runs as svc_owner so that it can see the personal and Role-hidden connections svc_api''s policy hides, only to name the blocker (it returns the id of a visible connection alone); it reads the request''s organization only, and raises SV500 CONTEXT_MISSING without a request context.';
 
 revoke all on function api.integration_readiness(p_capability text) from public;
-grant all on function api.integration_readiness(p_capability text) to svc_runtime;
-grant all on function api.integration_readiness(p_capability text) to svc_api;
-grant all on function api.integration_readiness(p_capability text) to svc_worker;
+grant execute on function api.integration_readiness(p_capability text) to svc_runtime;
+grant execute on function api.integration_readiness(p_capability text) to svc_api;
+grant execute on function api.integration_readiness(p_capability text) to svc_worker;
 
 -- function api.invoice_attach_pdf(text, text, bytea)
 
@@ -1264,15 +1308,14 @@ begin
 end
 $_$;
 
-
 alter function api.invoice_attach_pdf(p_id text, p_name text, p_content bytea) owner to svc_owner;
 
 comment on function api.invoice_attach_pdf(p_id text, p_name text, p_content bytea) is 'sendInvoice''s second step, in the transaction of api.invoice_send: stores the issued invoice''s PDF as a retained financial-record file linked to the invoice (size and SHA-256 computed here from the bytes) and sets its pdf_file_id, once per invoice; a draft or an invoice that already has its PDF is refused (SVC09 INVOICE_NOT_EDITABLE), and so is anything but a %PDF- document ending in %%EOF with a plain .pdf name (SVV22 VALIDATION_FAILED). It runs as svc_owner because svc_api may write neither file contents nor pdf_file_id; it takes the invoice only in the request''s organization and only when the caller holds manager or finance, which it checks itself since svc_owner''s policy does not (INVOICE_NOT_FOUND otherwise).';
 
 revoke all on function api.invoice_attach_pdf(p_id text, p_name text, p_content bytea) from public;
-grant all on function api.invoice_attach_pdf(p_id text, p_name text, p_content bytea) to svc_runtime;
-grant all on function api.invoice_attach_pdf(p_id text, p_name text, p_content bytea) to svc_api;
-grant all on function api.invoice_attach_pdf(p_id text, p_name text, p_content bytea) to svc_worker;
+grant execute on function api.invoice_attach_pdf(p_id text, p_name text, p_content bytea) to svc_runtime;
+grant execute on function api.invoice_attach_pdf(p_id text, p_name text, p_content bytea) to svc_api;
+grant execute on function api.invoice_attach_pdf(p_id text, p_name text, p_content bytea) to svc_worker;
 
 -- function api.invoice_create(jsonb)
 
@@ -1304,15 +1347,14 @@ begin
 end
 $$;
 
-
 alter function api.invoice_create(p_body jsonb) owner to svc_api;
 
 comment on function api.invoice_create(p_body jsonb) is 'createInvoice: a draft in the request''s organization for a billing customer (cus_) of that organization that is not deleted (else SVV22 VALIDATION_FAILED), in the body''s currency, else the customer''s, else the organization''s, which must be an ISO 4217 code; its lines are validated and written by app_private.invoice_set_lines, and the triggers compute every amount and total (a client never supplies totals). It runs as svc_api, so svc_runtime, which holds no table privilege, writes only under svc_api''s column grants and policies: the request''s organization and the manager or finance Role ("Managers and finance write invoices").';
 
 revoke all on function api.invoice_create(p_body jsonb) from public;
-grant all on function api.invoice_create(p_body jsonb) to svc_runtime;
-grant all on function api.invoice_create(p_body jsonb) to svc_owner;
-grant all on function api.invoice_create(p_body jsonb) to svc_worker;
+grant execute on function api.invoice_create(p_body jsonb) to svc_runtime;
+grant execute on function api.invoice_create(p_body jsonb) to svc_owner;
+grant execute on function api.invoice_create(p_body jsonb) to svc_worker;
 
 -- function api.invoice_replace_lines(text, integer[], jsonb)
 
@@ -1330,15 +1372,14 @@ begin
 end
 $$;
 
-
 alter function api.invoice_replace_lines(p_id text, p_if_match integer[], p_lines jsonb) owner to svc_api;
 
 comment on function api.invoice_replace_lines(p_id text, p_if_match integer[], p_lines jsonb) is 'replaceInvoiceLines: replaces every line of a draft at once, the new set validated as a whole so that it is accepted entirely or nothing changes, after app_private.invoice_lock has checked If-Match (SVS12 STALE_RESOURCE) and that the invoice is a draft (SVC09 INVOICE_NOT_EDITABLE, since only a draft is editable). It always writes the invoice row, so new lines are a new version even when the totals stay. It runs as svc_api: only the request''s organization and the manager or finance Role, through svc_api''s policies on invoices and lines (INVOICE_NOT_FOUND otherwise).';
 
 revoke all on function api.invoice_replace_lines(p_id text, p_if_match integer[], p_lines jsonb) from public;
-grant all on function api.invoice_replace_lines(p_id text, p_if_match integer[], p_lines jsonb) to svc_runtime;
-grant all on function api.invoice_replace_lines(p_id text, p_if_match integer[], p_lines jsonb) to svc_owner;
-grant all on function api.invoice_replace_lines(p_id text, p_if_match integer[], p_lines jsonb) to svc_worker;
+grant execute on function api.invoice_replace_lines(p_id text, p_if_match integer[], p_lines jsonb) to svc_runtime;
+grant execute on function api.invoice_replace_lines(p_id text, p_if_match integer[], p_lines jsonb) to svc_owner;
+grant execute on function api.invoice_replace_lines(p_id text, p_if_match integer[], p_lines jsonb) to svc_worker;
 
 -- function api.invoice_send(text, boolean)
 
@@ -1378,15 +1419,14 @@ begin
 end
 $$;
 
-
 alter function api.invoice_send(p_id text, p_email boolean) owner to svc_owner;
 
 comment on function api.invoice_send(p_id text, p_email boolean) is 'sendInvoice, the database half: issues a draft of the request''s organization (status sent: the lifecycle trigger numbers it, fixes its dates and starts the accounting sync) and returns what the PDF and the email need; a non-draft is refused (SVC09 WORKFLOW_BLOCKED), and so is an email to a customer without a delivery email (SVV22 CUSTOMER_DELIVERY_DETAILS_MISSING). The server then attaches the PDF (api.invoice_attach_pdf) and hands the email over before committing, so a refused email rolls back the number, the PDF and the status together, and lock_timeout 5s bounds the wait for the organization''s number counter (55P03, answered 409 with Retry-After). It runs as svc_owner because svc_api may not write statuses or numbers; it takes the invoice only in the request''s organization and checks the manager or finance Role itself (INVOICE_NOT_FOUND otherwise).';
 
 revoke all on function api.invoice_send(p_id text, p_email boolean) from public;
-grant all on function api.invoice_send(p_id text, p_email boolean) to svc_runtime;
-grant all on function api.invoice_send(p_id text, p_email boolean) to svc_api;
-grant all on function api.invoice_send(p_id text, p_email boolean) to svc_worker;
+grant execute on function api.invoice_send(p_id text, p_email boolean) to svc_runtime;
+grant execute on function api.invoice_send(p_id text, p_email boolean) to svc_api;
+grant execute on function api.invoice_send(p_id text, p_email boolean) to svc_worker;
 
 -- function api.invoice_update(text, integer[], jsonb)
 
@@ -1425,15 +1465,14 @@ begin
 end
 $$;
 
-
 alter function api.invoice_update(p_id text, p_if_match integer[], p_patch jsonb) owner to svc_api;
 
 comment on function api.invoice_update(p_id text, p_if_match integer[], p_patch jsonb) is 'updateInvoice: changes the keys present in p_patch (customer_id, currency, issue_date, due_date, memo, lines) of a draft, after app_private.invoice_lock has checked If-Match (SVS12 STALE_RESOURCE) and the draft status (SVC09 INVOICE_NOT_EDITABLE); a new customer must be a billing customer of the organization that is not deleted, and a new currency an ISO 4217 code (SVV22 VALIDATION_FAILED). It runs as svc_api, so it writes only the draft fields svc_api''s column grants allow, in the request''s organization and with the manager or finance Role ("Managers and finance change invoices").';
 
 revoke all on function api.invoice_update(p_id text, p_if_match integer[], p_patch jsonb) from public;
-grant all on function api.invoice_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_runtime;
-grant all on function api.invoice_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_owner;
-grant all on function api.invoice_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_worker;
+grant execute on function api.invoice_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_runtime;
+grant execute on function api.invoice_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_owner;
+grant execute on function api.invoice_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_worker;
 
 -- function api.invoice_void(text)
 
@@ -1485,15 +1524,14 @@ begin
 end
 $$;
 
-
 alter function api.invoice_void(p_id text) owner to svc_owner;
 
 comment on function api.invoice_void(p_id text) is 'voidInvoice: an issued invoice without recorded payments becomes void and stays (issued invoices are never deleted; a void one is returned unchanged); a draft, an invoice with payments, one whose accounting sync is in flight, or one whose last sync failed without a definite answer (the provider may hold it) is refused with SVC09 WORKFLOW_BLOCKED. A synchronized invoice is voided only through a ready accounting connection (else ACCOUNTING_CONNECTION_NOT_READY) that offers invoice.void, and the void is queued for synchronization too. It runs as svc_owner because svc_api may not write statuses or sync fields; it takes the invoice only in the request''s organization and checks the manager or finance Role itself (INVOICE_NOT_FOUND otherwise).';
 
 revoke all on function api.invoice_void(p_id text) from public;
-grant all on function api.invoice_void(p_id text) to svc_runtime;
-grant all on function api.invoice_void(p_id text) to svc_api;
-grant all on function api.invoice_void(p_id text) to svc_worker;
+grant execute on function api.invoice_void(p_id text) to svc_runtime;
+grant execute on function api.invoice_void(p_id text) to svc_api;
+grant execute on function api.invoice_void(p_id text) to svc_worker;
 
 -- function api.invoices(text)
 
@@ -1521,15 +1559,14 @@ begin
 end
 $_$;
 
-
 alter function api.invoices(p_id text) owner to svc_api;
 
 comment on function api.invoices(p_id text) is 'The rows of view api.invoices for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.invoices(p_id text) from public;
-grant all on function api.invoices(p_id text) to svc_runtime;
-grant all on function api.invoices(p_id text) to svc_owner;
-grant all on function api.invoices(p_id text) to svc_worker;
+grant execute on function api.invoices(p_id text) to svc_runtime;
+grant execute on function api.invoices(p_id text) to svc_owner;
+grant execute on function api.invoices(p_id text) to svc_worker;
 
 -- function api.payment_create(jsonb)
 
@@ -1557,15 +1594,14 @@ begin
 end
 $$;
 
-
 alter function api.payment_create(p_body jsonb) owner to svc_api;
 
 comment on function api.payment_create(p_body jsonb) is 'createPayment: records an externally received payment (it charges nothing) of an invoice of the request''s organization and returns it with the updated invoice; the _100_apply trigger checks it against the invoice (issued, same currency, no more decimals than the currency has, not above the amount due) and adds it to amount_paid. It runs as svc_api, so the invoice must be readable with the manager or finance Role (else INVOICE_NOT_FOUND) and the insert passes "Managers and finance record payments"; the invoice''s amount_paid and status, which svc_api may not write, are written by that trigger as svc_owner.';
 
 revoke all on function api.payment_create(p_body jsonb) from public;
-grant all on function api.payment_create(p_body jsonb) to svc_runtime;
-grant all on function api.payment_create(p_body jsonb) to svc_owner;
-grant all on function api.payment_create(p_body jsonb) to svc_worker;
+grant execute on function api.payment_create(p_body jsonb) to svc_runtime;
+grant execute on function api.payment_create(p_body jsonb) to svc_owner;
+grant execute on function api.payment_create(p_body jsonb) to svc_worker;
 
 -- function control.customer_create(text, text, text, text, text)
 
@@ -1583,7 +1619,7 @@ end
 $$;
 
 revoke all on function control.customer_create(p_org text, p_kind text, p_name text, p_delivery_email text, p_currency text) from public;
-grant all on function control.customer_create(p_org text, p_kind text, p_name text, p_delivery_email text, p_currency text) to svc_admin;
+grant execute on function control.customer_create(p_org text, p_kind text, p_name text, p_delivery_email text, p_currency text) to svc_admin;
 
 -- function control.customer_delete(text, text)
 
@@ -1598,7 +1634,7 @@ end
 $$;
 
 revoke all on function control.customer_delete(p_org text, p_id text) from public;
-grant all on function control.customer_delete(p_org text, p_id text) to svc_admin;
+grant execute on function control.customer_delete(p_org text, p_id text) to svc_admin;
 
 -- function control.integration_add(text, text, text, text, text, text[], text, text)
 
@@ -1614,7 +1650,7 @@ create function control.integration_add(p_org text, p_provider text, p_category 
 $$;
 
 revoke all on function control.integration_add(p_org text, p_provider text, p_category text, p_ownership text, p_status text, p_capabilities text[], p_action_required text, p_owner_member text) from public;
-grant all on function control.integration_add(p_org text, p_provider text, p_category text, p_ownership text, p_status text, p_capabilities text[], p_action_required text, p_owner_member text) to svc_admin;
+grant execute on function control.integration_add(p_org text, p_provider text, p_category text, p_ownership text, p_status text, p_capabilities text[], p_action_required text, p_owner_member text) to svc_admin;
 
 -- function control.integration_update(text, text, text[], text, boolean)
 
@@ -1637,7 +1673,7 @@ end
 $$;
 
 revoke all on function control.integration_update(p_id text, p_status text, p_capabilities text[], p_action_required text, p_clear_action_required boolean) from public;
-grant all on function control.integration_update(p_id text, p_status text, p_capabilities text[], p_action_required text, p_clear_action_required boolean) to svc_admin;
+grant execute on function control.integration_update(p_id text, p_status text, p_capabilities text[], p_action_required text, p_clear_action_required boolean) to svc_admin;
 
 -- function control.invoice_sync_retry(text)
 
@@ -1669,7 +1705,7 @@ end
 $$;
 
 revoke all on function control.invoice_sync_retry(p_invoice text) from public;
-grant all on function control.invoice_sync_retry(p_invoice text) to svc_admin;
+grant execute on function control.invoice_sync_retry(p_invoice text) to svc_admin;
 
 -- function control.org_set_invoice_policy(text, boolean, text, integer)
 
@@ -1688,7 +1724,7 @@ end
 $$;
 
 revoke all on function control.org_set_invoice_policy(p_org text, p_require_accounting_connection boolean, p_number_prefix text, p_payment_terms_days integer) from public;
-grant all on function control.org_set_invoice_policy(p_org text, p_require_accounting_connection boolean, p_number_prefix text, p_payment_terms_days integer) to svc_admin;
+grant execute on function control.org_set_invoice_policy(p_org text, p_require_accounting_connection boolean, p_number_prefix text, p_payment_terms_days integer) to svc_admin;
 
 -- rows of app_private.currencies
 
@@ -1848,6 +1884,8 @@ insert into app_private.currencies (code, minor_units) values
 	('LYD', 3),
 	('OMR', 3),
 	('TND', 3);
+
+revoke create on schema api, app, app_private, control, reporting, skills from svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the baseline is not undone: restore a backup, or drop the database'); end $$;

@@ -1,12 +1,46 @@
 -- migrate:up
 
-/** The baseline, area 7 of 13. Webhooks and the outbox: events and their types, webhook endpoints, deliveries and attempts, the job outbox the worker drains.
+/** The baseline, 7 of 16. Webhooks and the outbox: events and their types, webhook endpoints, deliveries and attempts, the job outbox the worker drains.
  * Laid out by table: each table, then its keys and indexes, row security and policies, triggers
  * and their functions, and grants; then the area's views and commands. db/README.md, "The
  * baseline", says how it was made and proved equal to the migrations it replaced. */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
-select pg_catalog.set_config('search_path', '', true);
+set local search_path = '';
+
+-- While this file runs, the owners of its functions and views may create in the schemas (`alter … owner to`
+-- a role needs it when the migrating role is not a superuser); taken back at its end.
+grant create on schema api, app, app_private, control, reporting, skills to svc_api, svc_owner, svc_gate, svc_directory, svc_status;
+
+-- function app_private.tg__client_of_parent()
+
+create function app_private.tg__client_of_parent() returns trigger
+    language plpgsql security definer
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $_$
+begin
+  -- On Citus the trigger fires on a shard, whose name ends in its shard id.
+  case regexp_replace(tg_table_name, '_[0-9]+$', '')
+    when 'run_events', 'run_tool_calls' then
+      select p.client_id into new.client_id from app.runs p where p.organization_id = new.organization_id and p.id = new.run_id;
+    when 'report_results' then
+      select p.client_id into new.client_id from app.report_runs p where p.organization_id = new.organization_id and p.id = new.run_id;
+    when 'webhook_delivery_attempts' then
+      select p.client_id into new.client_id from app.webhook_deliveries p where p.organization_id = new.organization_id and p.id = new.delivery_id;
+    when 'conversation_messages' then
+      select p.client_id into new.client_id from app.conversations p where p.organization_id = new.organization_id and p.id = new.conversation_id;
+  end case;
+  return new;
+end
+$_$;
+
+alter function app_private.tg__client_of_parent() owner to svc_owner;
+
+comment on function app_private.tg__client_of_parent() is 'BEFORE INSERT OR UPDATE OF client_id on app.run_events and app.run_tool_calls (parent app.runs), app.report_results (app.report_runs), app.webhook_delivery_attempts (app.webhook_deliveries) and app.conversation_messages (app.conversations): sets the row''s client_id to its parent''s, whatever the writer said. The policies that show these rows "with their parent" can then judge the row alone (client_id is the request''s client), as Citus requires (it refuses a policy that reads another table), and since rows never change parent the copy stays true. It runs as svc_owner to read the parent past the writer''s policies, looked up by the new row''s own organization_id under svc_owner''s policy for the request''s organization.';
+
+revoke all on function app_private.tg__client_of_parent() from public;
+grant execute on function app_private.tg__client_of_parent() to svc_worker;
+grant execute on function app_private.tg__client_of_parent() to svc_admin;
 
 -- function app_private.begin_delivery_context(text, text)
 
@@ -31,13 +65,12 @@ begin
 end
 $$;
 
-
 alter function app_private.begin_delivery_context(p_organization_id text, p_client_id text) owner to svc_owner;
 
 revoke all on function app_private.begin_delivery_context(p_organization_id text, p_client_id text) from public;
-grant all on function app_private.begin_delivery_context(p_organization_id text, p_client_id text) to svc_worker;
-grant all on function app_private.begin_delivery_context(p_organization_id text, p_client_id text) to svc_admin;
-grant all on function app_private.begin_delivery_context(p_organization_id text, p_client_id text) to svc_gate;
+grant execute on function app_private.begin_delivery_context(p_organization_id text, p_client_id text) to svc_worker;
+grant execute on function app_private.begin_delivery_context(p_organization_id text, p_client_id text) to svc_admin;
+grant execute on function app_private.begin_delivery_context(p_organization_id text, p_client_id text) to svc_gate;
 
 -- function app_private.emit_event(text, text, text, text, integer, text)
 
@@ -70,14 +103,13 @@ begin
 end
 $$;
 
-
 alter function app_private.emit_event(p_org text, p_type text, p_resource_type text, p_resource_id text, p_version integer, p_target_endpoint text) owner to svc_owner;
 
 comment on function app_private.emit_event(p_org text, p_type text, p_resource_type text, p_resource_id text, p_version integer, p_target_endpoint text) is 'Writes one event into the outbox (app.events) in the writer''s transaction, so a rolled-back change emits nothing and a committed one is never lost; marks it fanout_pending when an enabled endpoint of the organization subscribes to it (or it targets one endpoint) and then wakes the fan-out: pg_notify on svc_webhook_fanout with no payload, delivered at commit and folded per transaction (LISTEN needs no privilege, so a payload would tell any role who is active), or, inside an API request (svc.fanout_wake), by setting it to due for the API to wake the fan-out after its commit. It is svc_owner''s definer because the triggers of svc_api''s writes call it and neither svc_api nor svc_runtime may write events; the organization is the changed row''s, and svc_owner''s policy refuses any other inside a request.';
 
 revoke all on function app_private.emit_event(p_org text, p_type text, p_resource_type text, p_resource_id text, p_version integer, p_target_endpoint text) from public;
-grant all on function app_private.emit_event(p_org text, p_type text, p_resource_type text, p_resource_id text, p_version integer, p_target_endpoint text) to svc_worker;
-grant all on function app_private.emit_event(p_org text, p_type text, p_resource_type text, p_resource_id text, p_version integer, p_target_endpoint text) to svc_admin;
+grant execute on function app_private.emit_event(p_org text, p_type text, p_resource_type text, p_resource_id text, p_version integer, p_target_endpoint text) to svc_worker;
+grant execute on function app_private.emit_event(p_org text, p_type text, p_resource_type text, p_resource_id text, p_version integer, p_target_endpoint text) to svc_admin;
 
 -- function app_private.event_resource_visible(text, text, text)
 
@@ -113,17 +145,16 @@ begin
 end
 $$;
 
-
 alter function app_private.event_resource_visible(p_type text, p_resource_type text, p_resource_id text) owner to svc_api;
 
 comment on function app_private.event_resource_visible(p_type text, p_resource_type text, p_resource_id text) is 'Whether the request context''s client may read an event''s resource now, read through the API''s own view functions (payments and ticket messages by their policies) under svc_api''s policies, so that a delivery never tells a client more than a GET would (spec: events are filtered through the same rules as reads); a time_entry.deleted event goes to whoever may read time entries, and an unknown resource type is never visible. The worker calls it through app_private.client_may_read, after setting that client''s signed delivery context and switching to svc_runtime; it runs as svc_api, the owner of the views, and sees only the organization the context names.';
 
 revoke all on function app_private.event_resource_visible(p_type text, p_resource_type text, p_resource_id text) from public;
-grant all on function app_private.event_resource_visible(p_type text, p_resource_type text, p_resource_id text) to svc_runtime;
-grant all on function app_private.event_resource_visible(p_type text, p_resource_type text, p_resource_id text) to svc_owner;
-grant all on function app_private.event_resource_visible(p_type text, p_resource_type text, p_resource_id text) to svc_worker;
-grant all on function app_private.event_resource_visible(p_type text, p_resource_type text, p_resource_id text) to svc_admin;
-grant all on function app_private.event_resource_visible(p_type text, p_resource_type text, p_resource_id text) to svc_gate;
+grant execute on function app_private.event_resource_visible(p_type text, p_resource_type text, p_resource_id text) to svc_runtime;
+grant execute on function app_private.event_resource_visible(p_type text, p_resource_type text, p_resource_id text) to svc_owner;
+grant execute on function app_private.event_resource_visible(p_type text, p_resource_type text, p_resource_id text) to svc_worker;
+grant execute on function app_private.event_resource_visible(p_type text, p_resource_type text, p_resource_id text) to svc_admin;
+grant execute on function app_private.event_resource_visible(p_type text, p_resource_type text, p_resource_id text) to svc_gate;
 
 -- function app_private.job_outbox_drain()
 
@@ -147,12 +178,11 @@ begin
 end
 $$;
 
-
 alter function app_private.job_outbox_drain() owner to svc_owner;
 
 revoke all on function app_private.job_outbox_drain() from public;
-grant all on function app_private.job_outbox_drain() to svc_worker;
-grant all on function app_private.job_outbox_drain() to svc_admin;
+grant execute on function app_private.job_outbox_drain() to svc_worker;
+grant execute on function app_private.job_outbox_drain() to svc_admin;
 
 -- function app_private.job_queue_privileges()
 
@@ -196,7 +226,6 @@ begin
 end
 $_$;
 
-
 alter function app_private.job_queue_privileges() owner to svc_owner;
 
 comment on function app_private.job_queue_privileges() is 'What svc_owner needs of graphile-worker''s schema to queue jobs, and svc_worker to run them; scripts/db.ts calls it after graphile-worker''s migrations.';
@@ -218,12 +247,11 @@ begin
 end
 $$;
 
-
 alter function app_private.purge_webhook_history(p_older_than interval) owner to svc_owner;
 
 revoke all on function app_private.purge_webhook_history(p_older_than interval) from public;
-grant all on function app_private.purge_webhook_history(p_older_than interval) to svc_worker;
-grant all on function app_private.purge_webhook_history(p_older_than interval) to svc_admin;
+grant execute on function app_private.purge_webhook_history(p_older_than interval) to svc_worker;
+grant execute on function app_private.purge_webhook_history(p_older_than interval) to svc_admin;
 
 -- function app_private.queue_job(text, text, json, text, integer, timestamp with time zone)
 
@@ -247,12 +275,11 @@ begin
 end
 $$;
 
-
 alter function app_private.queue_job(p_organization_id text, p_task text, p_payload json, p_job_key text, p_max_attempts integer, p_run_at timestamp with time zone) owner to svc_owner;
 
 revoke all on function app_private.queue_job(p_organization_id text, p_task text, p_payload json, p_job_key text, p_max_attempts integer, p_run_at timestamp with time zone) from public;
-grant all on function app_private.queue_job(p_organization_id text, p_task text, p_payload json, p_job_key text, p_max_attempts integer, p_run_at timestamp with time zone) to svc_worker;
-grant all on function app_private.queue_job(p_organization_id text, p_task text, p_payload json, p_job_key text, p_max_attempts integer, p_run_at timestamp with time zone) to svc_admin;
+grant execute on function app_private.queue_job(p_organization_id text, p_task text, p_payload json, p_job_key text, p_max_attempts integer, p_run_at timestamp with time zone) to svc_worker;
+grant execute on function app_private.queue_job(p_organization_id text, p_task text, p_payload json, p_job_key text, p_max_attempts integer, p_run_at timestamp with time zone) to svc_admin;
 
 -- function app_private.webhook_cancel(text, text, text)
 
@@ -267,12 +294,11 @@ begin
 end
 $$;
 
-
 alter function app_private.webhook_cancel(p_organization_id text, p_delivery text, p_reason text) owner to svc_owner;
 
 revoke all on function app_private.webhook_cancel(p_organization_id text, p_delivery text, p_reason text) from public;
-grant all on function app_private.webhook_cancel(p_organization_id text, p_delivery text, p_reason text) to svc_worker;
-grant all on function app_private.webhook_cancel(p_organization_id text, p_delivery text, p_reason text) to svc_admin;
+grant execute on function app_private.webhook_cancel(p_organization_id text, p_delivery text, p_reason text) to svc_worker;
+grant execute on function app_private.webhook_cancel(p_organization_id text, p_delivery text, p_reason text) to svc_admin;
 
 -- function app_private.webhook_claim(text, text, integer)
 
@@ -323,12 +349,11 @@ begin
 end
 $$;
 
-
 alter function app_private.webhook_claim(p_organization_id text, p_delivery text, p_lease_seconds integer) owner to svc_owner;
 
 revoke all on function app_private.webhook_claim(p_organization_id text, p_delivery text, p_lease_seconds integer) from public;
-grant all on function app_private.webhook_claim(p_organization_id text, p_delivery text, p_lease_seconds integer) to svc_worker;
-grant all on function app_private.webhook_claim(p_organization_id text, p_delivery text, p_lease_seconds integer) to svc_admin;
+grant execute on function app_private.webhook_claim(p_organization_id text, p_delivery text, p_lease_seconds integer) to svc_worker;
+grant execute on function app_private.webhook_claim(p_organization_id text, p_delivery text, p_lease_seconds integer) to svc_admin;
 
 -- function app_private.webhook_endpoint_not_found(text)
 
@@ -337,13 +362,12 @@ create function app_private.webhook_endpoint_not_found(p_id text) returns void
     set search_path to 'pg_catalog', 'pg_temp'
     as $$ select app_private.raise('SVN04', 'WEBHOOK_ENDPOINT_NOT_FOUND', format('no webhook endpoint %s of your client', p_id)) $$;
 
-
 alter function app_private.webhook_endpoint_not_found(p_id text) owner to svc_owner;
 
 revoke all on function app_private.webhook_endpoint_not_found(p_id text) from public;
-grant all on function app_private.webhook_endpoint_not_found(p_id text) to svc_api;
-grant all on function app_private.webhook_endpoint_not_found(p_id text) to svc_worker;
-grant all on function app_private.webhook_endpoint_not_found(p_id text) to svc_admin;
+grant execute on function app_private.webhook_endpoint_not_found(p_id text) to svc_api;
+grant execute on function app_private.webhook_endpoint_not_found(p_id text) to svc_worker;
+grant execute on function app_private.webhook_endpoint_not_found(p_id text) to svc_admin;
 
 -- function app_private.webhook_enqueue(text, text, timestamp with time zone)
 
@@ -357,12 +381,11 @@ begin
 end
 $$;
 
-
 alter function app_private.webhook_enqueue(p_organization_id text, p_delivery text, p_run_at timestamp with time zone) owner to svc_owner;
 
 revoke all on function app_private.webhook_enqueue(p_organization_id text, p_delivery text, p_run_at timestamp with time zone) from public;
-grant all on function app_private.webhook_enqueue(p_organization_id text, p_delivery text, p_run_at timestamp with time zone) to svc_worker;
-grant all on function app_private.webhook_enqueue(p_organization_id text, p_delivery text, p_run_at timestamp with time zone) to svc_admin;
+grant execute on function app_private.webhook_enqueue(p_organization_id text, p_delivery text, p_run_at timestamp with time zone) to svc_worker;
+grant execute on function app_private.webhook_enqueue(p_organization_id text, p_delivery text, p_run_at timestamp with time zone) to svc_admin;
 
 -- function app_private.webhook_fanout(text, text, integer)
 
@@ -381,12 +404,11 @@ begin
 end
 $$;
 
-
 alter function app_private.webhook_fanout(p_organization_id text, p_event text, p_lease_seconds integer) owner to svc_owner;
 
 revoke all on function app_private.webhook_fanout(p_organization_id text, p_event text, p_lease_seconds integer) from public;
-grant all on function app_private.webhook_fanout(p_organization_id text, p_event text, p_lease_seconds integer) to svc_worker;
-grant all on function app_private.webhook_fanout(p_organization_id text, p_event text, p_lease_seconds integer) to svc_admin;
+grant execute on function app_private.webhook_fanout(p_organization_id text, p_event text, p_lease_seconds integer) to svc_worker;
+grant execute on function app_private.webhook_fanout(p_organization_id text, p_event text, p_lease_seconds integer) to svc_admin;
 
 -- function app_private.webhook_fanout_any(integer, integer)
 
@@ -411,12 +433,11 @@ begin
 end
 $$;
 
-
 alter function app_private.webhook_fanout_any(p_limit integer, p_lease_seconds integer) owner to svc_owner;
 
 revoke all on function app_private.webhook_fanout_any(p_limit integer, p_lease_seconds integer) from public;
-grant all on function app_private.webhook_fanout_any(p_limit integer, p_lease_seconds integer) to svc_worker;
-grant all on function app_private.webhook_fanout_any(p_limit integer, p_lease_seconds integer) to svc_admin;
+grant execute on function app_private.webhook_fanout_any(p_limit integer, p_lease_seconds integer) to svc_worker;
+grant execute on function app_private.webhook_fanout_any(p_limit integer, p_lease_seconds integer) to svc_admin;
 
 -- function app_private.webhook_fanout_batch(text, integer, integer)
 
@@ -452,12 +473,11 @@ begin
 end
 $$;
 
-
 alter function app_private.webhook_fanout_batch(p_organization_id text, p_limit integer, p_lease_seconds integer) owner to svc_owner;
 
 revoke all on function app_private.webhook_fanout_batch(p_organization_id text, p_limit integer, p_lease_seconds integer) from public;
-grant all on function app_private.webhook_fanout_batch(p_organization_id text, p_limit integer, p_lease_seconds integer) to svc_worker;
-grant all on function app_private.webhook_fanout_batch(p_organization_id text, p_limit integer, p_lease_seconds integer) to svc_admin;
+grant execute on function app_private.webhook_fanout_batch(p_organization_id text, p_limit integer, p_lease_seconds integer) to svc_worker;
+grant execute on function app_private.webhook_fanout_batch(p_organization_id text, p_limit integer, p_lease_seconds integer) to svc_admin;
 
 -- function app_private.webhook_fanout_organizations(integer)
 
@@ -471,12 +491,11 @@ begin
 end
 $$;
 
-
 alter function app_private.webhook_fanout_organizations(p_limit integer) owner to svc_owner;
 
 revoke all on function app_private.webhook_fanout_organizations(p_limit integer) from public;
-grant all on function app_private.webhook_fanout_organizations(p_limit integer) to svc_worker;
-grant all on function app_private.webhook_fanout_organizations(p_limit integer) to svc_admin;
+grant execute on function app_private.webhook_fanout_organizations(p_limit integer) to svc_worker;
+grant execute on function app_private.webhook_fanout_organizations(p_limit integer) to svc_admin;
 
 -- function app_private.webhook_record_attempt(text, text, integer, timestamp with time zone, integer, integer, text, boolean, integer, double precision, integer, integer)
 
@@ -546,12 +565,11 @@ begin
 end
 $$;
 
-
 alter function app_private.webhook_record_attempt(p_organization_id text, p_delivery text, p_attempt integer, p_started_at timestamp with time zone, p_duration_ms integer, p_response_status integer, p_error text, p_retryable boolean, p_retry_after_seconds integer, p_scale double precision, p_disable_after integer, p_disable_after_seconds integer) owner to svc_owner;
 
 revoke all on function app_private.webhook_record_attempt(p_organization_id text, p_delivery text, p_attempt integer, p_started_at timestamp with time zone, p_duration_ms integer, p_response_status integer, p_error text, p_retryable boolean, p_retry_after_seconds integer, p_scale double precision, p_disable_after integer, p_disable_after_seconds integer) from public;
-grant all on function app_private.webhook_record_attempt(p_organization_id text, p_delivery text, p_attempt integer, p_started_at timestamp with time zone, p_duration_ms integer, p_response_status integer, p_error text, p_retryable boolean, p_retry_after_seconds integer, p_scale double precision, p_disable_after integer, p_disable_after_seconds integer) to svc_worker;
-grant all on function app_private.webhook_record_attempt(p_organization_id text, p_delivery text, p_attempt integer, p_started_at timestamp with time zone, p_duration_ms integer, p_response_status integer, p_error text, p_retryable boolean, p_retry_after_seconds integer, p_scale double precision, p_disable_after integer, p_disable_after_seconds integer) to svc_admin;
+grant execute on function app_private.webhook_record_attempt(p_organization_id text, p_delivery text, p_attempt integer, p_started_at timestamp with time zone, p_duration_ms integer, p_response_status integer, p_error text, p_retryable boolean, p_retry_after_seconds integer, p_scale double precision, p_disable_after integer, p_disable_after_seconds integer) to svc_worker;
+grant execute on function app_private.webhook_record_attempt(p_organization_id text, p_delivery text, p_attempt integer, p_started_at timestamp with time zone, p_duration_ms integer, p_response_status integer, p_error text, p_retryable boolean, p_retry_after_seconds integer, p_scale double precision, p_disable_after integer, p_disable_after_seconds integer) to svc_admin;
 
 -- function app_private.webhook_recover(interval)
 
@@ -594,12 +612,11 @@ begin
 end
 $$;
 
-
 alter function app_private.webhook_recover(p_stale interval) owner to svc_owner;
 
 revoke all on function app_private.webhook_recover(p_stale interval) from public;
-grant all on function app_private.webhook_recover(p_stale interval) to svc_worker;
-grant all on function app_private.webhook_recover(p_stale interval) to svc_admin;
+grant execute on function app_private.webhook_recover(p_stale interval) to svc_worker;
+grant execute on function app_private.webhook_recover(p_stale interval) to svc_admin;
 
 -- function app_private.webhook_retry_delay(integer, double precision)
 
@@ -611,12 +628,11 @@ create function app_private.webhook_retry_delay(p_attempt integer, p_scale doubl
                                * (0.8 + random() * 0.4) * p_scale)
 $$;
 
-
 alter function app_private.webhook_retry_delay(p_attempt integer, p_scale double precision) owner to svc_owner;
 
 revoke all on function app_private.webhook_retry_delay(p_attempt integer, p_scale double precision) from public;
-grant all on function app_private.webhook_retry_delay(p_attempt integer, p_scale double precision) to svc_worker;
-grant all on function app_private.webhook_retry_delay(p_attempt integer, p_scale double precision) to svc_admin;
+grant execute on function app_private.webhook_retry_delay(p_attempt integer, p_scale double precision) to svc_worker;
+grant execute on function app_private.webhook_retry_delay(p_attempt integer, p_scale double precision) to svc_admin;
 
 -- table app.webhook_endpoints
 
@@ -680,7 +696,7 @@ create policy "Clients see their own endpoints" on app.webhook_endpoints for sel
 
 comment on policy "Clients see their own endpoints" on app.webhook_endpoints is 'svc_api reads only the endpoints of the request''s organization that belong to the request''s client (spec: a client sees and manages only its own endpoints); another client''s endpoint is WEBHOOK_ENDPOINT_NOT_FOUND.';
 
-create policy "Commands act in the request's organization" on app.webhook_endpoints to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.webhook_endpoints to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.webhook_endpoints is 'svc_owner (the commands, triggers and helpers that write what svc_api may not), svc_worker and svc_admin read and write, by every command, only webhook endpoints of the request''s organization (app.current_organization_id(), from the signed context; nothing without one), or of every organization in an operator session (a login that is a member of svc_operator: the worker, svc-admin, migrations), whose jobs span organizations. So svc_owner''s reads of endpoints inside a request (replay, test, the limit''s count, emit_event''s subscription check) stay in the caller''s organization, while the worker''s fan-out and automatic disabling span organizations.';
 
@@ -697,7 +713,6 @@ begin
   return new;
 end
 $$;
-
 
 alter function app_private.tg_webhook_endpoints__limit() owner to svc_owner;
 
@@ -722,7 +737,6 @@ begin
   return new;
 end
 $$;
-
 
 alter function app_private.tg_webhook_endpoints__check_events() owner to svc_owner;
 
@@ -760,12 +774,12 @@ grant update(consecutive_failures) on table app.webhook_endpoints to svc_api;
 grant update(failing_since) on table app.webhook_endpoints to svc_api;
 
 revoke all on function app_private.tg_webhook_endpoints__check_events() from public;
-grant all on function app_private.tg_webhook_endpoints__check_events() to svc_worker;
-grant all on function app_private.tg_webhook_endpoints__check_events() to svc_admin;
+grant execute on function app_private.tg_webhook_endpoints__check_events() to svc_worker;
+grant execute on function app_private.tg_webhook_endpoints__check_events() to svc_admin;
 
 revoke all on function app_private.tg_webhook_endpoints__limit() from public;
-grant all on function app_private.tg_webhook_endpoints__limit() to svc_worker;
-grant all on function app_private.tg_webhook_endpoints__limit() to svc_admin;
+grant execute on function app_private.tg_webhook_endpoints__limit() to svc_worker;
+grant execute on function app_private.tg_webhook_endpoints__limit() to svc_admin;
 
 -- function app_private.webhook_endpoint_lock(text, integer[])
 
@@ -788,13 +802,12 @@ begin
 end
 $$;
 
-
 alter function app_private.webhook_endpoint_lock(p_id text, p_if_match integer[]) owner to svc_owner;
 
 revoke all on function app_private.webhook_endpoint_lock(p_id text, p_if_match integer[]) from public;
-grant all on function app_private.webhook_endpoint_lock(p_id text, p_if_match integer[]) to svc_api;
-grant all on function app_private.webhook_endpoint_lock(p_id text, p_if_match integer[]) to svc_worker;
-grant all on function app_private.webhook_endpoint_lock(p_id text, p_if_match integer[]) to svc_admin;
+grant execute on function app_private.webhook_endpoint_lock(p_id text, p_if_match integer[]) to svc_api;
+grant execute on function app_private.webhook_endpoint_lock(p_id text, p_if_match integer[]) to svc_worker;
+grant execute on function app_private.webhook_endpoint_lock(p_id text, p_if_match integer[]) to svc_admin;
 
 -- table app_private.admin_notifications
 
@@ -826,7 +839,7 @@ alter table only app_private.admin_notifications
 
 alter table app_private.admin_notifications enable row level security;
 
-create policy "Commands act in the request's organization" on app_private.admin_notifications to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app_private.admin_notifications to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app_private.admin_notifications is 'svc_owner (the commands, triggers and helpers that write what svc_api may not), svc_worker and svc_admin read and write, by every command, only administrators'' notifications of the request''s organization (app.current_organization_id(), from the signed context; nothing without one), or of every organization in an operator session (a login that is a member of svc_operator: the worker, svc-admin, migrations), whose jobs span organizations. The worker writes one when it disables an endpoint after repeated failed deliveries (webhook_record_attempt) and svc-admin lists them (control.notifications_list), both operator sessions; svc_owner inside a request sees only its own organization''s.';
 
@@ -894,7 +907,7 @@ create policy "The service status sees events waiting for their fan-out" on app.
 
 comment on policy "The service status sees events waiting for their fan-out" on app.events is 'svc_status, the owner of api.service_outbox_status, reads of every organization only the events still waiting for their fan-out (fanout_pending), and of them only fanout_pending and created_at (its column grants): the age of the outbox''s backlog for /metrics, with no request context.';
 
-create policy "Commands act in the request's organization" on app.events to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.events to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.events is 'svc_owner (the commands, triggers and helpers that write what svc_api may not), svc_worker and svc_admin read and write, by every command, only events of the request''s organization (app.current_organization_id(), from the signed context; nothing without one), or of every organization in an operator session (a login that is a member of svc_operator: the worker, svc-admin, migrations), whose jobs span organizations. So emit_event and the test event, which write the outbox as svc_owner inside a request, stay in the caller''s organization, while the worker''s fan-out, claims, recovery and purge span organizations.';
 
@@ -964,12 +977,11 @@ begin
 end
 $$;
 
-
 alter function app_private.webhook_fanout_event(e app.events, p_lease_seconds integer) owner to svc_owner;
 
 revoke all on function app_private.webhook_fanout_event(e app.events, p_lease_seconds integer) from public;
-grant all on function app_private.webhook_fanout_event(e app.events, p_lease_seconds integer) to svc_worker;
-grant all on function app_private.webhook_fanout_event(e app.events, p_lease_seconds integer) to svc_admin;
+grant execute on function app_private.webhook_fanout_event(e app.events, p_lease_seconds integer) to svc_worker;
+grant execute on function app_private.webhook_fanout_event(e app.events, p_lease_seconds integer) to svc_admin;
 
 -- table app.webhook_deliveries
 
@@ -1028,7 +1040,7 @@ create policy "Clients see deliveries to their own endpoints" on app.webhook_del
 
 comment on policy "Clients see deliveries to their own endpoints" on app.webhook_deliveries is 'svc_api reads deliveries of the request''s organization whose client is the request''s client: each delivery carries its endpoint''s client (set by the fan-out, a replay and a test), so a client sees only deliveries to its own endpoints. svc_api never writes deliveries: svc_owner''s commands and the worker do.';
 
-create policy "Commands act in the request's organization" on app.webhook_deliveries to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.webhook_deliveries to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.webhook_deliveries is 'svc_owner (the commands, triggers and helpers that write what svc_api may not), svc_worker and svc_admin read and write, by every command, only webhook deliveries of the request''s organization (app.current_organization_id(), from the signed context; nothing without one), or of every organization in an operator session (a login that is a member of svc_operator: the worker, svc-admin, migrations), whose jobs span organizations. So a replay or a test delivery, written as svc_owner inside a request, stays in the caller''s organization, while the worker''s fan-out, claims, retries, recovery and purge span organizations.';
 
@@ -1050,7 +1062,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_webhook_deliveries__replay_of() owner to svc_owner;
 
 comment on function app_private.tg_webhook_deliveries__replay_of() is 'On app.webhook_deliveries, in place of a self-referencing foreign key Citus cannot keep: before an insert or an update of replay_of that names one (_010_replay_of), the replayed delivery must exist in the same organization (SVN04 WEBHOOK_DELIVERY_NOT_FOUND); after a delete (_990_replay_of), the purged delivery''s replays forget it (replay_of set to null).';
@@ -1069,8 +1080,8 @@ grant select(status) on table app.webhook_deliveries to svc_status;
 grant select(next_attempt_at) on table app.webhook_deliveries to svc_status;
 
 revoke all on function app_private.tg_webhook_deliveries__replay_of() from public;
-grant all on function app_private.tg_webhook_deliveries__replay_of() to svc_worker;
-grant all on function app_private.tg_webhook_deliveries__replay_of() to svc_admin;
+grant execute on function app_private.tg_webhook_deliveries__replay_of() to svc_worker;
+grant execute on function app_private.tg_webhook_deliveries__replay_of() to svc_admin;
 
 -- table app.webhook_delivery_attempts
 
@@ -1099,7 +1110,7 @@ create policy "Clients see attempts of their own deliveries" on app.webhook_deli
 
 comment on policy "Clients see attempts of their own deliveries" on app.webhook_delivery_attempts is 'svc_api reads delivery attempts of the request''s organization made for the request''s client: each attempt carries its delivery''s client, copied by the _010_client_of_parent trigger, so the policy judges the row alone (Citus refuses a policy that reads another table). Only the worker writes attempts.';
 
-create policy "Commands act in the request's organization" on app.webhook_delivery_attempts to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.webhook_delivery_attempts to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.webhook_delivery_attempts is 'svc_owner (the commands, triggers and helpers that write what svc_api may not), svc_worker and svc_admin read and write, by every command, only webhook delivery attempts of the request''s organization (app.current_organization_id(), from the signed context; nothing without one), or of every organization in an operator session (a login that is a member of svc_operator: the worker, svc-admin, migrations), whose jobs span organizations. The worker records the attempts of every organization''s deliveries; svc_owner inside a request sees only its own organization''s.';
 
@@ -1135,7 +1146,7 @@ alter table only app_private.job_outbox
 
 alter table app_private.job_outbox enable row level security;
 
-create policy "Commands act in the request's organization" on app_private.job_outbox to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app_private.job_outbox to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app_private.job_outbox is 'svc_owner (the commands, triggers and helpers that write what svc_api may not), svc_worker and svc_admin read and write, by every command, only queued jobs of the request''s organization (app.current_organization_id(), from the signed context; nothing without one), or of every organization in an operator session (a login that is a member of svc_operator: the worker, svc-admin, migrations), whose jobs span organizations. On Citus app_private.queue_job writes a job into its organization''s outbox in the transaction of the write that caused it, and the worker''s app_private.job_outbox_drain moves every organization''s into graphile-worker''s queue; empty on one server.';
 
@@ -1166,8 +1177,7 @@ create view api.webhook_deliveries with (security_invoker='false') as
    from (app.webhook_deliveries d
      join app.events e on ((e.id = d.event_id)));
 
-
-alter table api.webhook_deliveries owner to svc_api;
+alter view api.webhook_deliveries owner to svc_api;
 
 grant select on table api.webhook_deliveries to svc_runtime;
 grant select on table api.webhook_deliveries to svc_owner;
@@ -1191,8 +1201,7 @@ create view api.webhook_endpoints with (security_invoker='false') as
         end, 'created_at', app_private.iso_timestamp(w.created_at), 'updated_at', app_private.iso_timestamp(w.updated_at), 'version', w.version) as doc
    from app.webhook_endpoints w;
 
-
-alter table api.webhook_endpoints owner to svc_api;
+alter view api.webhook_endpoints owner to svc_api;
 
 grant select on table api.webhook_endpoints to svc_runtime;
 grant select on table api.webhook_endpoints to svc_owner;
@@ -1209,15 +1218,14 @@ create function api.service_outbox_status(out oldest_pending_event_seconds doubl
                                               where d.status = 'pending' and d.next_attempt_at <= now())), 0)::float8
 $$;
 
-
 alter function api.service_outbox_status(out oldest_pending_event_seconds double precision, out deliveries_pending bigint, out oldest_due_delivery_seconds double precision) owner to svc_status;
 
 comment on function api.service_outbox_status(out oldest_pending_event_seconds double precision, out deliveries_pending bigint, out oldest_due_delivery_seconds double precision) is 'The outbox gauges of /metrics over every organization: the age in seconds of the oldest event waiting for its fan-out, the number of deliveries waiting, and how long the most overdue due delivery has waited (a retry scheduled for later is not lag). It runs as svc_status, which owns nothing else and by its two policies and column grants sees, of every organization, only the waiting events'' creation times and the waiting deliveries'' status and due time; svc_runtime calls it without a request context and gets these three numbers alone.';
 
 revoke all on function api.service_outbox_status(out oldest_pending_event_seconds double precision, out deliveries_pending bigint, out oldest_due_delivery_seconds double precision) from public;
-grant all on function api.service_outbox_status(out oldest_pending_event_seconds double precision, out deliveries_pending bigint, out oldest_due_delivery_seconds double precision) to svc_runtime;
-grant all on function api.service_outbox_status(out oldest_pending_event_seconds double precision, out deliveries_pending bigint, out oldest_due_delivery_seconds double precision) to svc_api;
-grant all on function api.service_outbox_status(out oldest_pending_event_seconds double precision, out deliveries_pending bigint, out oldest_due_delivery_seconds double precision) to svc_owner;
+grant execute on function api.service_outbox_status(out oldest_pending_event_seconds double precision, out deliveries_pending bigint, out oldest_due_delivery_seconds double precision) to svc_runtime;
+grant execute on function api.service_outbox_status(out oldest_pending_event_seconds double precision, out deliveries_pending bigint, out oldest_due_delivery_seconds double precision) to svc_api;
+grant execute on function api.service_outbox_status(out oldest_pending_event_seconds double precision, out deliveries_pending bigint, out oldest_due_delivery_seconds double precision) to svc_owner;
 
 -- function api.webhook_deliveries(text)
 
@@ -1245,15 +1253,14 @@ begin
 end
 $_$;
 
-
 alter function api.webhook_deliveries(p_id text) owner to svc_api;
 
 comment on function api.webhook_deliveries(p_id text) is 'The rows of view api.webhook_deliveries for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.webhook_deliveries(p_id text) from public;
-grant all on function api.webhook_deliveries(p_id text) to svc_runtime;
-grant all on function api.webhook_deliveries(p_id text) to svc_owner;
-grant all on function api.webhook_deliveries(p_id text) to svc_worker;
+grant execute on function api.webhook_deliveries(p_id text) to svc_runtime;
+grant execute on function api.webhook_deliveries(p_id text) to svc_owner;
+grant execute on function api.webhook_deliveries(p_id text) to svc_worker;
 
 -- function api.webhook_delivery_get(text, text)
 
@@ -1278,15 +1285,14 @@ begin
 end
 $$;
 
-
 alter function api.webhook_delivery_get(p_endpoint text, p_delivery text) owner to svc_api;
 
 comment on function api.webhook_delivery_get(p_endpoint text, p_delivery text) is 'getWebhookDelivery: one delivery of endpoint p_endpoint with all its attempts, read through api.webhook_deliveries and app.webhook_delivery_attempts under svc_api''s policies, which show only the request''s client''s own deliveries and attempts in its organization; no row when the delivery is not the caller''s or not that endpoint''s (the server answers WEBHOOK_DELIVERY_NOT_FOUND). It runs as svc_api because svc_runtime holds no privilege on the tables.';
 
 revoke all on function api.webhook_delivery_get(p_endpoint text, p_delivery text) from public;
-grant all on function api.webhook_delivery_get(p_endpoint text, p_delivery text) to svc_runtime;
-grant all on function api.webhook_delivery_get(p_endpoint text, p_delivery text) to svc_owner;
-grant all on function api.webhook_delivery_get(p_endpoint text, p_delivery text) to svc_worker;
+grant execute on function api.webhook_delivery_get(p_endpoint text, p_delivery text) to svc_runtime;
+grant execute on function api.webhook_delivery_get(p_endpoint text, p_delivery text) to svc_owner;
+grant execute on function api.webhook_delivery_get(p_endpoint text, p_delivery text) to svc_worker;
 
 -- function api.webhook_delivery_replay(text, text)
 
@@ -1327,15 +1333,14 @@ begin
 end
 $$;
 
-
 alter function api.webhook_delivery_replay(p_endpoint text, p_delivery text) owner to svc_owner;
 
 comment on function api.webhook_delivery_replay(p_endpoint text, p_delivery text) is 'replayWebhookDelivery: a new delivery of the same event to the same endpoint (replay_of names the original), its webhook_deliver job queued, for the caller''s own endpoint (else WEBHOOK_ENDPOINT_NOT_FOUND) and a delivery of it (else WEBHOOK_DELIVERY_NOT_FOUND), only inside the 30-day event retention (SVC09 WEBHOOK_REPLAY_EXPIRED) and while the endpoint is enabled (SVC09 CONFLICT). It runs as svc_owner because svc_api may not write deliveries or queue jobs, so it checks the endpoint''s organization and client against the request context itself, and svc_owner''s policy keeps it in the request''s organization.';
 
 revoke all on function api.webhook_delivery_replay(p_endpoint text, p_delivery text) from public;
-grant all on function api.webhook_delivery_replay(p_endpoint text, p_delivery text) to svc_runtime;
-grant all on function api.webhook_delivery_replay(p_endpoint text, p_delivery text) to svc_api;
-grant all on function api.webhook_delivery_replay(p_endpoint text, p_delivery text) to svc_worker;
+grant execute on function api.webhook_delivery_replay(p_endpoint text, p_delivery text) to svc_runtime;
+grant execute on function api.webhook_delivery_replay(p_endpoint text, p_delivery text) to svc_api;
+grant execute on function api.webhook_delivery_replay(p_endpoint text, p_delivery text) to svc_worker;
 
 -- function api.webhook_endpoint_create(text, text, text[], text, text)
 
@@ -1352,15 +1357,14 @@ begin
 end
 $$;
 
-
 alter function api.webhook_endpoint_create(p_id text, p_url text, p_events text[], p_description text, p_secret_sealed text) owner to svc_api;
 
 comment on function api.webhook_endpoint_create(p_id text, p_url text, p_events text[], p_description text, p_secret_sealed text) is 'createWebhookEndpoint: inserts the endpoint for the request''s client with the id the server chose before the verification challenge (which names it), a secret the server sealed and a URL it checked as safe; the table''s triggers check the event names (WEBHOOK_EVENT_NOT_SUPPORTED) and the limit of 20 endpoints per client. It runs as svc_api under "Clients create their own endpoints": the organization and client come from the request context, never from the caller.';
 
 revoke all on function api.webhook_endpoint_create(p_id text, p_url text, p_events text[], p_description text, p_secret_sealed text) from public;
-grant all on function api.webhook_endpoint_create(p_id text, p_url text, p_events text[], p_description text, p_secret_sealed text) to svc_runtime;
-grant all on function api.webhook_endpoint_create(p_id text, p_url text, p_events text[], p_description text, p_secret_sealed text) to svc_owner;
-grant all on function api.webhook_endpoint_create(p_id text, p_url text, p_events text[], p_description text, p_secret_sealed text) to svc_worker;
+grant execute on function api.webhook_endpoint_create(p_id text, p_url text, p_events text[], p_description text, p_secret_sealed text) to svc_runtime;
+grant execute on function api.webhook_endpoint_create(p_id text, p_url text, p_events text[], p_description text, p_secret_sealed text) to svc_owner;
+grant execute on function api.webhook_endpoint_create(p_id text, p_url text, p_events text[], p_description text, p_secret_sealed text) to svc_worker;
 
 -- function api.webhook_endpoint_rotate(text, text, integer)
 
@@ -1382,15 +1386,14 @@ begin
 end
 $$;
 
-
 alter function api.webhook_endpoint_rotate(p_id text, p_secret_sealed text, p_previous_expires_in_seconds integer) owner to svc_api;
 
 comment on function api.webhook_endpoint_rotate(p_id text, p_secret_sealed text, p_previous_expires_in_seconds integer) is 'rotateWebhookEndpointSecret: stores the new sealed secret; with p_previous_expires_in_seconds > 0 the previous secret keeps signing deliveries until then, so receivers can switch without a gap, otherwise it is dropped at once. It runs as svc_api: app_private.webhook_endpoint_lock finds only the request''s client''s own endpoints (else WEBHOOK_ENDPOINT_NOT_FOUND), and the update passes "Clients change their own endpoints".';
 
 revoke all on function api.webhook_endpoint_rotate(p_id text, p_secret_sealed text, p_previous_expires_in_seconds integer) from public;
-grant all on function api.webhook_endpoint_rotate(p_id text, p_secret_sealed text, p_previous_expires_in_seconds integer) to svc_runtime;
-grant all on function api.webhook_endpoint_rotate(p_id text, p_secret_sealed text, p_previous_expires_in_seconds integer) to svc_owner;
-grant all on function api.webhook_endpoint_rotate(p_id text, p_secret_sealed text, p_previous_expires_in_seconds integer) to svc_worker;
+grant execute on function api.webhook_endpoint_rotate(p_id text, p_secret_sealed text, p_previous_expires_in_seconds integer) to svc_runtime;
+grant execute on function api.webhook_endpoint_rotate(p_id text, p_secret_sealed text, p_previous_expires_in_seconds integer) to svc_owner;
+grant execute on function api.webhook_endpoint_rotate(p_id text, p_secret_sealed text, p_previous_expires_in_seconds integer) to svc_worker;
 
 -- function api.webhook_endpoint_set_status(text, text, boolean)
 
@@ -1415,15 +1418,14 @@ begin
 end
 $$;
 
-
 alter function api.webhook_endpoint_set_status(p_id text, p_status text, p_verified boolean) owner to svc_api;
 
 comment on function api.webhook_endpoint_set_status(p_id text, p_status text, p_verified boolean) is 'disableWebhookEndpoint and enableWebhookEndpoint: sets the status, clears the failure streak and records a client''s disabling (disabled_reason client); an unchanged status writes nothing (no new version). Enabling a disabled endpoint needs p_verified (the server ran the verification challenge before this transaction), and one disabled meanwhile is refused as a retryable SVC09 CONFLICT. It runs as svc_api, on the request''s client''s own endpoint only (webhook_endpoint_lock and "Clients change their own endpoints"; WEBHOOK_ENDPOINT_NOT_FOUND otherwise).';
 
 revoke all on function api.webhook_endpoint_set_status(p_id text, p_status text, p_verified boolean) from public;
-grant all on function api.webhook_endpoint_set_status(p_id text, p_status text, p_verified boolean) to svc_runtime;
-grant all on function api.webhook_endpoint_set_status(p_id text, p_status text, p_verified boolean) to svc_owner;
-grant all on function api.webhook_endpoint_set_status(p_id text, p_status text, p_verified boolean) to svc_worker;
+grant execute on function api.webhook_endpoint_set_status(p_id text, p_status text, p_verified boolean) to svc_runtime;
+grant execute on function api.webhook_endpoint_set_status(p_id text, p_status text, p_verified boolean) to svc_owner;
+grant execute on function api.webhook_endpoint_set_status(p_id text, p_status text, p_verified boolean) to svc_worker;
 
 -- function api.webhook_endpoint_test(text)
 
@@ -1453,15 +1455,14 @@ begin
 end
 $$;
 
-
 alter function api.webhook_endpoint_test(p_endpoint text) owner to svc_owner;
 
 comment on function api.webhook_endpoint_test(p_endpoint text) is 'testWebhookEndpoint: a webhook_endpoint.test event aimed at this endpoint alone (its client in client_ids, so that the client may read it) and a delivery of it, its job queued; it goes to a disabled endpoint too, since testing is how a client checks a fix. It runs as svc_owner because svc_api may write neither events nor deliveries, and takes only the request''s client''s own endpoint in the request''s organization (else WEBHOOK_ENDPOINT_NOT_FOUND).';
 
 revoke all on function api.webhook_endpoint_test(p_endpoint text) from public;
-grant all on function api.webhook_endpoint_test(p_endpoint text) to svc_runtime;
-grant all on function api.webhook_endpoint_test(p_endpoint text) to svc_api;
-grant all on function api.webhook_endpoint_test(p_endpoint text) to svc_worker;
+grant execute on function api.webhook_endpoint_test(p_endpoint text) to svc_runtime;
+grant execute on function api.webhook_endpoint_test(p_endpoint text) to svc_api;
+grant execute on function api.webhook_endpoint_test(p_endpoint text) to svc_worker;
 
 -- function api.webhook_endpoint_update(text, integer[], jsonb, text)
 
@@ -1484,15 +1485,14 @@ begin
 end
 $$;
 
-
 alter function api.webhook_endpoint_update(p_id text, p_if_match integer[], p_patch jsonb, p_verified_url text) owner to svc_api;
 
 comment on function api.webhook_endpoint_update(p_id text, p_if_match integer[], p_patch jsonb, p_verified_url text) is 'updateWebhookEndpoint: changes url, events and description as p_patch gives them, after If-Match (SVS12 STALE_RESOURCE); p_verified_url is the URL whose verification challenge the server ran before this transaction, and a new URL other than it (the endpoint changed meanwhile) is refused as a retryable SVC09 CONFLICT. It runs as svc_api, on the request''s client''s own endpoint only (webhook_endpoint_lock and "Clients change their own endpoints"; WEBHOOK_ENDPOINT_NOT_FOUND otherwise); the event names are checked by tg_webhook_endpoints__check_events.';
 
 revoke all on function api.webhook_endpoint_update(p_id text, p_if_match integer[], p_patch jsonb, p_verified_url text) from public;
-grant all on function api.webhook_endpoint_update(p_id text, p_if_match integer[], p_patch jsonb, p_verified_url text) to svc_runtime;
-grant all on function api.webhook_endpoint_update(p_id text, p_if_match integer[], p_patch jsonb, p_verified_url text) to svc_owner;
-grant all on function api.webhook_endpoint_update(p_id text, p_if_match integer[], p_patch jsonb, p_verified_url text) to svc_worker;
+grant execute on function api.webhook_endpoint_update(p_id text, p_if_match integer[], p_patch jsonb, p_verified_url text) to svc_runtime;
+grant execute on function api.webhook_endpoint_update(p_id text, p_if_match integer[], p_patch jsonb, p_verified_url text) to svc_owner;
+grant execute on function api.webhook_endpoint_update(p_id text, p_if_match integer[], p_patch jsonb, p_verified_url text) to svc_worker;
 
 -- function api.webhook_endpoints(text)
 
@@ -1520,15 +1520,14 @@ begin
 end
 $_$;
 
-
 alter function api.webhook_endpoints(p_id text) owner to svc_api;
 
 comment on function api.webhook_endpoints(p_id text) is 'The rows of view api.webhook_endpoints for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.webhook_endpoints(p_id text) from public;
-grant all on function api.webhook_endpoints(p_id text) to svc_runtime;
-grant all on function api.webhook_endpoints(p_id text) to svc_owner;
-grant all on function api.webhook_endpoints(p_id text) to svc_worker;
+grant execute on function api.webhook_endpoints(p_id text) to svc_runtime;
+grant execute on function api.webhook_endpoints(p_id text) to svc_owner;
+grant execute on function api.webhook_endpoints(p_id text) to svc_worker;
 
 -- function control.notifications_list(text)
 
@@ -1538,7 +1537,7 @@ create function control.notifications_list(p_org text) returns setof app_private
     as $$ select * from app_private.admin_notifications where organization_id = p_org order by id $$;
 
 revoke all on function control.notifications_list(p_org text) from public;
-grant all on function control.notifications_list(p_org text) to svc_admin;
+grant execute on function control.notifications_list(p_org text) to svc_admin;
 
 -- rows of app_private.event_types
 
@@ -1582,6 +1581,8 @@ insert into app_private.event_types (name, resource_type, emitted_by, descriptio
 	('run.requires_action', 'run', '{createAgentRun,submitRunAction}', 'A run waits for your choice (submitRunAction).', true),
 	('run.cancelled', 'run', '{cancelRun}', 'A run was cancelled; it lists the tool operations that completed.', true),
 	('conversation.message.created', 'conversation_message', '{createConversationMessage}', 'A message was added to one of your conversations: yours, or the assistant''s reply when its run ended.', true);
+
+revoke create on schema api, app, app_private, control, reporting, skills from svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the baseline is not undone: restore a backup, or drop the database'); end $$;

@@ -1,12 +1,16 @@
 -- migrate:up
 
-/** The baseline, area 8 of 13. Files: uploads in chunks, contents, scanning, links and download tokens.
+/** The baseline, 8 of 16. Files: uploads in chunks, contents, scanning, links and download tokens.
  * Laid out by table: each table, then its keys and indexes, row security and policies, triggers
  * and their functions, and grants; then the area's views and commands. db/README.md, "The
  * baseline", says how it was made and proved equal to the migrations it replaced. */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
-select pg_catalog.set_config('search_path', '', true);
+set local search_path = '';
+
+-- While this file runs, the owners of its functions and views may create in the schemas (`alter … owner to`
+-- a role needs it when the migrating role is not a superuser); taken back at its end.
+grant create on schema api, app, app_private, control, reporting, skills to svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- function app_private.file_write_roles(text)
 
@@ -15,13 +19,12 @@ create function app_private.file_write_roles(p_type text) returns text[]
     set search_path to 'pg_catalog', 'pg_temp'
     as $$ select case p_type when 'invoice' then '{manager,finance}'::text[] else '{manager}'::text[] end $$;
 
-
 alter function app_private.file_write_roles(p_type text) owner to svc_owner;
 
 revoke all on function app_private.file_write_roles(p_type text) from public;
-grant all on function app_private.file_write_roles(p_type text) to svc_api;
-grant all on function app_private.file_write_roles(p_type text) to svc_worker;
-grant all on function app_private.file_write_roles(p_type text) to svc_admin;
+grant execute on function app_private.file_write_roles(p_type text) to svc_api;
+grant execute on function app_private.file_write_roles(p_type text) to svc_worker;
+grant execute on function app_private.file_write_roles(p_type text) to svc_admin;
 
 -- function app_private.may_read_tickets()
 
@@ -48,53 +51,17 @@ begin
 end
 $$;
 
-
 alter function app_private.may_read_tickets() owner to svc_owner;
 
 comment on function app_private.may_read_tickets() is 'Whether the caller may read tickets: the ticket module on, and the member or manager Role, or finance or hr where the organization grants them tickets (the spec''s Role matrix). In a request it is the tickets read flag signed into the context by begin_request; without one (a BI session) it reads the organization''s ticket settings (refused on a Citus coordinator, SV500 NOT_IN_ITS_WORKER), and without an organization it is false. It runs as svc_owner, the owner of the policy helpers, whose policy shows only the context''s organization, and it reads no other.';
 
 revoke all on function app_private.may_read_tickets() from public;
-grant all on function app_private.may_read_tickets() to svc_api;
-grant all on function app_private.may_read_tickets() to svc_runtime;
-grant all on function app_private.may_read_tickets() to svc_reporting;
-grant all on function app_private.may_read_tickets() to svc_worker;
-grant all on function app_private.may_read_tickets() to svc_admin;
-grant all on function app_private.may_read_tickets() to svc_gate;
-
--- function app_private.member_hr_profile(text, text)
-
-create function app_private.member_hr_profile(p_org text, p_member_id text) returns jsonb
-    language plpgsql stable security definer
-    set search_path to 'pg_catalog', 'pg_temp'
-    as $$
-declare
-  v_org text;
-begin
-  v_org := app.current_organization_id();
-  if v_org is null or p_org is distinct from v_org or not coalesce(app.has_role('hr'), false) then
-    return null;
-  end if;
-  -- Per row of an hr reader's members: a catalog lookup (and on Citus one call), not another check
-  -- of the context's signature.
-  perform app_private.refuse_on_coordinator('app_private.member_hr_profile(text,text)');
-  return (select jsonb_build_object('employee_number', m.employee_number, 'hire_date', m.hire_date, 'employment_type', m.employment_type)
-            from app.members m
-           where m.organization_id = p_org and m.id = p_member_id);
-end
-$$;
-
-
-alter function app_private.member_hr_profile(p_org text, p_member_id text) owner to svc_owner;
-
-comment on function app_private.member_hr_profile(p_org text, p_member_id text) is 'The HR-restricted fields of a member (employee number, hire date, employment type) for api.members: only when the caller holds the hr Role and the member is of the context''s organization, null otherwise (spec: HR-restricted fields only for hr). It runs as svc_owner because svc_api is not granted these columns; its own checks come first, then it reads the one member of that organization, and it is refused on a Citus coordinator (SV500 NOT_IN_ITS_WORKER).';
-
-revoke all on function app_private.member_hr_profile(p_org text, p_member_id text) from public;
-grant all on function app_private.member_hr_profile(p_org text, p_member_id text) to svc_runtime;
-grant all on function app_private.member_hr_profile(p_org text, p_member_id text) to svc_api;
-grant all on function app_private.member_hr_profile(p_org text, p_member_id text) to svc_reporting;
-grant all on function app_private.member_hr_profile(p_org text, p_member_id text) to svc_worker;
-grant all on function app_private.member_hr_profile(p_org text, p_member_id text) to svc_admin;
-grant all on function app_private.member_hr_profile(p_org text, p_member_id text) to svc_gate;
+grant execute on function app_private.may_read_tickets() to svc_api;
+grant execute on function app_private.may_read_tickets() to svc_runtime;
+grant execute on function app_private.may_read_tickets() to svc_reporting;
+grant execute on function app_private.may_read_tickets() to svc_worker;
+grant execute on function app_private.may_read_tickets() to svc_admin;
+grant execute on function app_private.may_read_tickets() to svc_gate;
 
 -- function app_private.default_file_content_types()
 
@@ -105,12 +72,11 @@ create function app_private.default_file_content_types() returns text[]
   select '{application/pdf,image/png,image/jpeg,image/gif,image/webp,text/plain,text/csv,application/json,application/zip,application/vnd.openxmlformats-officedocument.wordprocessingml.document,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet,application/vnd.openxmlformats-officedocument.presentationml.presentation}'::text[]
 $$;
 
-
 alter function app_private.default_file_content_types() owner to svc_owner;
 
 revoke all on function app_private.default_file_content_types() from public;
-grant all on function app_private.default_file_content_types() to svc_worker;
-grant all on function app_private.default_file_content_types() to svc_admin;
+grant execute on function app_private.default_file_content_types() to svc_worker;
+grant execute on function app_private.default_file_content_types() to svc_admin;
 
 -- function app_private.download_link(text, text, text)
 
@@ -134,15 +100,14 @@ begin
 end
 $_$;
 
-
 alter function app_private.download_link(p_token text, p_prefix text, p_purpose text, out id text, out organization_id text, out client_id text, out expires bigint) owner to svc_owner;
 
 comment on function app_private.download_link(p_token text, p_prefix text, p_purpose text, out id text, out organization_id text, out client_id text, out expires bigint) is 'A download link''s parts once its signature holds (nulls otherwise); sets svc.gate_organization to the organization it names, for the beginning that called it.';
 
 revoke all on function app_private.download_link(p_token text, p_prefix text, p_purpose text, out id text, out organization_id text, out client_id text, out expires bigint) from public;
-grant all on function app_private.download_link(p_token text, p_prefix text, p_purpose text, out id text, out organization_id text, out client_id text, out expires bigint) to svc_worker;
-grant all on function app_private.download_link(p_token text, p_prefix text, p_purpose text, out id text, out organization_id text, out client_id text, out expires bigint) to svc_admin;
-grant all on function app_private.download_link(p_token text, p_prefix text, p_purpose text, out id text, out organization_id text, out client_id text, out expires bigint) to svc_gate;
+grant execute on function app_private.download_link(p_token text, p_prefix text, p_purpose text, out id text, out organization_id text, out client_id text, out expires bigint) to svc_worker;
+grant execute on function app_private.download_link(p_token text, p_prefix text, p_purpose text, out id text, out organization_id text, out client_id text, out expires bigint) to svc_admin;
+grant execute on function app_private.download_link(p_token text, p_prefix text, p_purpose text, out id text, out organization_id text, out client_id text, out expires bigint) to svc_gate;
 
 -- function app_private.file_link(text)
 
@@ -158,15 +123,14 @@ begin
 end
 $$;
 
-
 alter function app_private.file_link(p_id text, out linked_resource_type text, out linked_resource_id text) owner to svc_owner;
 
 comment on function app_private.file_link(p_id text, out linked_resource_type text, out linked_resource_id text) is 'The resource (type and id) that a file of the request''s organization is linked to, whatever the caller''s Roles: svc_api''s policy hides a file whose linked resource''s files the caller may not read, and app_private.file_for uses this link to answer SVR04 FILE_ACCESS_DENIED (the caller sees the resource but not its files) instead of SVN04 FILE_NOT_FOUND. It runs as svc_owner, whose policy shows the request''s organization without the Role filter; it reads only that organization and returns only the link, never the file.';
 
 revoke all on function app_private.file_link(p_id text, out linked_resource_type text, out linked_resource_id text) from public;
-grant all on function app_private.file_link(p_id text, out linked_resource_type text, out linked_resource_id text) to svc_api;
-grant all on function app_private.file_link(p_id text, out linked_resource_type text, out linked_resource_id text) to svc_worker;
-grant all on function app_private.file_link(p_id text, out linked_resource_type text, out linked_resource_id text) to svc_admin;
+grant execute on function app_private.file_link(p_id text, out linked_resource_type text, out linked_resource_id text) to svc_api;
+grant execute on function app_private.file_link(p_id text, out linked_resource_type text, out linked_resource_id text) to svc_worker;
+grant execute on function app_private.file_link(p_id text, out linked_resource_type text, out linked_resource_id text) to svc_admin;
 
 -- function app_private.file_policy(text)
 
@@ -182,15 +146,14 @@ begin
 end
 $$;
 
-
 alter function app_private.file_policy(p_org text, out max_size_bytes bigint, out allowed_content_types text[], out require_scan boolean) owner to svc_owner;
 
 comment on function app_private.file_policy(p_org text, out max_size_bytes bigint, out allowed_content_types text[], out require_scan boolean) is 'An organization''s file policy in force: its row of app.file_policies, or the defaults (100 MiB, the default content types, no scan required). It runs as svc_owner, the owner of the policy helpers, so that createFileUpload, the file lifecycle trigger and the worker''s scan job read the settings under one policy: the request''s organization (every organization only in an operator session), so within a request another organization''s settings are never read.';
 
 revoke all on function app_private.file_policy(p_org text, out max_size_bytes bigint, out allowed_content_types text[], out require_scan boolean) from public;
-grant all on function app_private.file_policy(p_org text, out max_size_bytes bigint, out allowed_content_types text[], out require_scan boolean) to svc_api;
-grant all on function app_private.file_policy(p_org text, out max_size_bytes bigint, out allowed_content_types text[], out require_scan boolean) to svc_worker;
-grant all on function app_private.file_policy(p_org text, out max_size_bytes bigint, out allowed_content_types text[], out require_scan boolean) to svc_admin;
+grant execute on function app_private.file_policy(p_org text, out max_size_bytes bigint, out allowed_content_types text[], out require_scan boolean) to svc_api;
+grant execute on function app_private.file_policy(p_org text, out max_size_bytes bigint, out allowed_content_types text[], out require_scan boolean) to svc_worker;
+grant execute on function app_private.file_policy(p_org text, out max_size_bytes bigint, out allowed_content_types text[], out require_scan boolean) to svc_admin;
 
 -- function app_private.file_read_roles(text)
 
@@ -200,13 +163,12 @@ create function app_private.file_read_roles(p_type text) returns text[]
     as $$ select case p_type when 'invoice' then '{manager,finance}'::text[] when 'ticket' then '{member,manager,finance,hr}'::text[]
                          else '{member,manager}'::text[] end $$;
 
-
 alter function app_private.file_read_roles(p_type text) owner to svc_owner;
 
 revoke all on function app_private.file_read_roles(p_type text) from public;
-grant all on function app_private.file_read_roles(p_type text) to svc_api;
-grant all on function app_private.file_read_roles(p_type text) to svc_worker;
-grant all on function app_private.file_read_roles(p_type text) to svc_admin;
+grant execute on function app_private.file_read_roles(p_type text) to svc_api;
+grant execute on function app_private.file_read_roles(p_type text) to svc_worker;
+grant execute on function app_private.file_read_roles(p_type text) to svc_admin;
 
 -- function app_private.file_scan_load(text, text)
 
@@ -221,12 +183,11 @@ begin
 end
 $$;
 
-
 alter function app_private.file_scan_load(p_organization_id text, p_file_id text) owner to svc_owner;
 
 revoke all on function app_private.file_scan_load(p_organization_id text, p_file_id text) from public;
-grant all on function app_private.file_scan_load(p_organization_id text, p_file_id text) to svc_worker;
-grant all on function app_private.file_scan_load(p_organization_id text, p_file_id text) to svc_admin;
+grant execute on function app_private.file_scan_load(p_organization_id text, p_file_id text) to svc_worker;
+grant execute on function app_private.file_scan_load(p_organization_id text, p_file_id text) to svc_admin;
 
 -- function app_private.file_scan_record(text, text, text, text, boolean)
 
@@ -262,12 +223,35 @@ begin
 end
 $$;
 
-
 alter function app_private.file_scan_record(p_organization_id text, p_file_id text, p_outcome text, p_detail text, p_required boolean) owner to svc_owner;
 
 revoke all on function app_private.file_scan_record(p_organization_id text, p_file_id text, p_outcome text, p_detail text, p_required boolean) from public;
-grant all on function app_private.file_scan_record(p_organization_id text, p_file_id text, p_outcome text, p_detail text, p_required boolean) to svc_worker;
-grant all on function app_private.file_scan_record(p_organization_id text, p_file_id text, p_outcome text, p_detail text, p_required boolean) to svc_admin;
+grant execute on function app_private.file_scan_record(p_organization_id text, p_file_id text, p_outcome text, p_detail text, p_required boolean) to svc_worker;
+grant execute on function app_private.file_scan_record(p_organization_id text, p_file_id text, p_outcome text, p_detail text, p_required boolean) to svc_admin;
+
+-- function app_private.linked_resource_visible(text, text, text)
+
+create function app_private.linked_resource_visible(p_org text, p_type text, p_id text) returns boolean
+    language plpgsql stable
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $$
+begin
+  -- PL/pgSQL: Citus cannot plan the parameters of a SQL function.
+  return case p_type
+    when 'project' then exists (select from app.projects p where p.organization_id = p_org and p.id = p_id)
+    when 'task' then exists (select from app.tasks t where t.organization_id = p_org and t.id = p_id)
+    when 'invoice' then exists (select from app.invoices i where i.organization_id = p_org and i.id = p_id)
+    when 'ticket' then exists (select from app.tickets k where k.organization_id = p_org and k.id = p_id)
+    else false end;
+end
+$$;
+
+alter function app_private.linked_resource_visible(p_org text, p_type text, p_id text) owner to svc_api;
+
+revoke all on function app_private.linked_resource_visible(p_org text, p_type text, p_id text) from public;
+grant execute on function app_private.linked_resource_visible(p_org text, p_type text, p_id text) to svc_owner;
+grant execute on function app_private.linked_resource_visible(p_org text, p_type text, p_id text) to svc_worker;
+grant execute on function app_private.linked_resource_visible(p_org text, p_type text, p_id text) to svc_admin;
 
 -- function app_private.queue_file_scan(text)
 
@@ -283,15 +267,14 @@ begin
 end
 $$;
 
-
 alter function app_private.queue_file_scan(p_file_id text) owner to svc_owner;
 
 comment on function app_private.queue_file_scan(p_file_id text) is 'Queues the file_scan job of a newly completed upload (job key file_scan:<file id>, 10 attempts), through app_private.queue_job, in the writer''s transaction, so the scan is queued only if the file commits. It runs as svc_owner because svc_api may not write graphile-worker''s queue (on Citus the organization''s job outbox); the job names the request''s organization, which the queue''s policy requires (SV500 JOB_WITHOUT_ORGANIZATION without one).';
 
 revoke all on function app_private.queue_file_scan(p_file_id text) from public;
-grant all on function app_private.queue_file_scan(p_file_id text) to svc_api;
-grant all on function app_private.queue_file_scan(p_file_id text) to svc_worker;
-grant all on function app_private.queue_file_scan(p_file_id text) to svc_admin;
+grant execute on function app_private.queue_file_scan(p_file_id text) to svc_api;
+grant execute on function app_private.queue_file_scan(p_file_id text) to svc_worker;
+grant execute on function app_private.queue_file_scan(p_file_id text) to svc_admin;
 
 -- function app_private.tg_file_bytes__of_parent()
 
@@ -312,14 +295,13 @@ begin
 end
 $_$;
 
-
 alter function app_private.tg_file_bytes__of_parent() owner to svc_owner;
 
 comment on function app_private.tg_file_bytes__of_parent() is 'BEFORE INSERT trigger on app.file_chunks and app.file_contents: copies from the parent row, whatever the insert said, the linked resource type (of the chunk''s upload, or of the content''s file) and, for a chunk, the upload''s creating client. The row policies on the bytes then judge the row alone (on Citus a policy may not read another table), and the copy stays true because bytes never change parent; it runs as svc_owner to read the parent past the caller''s policies, by the row''s own organization.';
 
 revoke all on function app_private.tg_file_bytes__of_parent() from public;
-grant all on function app_private.tg_file_bytes__of_parent() to svc_worker;
-grant all on function app_private.tg_file_bytes__of_parent() to svc_admin;
+grant execute on function app_private.tg_file_bytes__of_parent() to svc_worker;
+grant execute on function app_private.tg_file_bytes__of_parent() to svc_admin;
 
 -- table app.file_uploads
 
@@ -382,7 +364,7 @@ create policy "Clients see their own uploads" on app.file_uploads for select to 
 
 comment on policy "Clients see their own uploads" on app.file_uploads is 'svc_api may SELECT only uploads of the request''s organization that the request''s client created: an upload, its capability token and its progress are private to the client that started it until it completes into a file, which then follows its linked resource''s access.';
 
-create policy "Commands act in the request's organization" on app.file_uploads to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.file_uploads to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.file_uploads is 'svc_owner, svc_worker and svc_admin may read and write uploads of the request''s organization, or of every organization in an operator session (the worker, svc-admin, migrations): the triggers that check uploads against their files and chunks, and the purge of expired uploads. A command with a wrong WHERE inside a request still reaches no other organization''s uploads.';
 
@@ -440,7 +422,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_file_uploads__lifecycle() owner to svc_owner;
 
 comment on function app_private.tg_file_uploads__lifecycle() is 'BEFORE INSERT, UPDATE or DELETE trigger on app.file_uploads: an upload starts pending and moves only pending, uploaded, completed; its declaration (name, type, size, checksum, linked resource, chunk size, client, expiry) never changes, what was received is recorded once and must equal the bytes its chunks hold, it completes only with a file and verified bytes matching the declaration, and once it made a file it is never deleted. Every refusal is SVC09 CONFLICT, for every writer.';
@@ -456,8 +437,8 @@ grant select on table app.file_uploads to svc_gate;
 grant update(status) on table app.file_uploads to svc_gate;
 
 revoke all on function app_private.tg_file_uploads__lifecycle() from public;
-grant all on function app_private.tg_file_uploads__lifecycle() to svc_worker;
-grant all on function app_private.tg_file_uploads__lifecycle() to svc_admin;
+grant execute on function app_private.tg_file_uploads__lifecycle() to svc_worker;
+grant execute on function app_private.tg_file_uploads__lifecycle() to svc_admin;
 
 -- function app_private.file_upload_doc(app.file_uploads)
 
@@ -475,13 +456,12 @@ create function app_private.file_upload_doc(u app.file_uploads) returns jsonb
     'file_id', u.file_id)
 $$;
 
-
 alter function app_private.file_upload_doc(u app.file_uploads) owner to svc_api;
 
 revoke all on function app_private.file_upload_doc(u app.file_uploads) from public;
-grant all on function app_private.file_upload_doc(u app.file_uploads) to svc_owner;
-grant all on function app_private.file_upload_doc(u app.file_uploads) to svc_worker;
-grant all on function app_private.file_upload_doc(u app.file_uploads) to svc_admin;
+grant execute on function app_private.file_upload_doc(u app.file_uploads) to svc_owner;
+grant execute on function app_private.file_upload_doc(u app.file_uploads) to svc_worker;
+grant execute on function app_private.file_upload_doc(u app.file_uploads) to svc_admin;
 
 -- table app.files
 
@@ -540,15 +520,15 @@ alter table only app.files
 
 alter table app.files enable row level security;
 
-create policy "Commands act in the request's organization" on app.files to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.files to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.files is 'svc_owner, svc_worker and svc_admin may read and write files of the request''s organization, or of every organization in an operator session (the worker, svc-admin, migrations): the service''s own files (invoice PDFs), the scan job''s ready or rejected outcome, legal holds set by svc-admin, and the triggers and helpers that read files. A command with a wrong WHERE inside a request still reaches no other organization''s files.';
 
 create policy "Files are visible where the linked resource is" on app.files for select to svc_api using ((organization_id = (select app.current_organization_id())) and
 case linked_resource_type
-    when 'invoice'::text then ( select app.has_any_role('{manager,finance}'::text[]) as has_any_role)
+    when 'invoice'::text then (select app.has_any_role('{manager,finance}'::text[]))
     when 'ticket'::text then (select app_private.may_read_tickets())
-    else ( select app.has_any_role('{member,manager}'::text[]) as has_any_role)
+    else (select app.has_any_role('{member,manager}'::text[]))
 end);
 
 comment on policy "Files are visible where the linked resource is" on app.files is 'svc_api may SELECT files of the request''s organization only where the context''s Roles read the linked resource''s files (the spec: files inherit access from the linked resource): invoice files manager or finance, ticket files whoever may read tickets (app_private.may_read_tickets), project and task files member or manager. A file hidden here answers 404 or 403 through app_private.file_link, by whether the caller sees the resource itself.';
@@ -582,7 +562,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_files__retention() owner to svc_owner;
 
 comment on function app_private.tg_files__retention() is 'BEFORE UPDATE or DELETE trigger on app.files, first of its triggers: a file under retention (a posted financial record, such as an issued invoice''s PDF) is never archived (SVC09 RETENTION_BLOCKED), deleted, or changed in anything but its legal hold (SVC09 CONFLICT). It reads only the row, so it runs as the writer.';
@@ -598,7 +577,6 @@ begin
   return null;
 end
 $$;
-
 
 alter function app_private.tg_files__emit() owner to svc_owner;
 
@@ -674,7 +652,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_files__lifecycle() owner to svc_owner;
 
 comment on function app_private.tg_files__lifecycle() is 'BEFORE INSERT, UPDATE or DELETE trigger on app.files: an uploaded file starts processing and only from an uploaded upload whose verified bytes match its declaration, a file the service made starts ready; a file moves processing to ready (scanned clean, or not scanned where the organization''s file policy requires no scan) or rejected, and ready to archived; files are archived, not deleted (only rejected ones go), their content and identity never change and their checks are recorded once (SVC09 CONFLICT). Archiving is refused for a posted financial record, a file under legal hold or one attached to a posted invoice (SVC09 RETENTION_BLOCKED).';
@@ -692,18 +669,18 @@ grant select,insert,delete,update on table app.files to svc_admin;
 grant select on table app.files to svc_gate;
 
 revoke all on function app_private.tg_files__emit() from public;
-grant all on function app_private.tg_files__emit() to svc_worker;
-grant all on function app_private.tg_files__emit() to svc_admin;
+grant execute on function app_private.tg_files__emit() to svc_worker;
+grant execute on function app_private.tg_files__emit() to svc_admin;
 
 revoke all on function app_private.tg_files__lifecycle() from public;
-grant all on function app_private.tg_files__lifecycle() to svc_worker;
-grant all on function app_private.tg_files__lifecycle() to svc_admin;
+grant execute on function app_private.tg_files__lifecycle() to svc_worker;
+grant execute on function app_private.tg_files__lifecycle() to svc_admin;
 
 revoke all on function app_private.tg_files__retention() from public;
-grant all on function app_private.tg_files__retention() to svc_worker;
-grant all on function app_private.tg_files__retention() to svc_admin;
+grant execute on function app_private.tg_files__retention() to svc_worker;
+grant execute on function app_private.tg_files__retention() to svc_admin;
 
--- foreign key invoices invoices_pdf_file_fkey
+-- foreign key app.invoices invoices_pdf_file_fkey
 
 alter table only app.invoices
     add constraint invoices_pdf_file_fkey foreign key (organization_id, pdf_file_id) references app.files(organization_id, id) on delete restrict;
@@ -740,13 +717,12 @@ begin
 end
 $$;
 
-
 alter function app_private.file_for(p_id text, p_write boolean) owner to svc_api;
 
 revoke all on function app_private.file_for(p_id text, p_write boolean) from public;
-grant all on function app_private.file_for(p_id text, p_write boolean) to svc_owner;
-grant all on function app_private.file_for(p_id text, p_write boolean) to svc_worker;
-grant all on function app_private.file_for(p_id text, p_write boolean) to svc_admin;
+grant execute on function app_private.file_for(p_id text, p_write boolean) to svc_owner;
+grant execute on function app_private.file_for(p_id text, p_write boolean) to svc_worker;
+grant execute on function app_private.file_for(p_id text, p_write boolean) to svc_admin;
 
 -- table app.file_chunks
 
@@ -772,9 +748,9 @@ alter table app.file_chunks enable row level security;
 
 create policy "Chunks are readable where their file is" on app.file_chunks for select to svc_api using ((organization_id = (select app.current_organization_id())) and
 case linked_resource_type
-    when 'invoice'::text then ( select app.has_any_role('{manager,finance}'::text[]) as has_any_role)
+    when 'invoice'::text then (select app.has_any_role('{manager,finance}'::text[]))
     when 'ticket'::text then (select app_private.may_read_tickets())
-    else ( select app.has_any_role('{member,manager}'::text[]) as has_any_role)
+    else (select app.has_any_role('{member,manager}'::text[]))
 end);
 
 comment on policy "Chunks are readable where their file is" on app.file_chunks is 'svc_api may SELECT upload chunks of the request''s organization whose linked resource type the context''s Roles read: invoice files manager or finance, ticket files whoever may read tickets, project and task files member or manager (the spec: files inherit access from the linked resource). The chunk carries its upload''s linked_resource_type (copied by a trigger), so the policy judges the row alone; downloads read chunks only of a ready file that api.files shows.';
@@ -783,7 +759,7 @@ create policy "Clients write the bytes of their own pending uploads" on app.file
 
 comment on policy "Clients write the bytes of their own pending uploads" on app.file_chunks is 'svc_api may INSERT chunks only in the request''s organization and only for the request''s client, the upload''s creator that a trigger copies into the row whatever the insert says: a client writes bytes into its own uploads alone. That the upload is still pending and the chunk within its chunk size is the chunk guard trigger''s check.';
 
-create policy "Commands act in the request's organization" on app.file_chunks to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.file_chunks to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.file_chunks is 'svc_owner, svc_worker and svc_admin may read and write upload chunks of the request''s organization, or of every organization in an operator session (the worker, svc-admin, migrations): the triggers that guard chunks and check an upload''s received size, and the scan job that reads them and deletes a rejected file''s bytes. A command with a wrong WHERE inside a request still reaches no other organization''s bytes.';
 
@@ -817,7 +793,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_file_chunks__guard() owner to svc_owner;
 
 comment on function app_private.tg_file_chunks__guard() is 'BEFORE INSERT, UPDATE or DELETE trigger on app.file_chunks: bytes are accepted only while their upload is pending and each chunk is at most the upload''s chunk size, never change, and are deleted only with an upload that made no file or from a rejected file (the purge of infected content); each refusal is SVC09 CONFLICT. It holds for every writer, so a file''s bytes are exactly those that were verified.';
@@ -827,8 +802,8 @@ create trigger _010_of_parent before insert on app.file_chunks for each row exec
 create trigger _050_guard before insert or delete or update on app.file_chunks for each row execute function app_private.tg_file_chunks__guard();
 
 revoke all on function app_private.tg_file_chunks__guard() from public;
-grant all on function app_private.tg_file_chunks__guard() to svc_worker;
-grant all on function app_private.tg_file_chunks__guard() to svc_admin;
+grant execute on function app_private.tg_file_chunks__guard() to svc_worker;
+grant execute on function app_private.tg_file_chunks__guard() to svc_admin;
 
 grant select,insert on table app.file_chunks to svc_api;
 grant select,insert,delete,update on table app.file_chunks to svc_owner;
@@ -854,15 +829,15 @@ alter table only app.file_contents
 
 alter table app.file_contents enable row level security;
 
-create policy "Commands act in the request's organization" on app.file_contents to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.file_contents to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.file_contents is 'svc_owner, svc_worker and svc_admin may read and write stored file content of the request''s organization, or of every organization in an operator session (the worker, svc-admin, migrations): the invoice PDF that api.invoice_attach_pdf stores, and the worker''s reply email, which attaches a stored file. A command with a wrong WHERE inside a request still reaches no other organization''s content.';
 
 create policy "File content is readable where the file is" on app.file_contents for select to svc_api using ((organization_id = (select app.current_organization_id())) and
 case linked_resource_type
-    when 'invoice'::text then ( select app.has_any_role('{manager,finance}'::text[]) as has_any_role)
+    when 'invoice'::text then (select app.has_any_role('{manager,finance}'::text[]))
     when 'ticket'::text then (select app_private.may_read_tickets())
-    else ( select app.has_any_role('{member,manager}'::text[]) as has_any_role)
+    else (select app.has_any_role('{member,manager}'::text[]))
 end);
 
 comment on policy "File content is readable where the file is" on app.file_contents is 'svc_api may SELECT stored content (files the service made, such as invoice PDFs) of the request''s organization only where the context''s Roles read the file''s linked resource type: invoice files manager or finance, ticket files whoever may read tickets, project and task files member or manager. The content row carries its file''s linked_resource_type (copied by a trigger), so the policy judges the row alone.';
@@ -885,7 +860,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_file_contents__check() owner to svc_owner;
 
 comment on function app_private.tg_file_contents__check() is 'BEFORE INSERT, UPDATE or DELETE trigger on app.file_contents: stored content is only inserted, never changed or deleted (SVC09 CONFLICT), and must match its file''s recorded size and SHA-256 (SVV22 VALIDATION_FAILED), so a file''s record always describes its content. It runs as svc_owner to read the file row by the content''s own organization.';
@@ -895,8 +869,8 @@ create trigger _010_of_parent before insert on app.file_contents for each row ex
 create trigger _050_check before insert or delete or update on app.file_contents for each row execute function app_private.tg_file_contents__check();
 
 revoke all on function app_private.tg_file_contents__check() from public;
-grant all on function app_private.tg_file_contents__check() to svc_worker;
-grant all on function app_private.tg_file_contents__check() to svc_admin;
+grant execute on function app_private.tg_file_contents__check() to svc_worker;
+grant execute on function app_private.tg_file_contents__check() to svc_admin;
 
 grant select on table app.file_contents to svc_api;
 grant select,insert,delete,update on table app.file_contents to svc_owner;
@@ -928,7 +902,7 @@ create policy "Clients read their organization's file policy" on app.file_polici
 
 comment on policy "Clients read their organization's file policy" on app.file_policies is 'svc_api may SELECT only the file policy of the request''s organization (size limit, permitted content types, whether a scan is required), which createFileUpload applies and returns with each upload. Any Role may read it; only the control plane writes it.';
 
-create policy "Commands act in the request's organization" on app.file_policies to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.file_policies to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.file_policies is 'svc_owner, svc_worker and svc_admin may read and write file policies of the request''s organization, or of every organization in an operator session: svc-admin sets an organization''s policy (control.file_policy_set), the scan job reads whether a scan is required, and app_private.file_policy reads it inside a request. A command with a wrong WHERE inside a request still reaches no other organization''s row.';
 
@@ -959,38 +933,11 @@ create view api.files as
     null::integer as version
    from app.files f;
 
-
-alter table api.files owner to svc_api;
+alter view api.files owner to svc_api;
 
 grant select on table api.files to svc_runtime;
 grant select on table api.files to svc_owner;
 grant select on table api.files to svc_gate;
-
--- view api.members
-
-create view api.members with (security_invoker='false') as
- select m.organization_id,
-    m.id,
-    m.display_name,
-    m.status,
-    m.svc_roles,
-    m.version,
-    ((jsonb_build_object('object', 'member', 'id', m.id, 'display_name', m.display_name, 'email', m.id, 'status', m.status) ||
-        case
-            when ( select app.has_any_role('{member,manager,hr}'::text[]) as has_any_role) then jsonb_build_object('svc_roles', to_jsonb(m.svc_roles), 'job_title', m.job_title, 'timezone', m.timezone)
-            else '{}'::jsonb
-        end) ||
-        case
-            when ( select app.has_role('hr'::text) as has_role) then app_private.member_hr_profile(m.organization_id, m.id)
-            else '{}'::jsonb
-        end) as doc
-   from app.members m;
-
-
-alter table api.members owner to svc_api;
-
-grant select on table api.members to svc_runtime;
-grant select on table api.members to svc_owner;
 
 -- function api.file_archive(text)
 
@@ -1011,15 +958,14 @@ begin
 end
 $$;
 
-
 alter function api.file_archive(p_id text) owner to svc_api;
 
 comment on function api.file_archive(p_id text) is 'archiveFile: archives a ready file for a writer of its linked resource (invoice: manager or finance; project, task, ticket: manager), through app_private.file_for (SVN04 FILE_NOT_FOUND, SVR04 FILE_ACCESS_DENIED); a processing or rejected file is refused (SVC09 CONFLICT), an archived one is answered as it is, and retention, legal holds and posted invoices are the triggers'' to refuse (RETENTION_BLOCKED). It runs as svc_api because svc_runtime holds no privilege on app.files; its update names the request''s organization and passes svc_api''s policy "Writers of the linked resource change files".';
 
 revoke all on function api.file_archive(p_id text) from public;
-grant all on function api.file_archive(p_id text) to svc_runtime;
-grant all on function api.file_archive(p_id text) to svc_owner;
-grant all on function api.file_archive(p_id text) to svc_worker;
+grant execute on function api.file_archive(p_id text) to svc_runtime;
+grant execute on function api.file_archive(p_id text) to svc_owner;
+grant execute on function api.file_archive(p_id text) to svc_worker;
 
 -- function api.file_chunks(text, integer, integer)
 
@@ -1047,15 +993,14 @@ begin
 end
 $$;
 
-
 alter function api.file_chunks(p_file_id text, p_from integer, p_to integer) owner to svc_api;
 
 comment on function api.file_chunks(p_file_id text, p_from integer, p_to integer) is 'The bytes of a download: chunks p_from..p_to of a file, only when api.files shows it ready to the caller (its Roles for the linked resource); an uploaded file''s chunks come from its upload, a file the service made (an invoice PDF) is one chunk 0, its stored content. It runs as svc_api because svc_runtime may not read app.file_chunks or app.file_contents; every statement names the context''s organization (a download link''s client context, opened by api.file_download_begin), and the chunk and content policies apply inside it.';
 
 revoke all on function api.file_chunks(p_file_id text, p_from integer, p_to integer) from public;
-grant all on function api.file_chunks(p_file_id text, p_from integer, p_to integer) to svc_runtime;
-grant all on function api.file_chunks(p_file_id text, p_from integer, p_to integer) to svc_owner;
-grant all on function api.file_chunks(p_file_id text, p_from integer, p_to integer) to svc_worker;
+grant execute on function api.file_chunks(p_file_id text, p_from integer, p_to integer) to svc_runtime;
+grant execute on function api.file_chunks(p_file_id text, p_from integer, p_to integer) to svc_owner;
+grant execute on function api.file_chunks(p_file_id text, p_from integer, p_to integer) to svc_worker;
 
 -- function api.file_download_begin(text)
 
@@ -1103,14 +1048,13 @@ begin
 end
 $$;
 
-
 alter function api.file_download_begin(p_token text) owner to svc_gate;
 
 comment on function api.file_download_begin(p_token text) is 'The start of a GET of a download link, which is its own credential: it checks the link''s signature (app_private.download_link, which takes the signature''s SHA-256, never the signature), its expiry and its client''s standing (app_private.begin_delivery_context, which then sets that client''s signed context), and answers the file''s metadata only if that client may still read it (api.files) and it is ready; otherwise not_found, expired or client_inactive. It runs as svc_gate because no request context exists yet: the gate''s policies show only the organization the verified link names (svc.gate_organization, this function''s own setting, restored on return) and then the files of the context the link opened, so a wrong WHERE reads nothing of another organization; it is refused on a Citus coordinator (SV500 NOT_IN_ITS_WORKER).';
 
 revoke all on function api.file_download_begin(p_token text) from public;
-grant all on function api.file_download_begin(p_token text) to svc_runtime;
-grant all on function api.file_download_begin(p_token text) to svc_owner;
+grant execute on function api.file_download_begin(p_token text) to svc_runtime;
+grant execute on function api.file_download_begin(p_token text) to svc_owner;
 
 -- function api.file_download_create(text, integer)
 
@@ -1136,15 +1080,14 @@ begin
 end
 $$;
 
-
 alter function api.file_download_create(p_id text, p_lifetime_seconds integer) owner to svc_api;
 
 comment on function api.file_download_create(p_id text, p_lifetime_seconds integer) is 'createFileDownload: for a file the caller may read (app_private.file_for), a short-lived bearer token binding the file, its organization, the calling client and the expiry under an HMAC (app_private.capability_mac, purpose download), stored nowhere; a rejected file is refused with SVC09 FILE_SCAN_FAILED, a processing or archived one with SVC09 CONFLICT. It runs as svc_api, whose policies confine the read to the request''s organization and the Roles that read the linked resource; svc_runtime can neither read app.files nor the key the token is signed with.';
 
 revoke all on function api.file_download_create(p_id text, p_lifetime_seconds integer) from public;
-grant all on function api.file_download_create(p_id text, p_lifetime_seconds integer) to svc_runtime;
-grant all on function api.file_download_create(p_id text, p_lifetime_seconds integer) to svc_owner;
-grant all on function api.file_download_create(p_id text, p_lifetime_seconds integer) to svc_worker;
+grant execute on function api.file_download_create(p_id text, p_lifetime_seconds integer) to svc_runtime;
+grant execute on function api.file_download_create(p_id text, p_lifetime_seconds integer) to svc_owner;
+grant execute on function api.file_download_create(p_id text, p_lifetime_seconds integer) to svc_worker;
 
 -- function api.file_get(text)
 
@@ -1158,15 +1101,14 @@ begin
 end
 $$;
 
-
 alter function api.file_get(p_id text) owner to svc_api;
 
 comment on function api.file_get(p_id text) is 'getFile: the file''s document from api.files, after app_private.file_for has answered SVN04 FILE_NOT_FOUND when neither the file nor its linked resource is visible to the caller, and SVR04 FILE_ACCESS_DENIED when the resource is visible but its files are not for the caller''s Roles (the spec: files inherit access from the linked resource). It runs as svc_api because svc_runtime holds no privilege on app.files; svc_api''s policies show only the request''s organization.';
 
 revoke all on function api.file_get(p_id text) from public;
-grant all on function api.file_get(p_id text) to svc_runtime;
-grant all on function api.file_get(p_id text) to svc_owner;
-grant all on function api.file_get(p_id text) to svc_worker;
+grant execute on function api.file_get(p_id text) to svc_runtime;
+grant execute on function api.file_get(p_id text) to svc_owner;
+grant execute on function api.file_get(p_id text) to svc_worker;
 
 -- function api.file_upload_begin(text)
 
@@ -1212,14 +1154,13 @@ begin
 end
 $_$;
 
-
 alter function api.file_upload_begin(p_token text) owner to svc_gate;
 
 comment on function api.file_upload_begin(p_token text) is 'The start of the PUT to an upload link, which is its own credential: the token must carry the upload id and organization with a valid HMAC (compared by the signature''s SHA-256, so the statement never carries the credential); the upload is locked FOR UPDATE NOWAIT (a concurrent PUT gets 55P03, 409 CONFLICT) and answers used unless pending, expired once past expires_at, client_inactive unless its creating client is in good standing, and otherwise sets that client''s signed context for the chunks that follow. It runs as svc_gate because no request context exists yet: only after the signature holds does it set svc.gate_organization (its own setting, restored on return), and the gate''s policies show and lock only that organization''s uploads; it is refused on a Citus coordinator (SV500 NOT_IN_ITS_WORKER).';
 
 revoke all on function api.file_upload_begin(p_token text) from public;
-grant all on function api.file_upload_begin(p_token text) to svc_runtime;
-grant all on function api.file_upload_begin(p_token text) to svc_owner;
+grant execute on function api.file_upload_begin(p_token text) to svc_runtime;
+grant execute on function api.file_upload_begin(p_token text) to svc_owner;
 
 -- function api.file_upload_chunks(text, integer, bytea[])
 
@@ -1237,15 +1178,14 @@ begin
 end
 $$;
 
-
 alter function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_data bytea[]) owner to svc_api;
 
 comment on function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_data bytea[]) is 'Stores chunks p_first_seq, p_first_seq + 1, … of an upload, several per call and as binary parameters (bytea), in the transaction that api.file_upload_begin opened for the upload''s client. It runs as svc_api because svc_runtime may not write app.file_chunks; the rows take the context''s organization, the policy "Clients write the bytes of their own pending uploads" admits only the uploading client''s rows, and the chunk guard trigger accepts bytes only while the upload is pending and no larger than its chunk size (SVC09 CONFLICT).';
 
 revoke all on function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_data bytea[]) from public;
-grant all on function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_data bytea[]) to svc_runtime;
-grant all on function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_data bytea[]) to svc_owner;
-grant all on function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_data bytea[]) to svc_worker;
+grant execute on function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_data bytea[]) to svc_runtime;
+grant execute on function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_data bytea[]) to svc_owner;
+grant execute on function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_data bytea[]) to svc_worker;
 
 -- function api.file_upload_chunks(text, integer, text[])
 
@@ -1263,15 +1203,14 @@ begin
 end
 $$;
 
-
 alter function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_base64 text[]) owner to svc_api;
 
 comment on function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_base64 text[]) is 'The base64 form of api.file_upload_chunks(text,integer,bytea[]), with the same rules (the context''s organization, the uploading client''s pending upload, its chunk size), kept only for the servers of the previous release during a rolling deploy: base64 text costs a third more memory in the server than the bytes, and a later release drops it. It runs as svc_api because svc_runtime may not write app.file_chunks.';
 
 revoke all on function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_base64 text[]) from public;
-grant all on function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_base64 text[]) to svc_runtime;
-grant all on function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_base64 text[]) to svc_owner;
-grant all on function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_base64 text[]) to svc_worker;
+grant execute on function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_base64 text[]) to svc_runtime;
+grant execute on function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_base64 text[]) to svc_owner;
+grant execute on function api.file_upload_chunks(p_upload_id text, p_first_seq integer, variadic p_base64 text[]) to svc_worker;
 
 -- function api.file_upload_complete(text)
 
@@ -1319,15 +1258,14 @@ begin
 end
 $$;
 
-
 alter function api.file_upload_complete(p_upload_id text) owner to svc_api;
 
 comment on function api.file_upload_complete(p_upload_id text) is 'completeFileUpload: the calling client''s upload (SVN04 FILE_NOT_FOUND otherwise) becomes a file only if its bytes arrived before expiry (SVC09 UPLOAD_EXPIRED, 410), were uploaded at all (SVC09 CONFLICT), match the declared size and SHA-256 (SVV22 CHECKSUM_MISMATCH) and sniff as the declared content type (SVV22 CONTENT_TYPE_NOT_ALLOWED); the file starts processing with its scan queued (app_private.queue_file_scan), and completing a completed upload answers its file again. It runs as svc_api because svc_runtime may not touch uploads or files; it locks the upload by the request''s organization and svc_api''s policies show only the calling client''s uploads and let only writers of the linked resource add the file.';
 
 revoke all on function api.file_upload_complete(p_upload_id text) from public;
-grant all on function api.file_upload_complete(p_upload_id text) to svc_runtime;
-grant all on function api.file_upload_complete(p_upload_id text) to svc_owner;
-grant all on function api.file_upload_complete(p_upload_id text) to svc_worker;
+grant execute on function api.file_upload_complete(p_upload_id text) to svc_runtime;
+grant execute on function api.file_upload_complete(p_upload_id text) to svc_owner;
+grant execute on function api.file_upload_complete(p_upload_id text) to svc_worker;
 
 -- function api.file_upload_create(jsonb, integer)
 
@@ -1367,15 +1305,14 @@ begin
 end
 $$;
 
-
 alter function api.file_upload_create(p_body jsonb, p_lifetime_seconds integer) owner to svc_api;
 
 comment on function api.file_upload_create(p_body jsonb, p_lifetime_seconds integer) is 'createFileUpload: the linked resource must exist in the request''s organization (SVN04 LINKED_RESOURCE_NOT_FOUND), the caller must hold its write Roles (SVR04 FILE_ACCESS_DENIED), and the declared content type and size must fit the organization''s file policy (SVV22 CONTENT_TYPE_NOT_ALLOWED, FILE_TOO_LARGE answering 413); it records a pending upload of the calling client with its expiry and answers it with a capability token (an HMAC over the upload id and organization; nothing secret is stored). It runs as svc_api because svc_runtime may not write app.file_uploads; the row takes the context''s organization and client, which the policy "Writers of the linked resource start uploads" checks again.';
 
 revoke all on function api.file_upload_create(p_body jsonb, p_lifetime_seconds integer) from public;
-grant all on function api.file_upload_create(p_body jsonb, p_lifetime_seconds integer) to svc_runtime;
-grant all on function api.file_upload_create(p_body jsonb, p_lifetime_seconds integer) to svc_owner;
-grant all on function api.file_upload_create(p_body jsonb, p_lifetime_seconds integer) to svc_worker;
+grant execute on function api.file_upload_create(p_body jsonb, p_lifetime_seconds integer) to svc_runtime;
+grant execute on function api.file_upload_create(p_body jsonb, p_lifetime_seconds integer) to svc_owner;
+grant execute on function api.file_upload_create(p_body jsonb, p_lifetime_seconds integer) to svc_worker;
 
 -- function api.file_upload_finish(text, bigint, text, text, boolean)
 
@@ -1396,15 +1333,14 @@ begin
 end
 $$;
 
-
 alter function api.file_upload_finish(p_upload_id text, p_size bigint, p_sha256 text, p_detected text, p_verified boolean) owner to svc_api;
 
 comment on function api.file_upload_finish(p_upload_id text, p_size bigint, p_sha256 text, p_detected text, p_verified boolean) is 'The end of the PUT to an upload link: records what arrived (size, SHA-256, the content type sniffed from the bytes and whether it fits the declared one) and moves the upload from pending to uploaded, or refuses with SVC09 CONFLICT when it is no longer pending; the lifecycle trigger checks the recorded size against the stored chunks. It runs as svc_api because svc_runtime may not update uploads; the update names the context''s organization and the policy "Clients move their own uploads on" limits it to the link''s client.';
 
 revoke all on function api.file_upload_finish(p_upload_id text, p_size bigint, p_sha256 text, p_detected text, p_verified boolean) from public;
-grant all on function api.file_upload_finish(p_upload_id text, p_size bigint, p_sha256 text, p_detected text, p_verified boolean) to svc_runtime;
-grant all on function api.file_upload_finish(p_upload_id text, p_size bigint, p_sha256 text, p_detected text, p_verified boolean) to svc_owner;
-grant all on function api.file_upload_finish(p_upload_id text, p_size bigint, p_sha256 text, p_detected text, p_verified boolean) to svc_worker;
+grant execute on function api.file_upload_finish(p_upload_id text, p_size bigint, p_sha256 text, p_detected text, p_verified boolean) to svc_runtime;
+grant execute on function api.file_upload_finish(p_upload_id text, p_size bigint, p_sha256 text, p_detected text, p_verified boolean) to svc_owner;
+grant execute on function api.file_upload_finish(p_upload_id text, p_size bigint, p_sha256 text, p_detected text, p_verified boolean) to svc_worker;
 
 -- function api.file_upload_get(text)
 
@@ -1425,15 +1361,14 @@ begin
 end
 $$;
 
-
 alter function api.file_upload_get(p_id text) owner to svc_api;
 
 comment on function api.file_upload_get(p_id text) is 'The calling client''s upload as createFileUpload answered it, its capability token derived again (an idempotent replay shows the same URL, which the stored response leaves out); null when there is no such upload of that client. It runs as svc_api because svc_runtime may not read app.file_uploads; the read names the request''s organization and the policy "Clients see their own uploads" shows only that client''s rows.';
 
 revoke all on function api.file_upload_get(p_id text) from public;
-grant all on function api.file_upload_get(p_id text) to svc_runtime;
-grant all on function api.file_upload_get(p_id text) to svc_owner;
-grant all on function api.file_upload_get(p_id text) to svc_worker;
+grant execute on function api.file_upload_get(p_id text) to svc_runtime;
+grant execute on function api.file_upload_get(p_id text) to svc_owner;
+grant execute on function api.file_upload_get(p_id text) to svc_worker;
 
 -- function api.files(text)
 
@@ -1461,52 +1396,15 @@ begin
 end
 $_$;
 
-
 alter function api.files(p_id text) owner to svc_api;
 
 comment on function api.files(p_id text) is 'The rows of view api.files for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.files(p_id text) from public;
-grant all on function api.files(p_id text) to svc_runtime;
-grant all on function api.files(p_id text) to svc_owner;
-grant all on function api.files(p_id text) to svc_worker;
-grant all on function api.files(p_id text) to svc_gate;
-
--- function api.members(text)
-
-create function api.members(p_id text default null::text) returns setof api.members
-    language plpgsql stable security definer
-    set search_path to 'pg_catalog', 'pg_temp'
-    as $_$
-declare
-  v_organization_id text;
-begin
-  if to_regclass('pg_catalog.pg_dist_partition') is null then
-    -- One server: the view, under its tables' policies (a plan kept for the session).
-    if p_id is null then
-      return query select * from api.members v;
-    else
-      return query select * from api.members v where v.id = p_id;
-    end if;
-    return;
-  end if;
-  v_organization_id := app.current_organization_id();
-  if v_organization_id is not null then
-    return query execute 'select * from (' || app_private.view_on_shards('api.members', v_organization_id) || ') v where organization_id = $1 and ($2 is null or id = $2)'
-      using v_organization_id, p_id;
-  end if;
-end
-$_$;
-
-
-alter function api.members(p_id text) owner to svc_api;
-
-comment on function api.members(p_id text) is 'The rows of view api.members for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
-
-revoke all on function api.members(p_id text) from public;
-grant all on function api.members(p_id text) to svc_runtime;
-grant all on function api.members(p_id text) to svc_owner;
-grant all on function api.members(p_id text) to svc_worker;
+grant execute on function api.files(p_id text) to svc_runtime;
+grant execute on function api.files(p_id text) to svc_owner;
+grant execute on function api.files(p_id text) to svc_worker;
+grant execute on function api.files(p_id text) to svc_gate;
 
 -- function control.file_policy_set(text, bigint, text[], boolean)
 
@@ -1527,7 +1425,7 @@ end
 $$;
 
 revoke all on function control.file_policy_set(p_org text, p_max_size_bytes bigint, p_content_types text[], p_require_scan boolean) from public;
-grant all on function control.file_policy_set(p_org text, p_max_size_bytes bigint, p_content_types text[], p_require_scan boolean) to svc_admin;
+grant execute on function control.file_policy_set(p_org text, p_max_size_bytes bigint, p_content_types text[], p_require_scan boolean) to svc_admin;
 
 -- function control.file_set_legal_hold(text, boolean)
 
@@ -1544,7 +1442,7 @@ end
 $$;
 
 revoke all on function control.file_set_legal_hold(p_file_id text, p_hold boolean) from public;
-grant all on function control.file_set_legal_hold(p_file_id text, p_hold boolean) to svc_admin;
+grant execute on function control.file_set_legal_hold(p_file_id text, p_hold boolean) to svc_admin;
 
 -- function control.purge_expired_uploads()
 
@@ -1556,11 +1454,12 @@ create function control.purge_expired_uploads() returns integer
   select count(*)::integer from gone
 $$;
 
-
 alter function control.purge_expired_uploads() owner to svc_owner;
 
 revoke all on function control.purge_expired_uploads() from public;
-grant all on function control.purge_expired_uploads() to svc_worker;
+grant execute on function control.purge_expired_uploads() to svc_worker;
+
+revoke create on schema api, app, app_private, control, reporting, skills from svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the baseline is not undone: restore a backup, or drop the database'); end $$;

@@ -1,12 +1,35 @@
 -- migrate:up
 
-/** The baseline, area 9 of 13. Tickets: ticket workflows, tickets, messages and search.
+/** The baseline, 9 of 16. Tickets: ticket workflows, tickets, messages and search.
  * Laid out by table: each table, then its keys and indexes, row security and policies, triggers
  * and their functions, and grants; then the area's views and commands. db/README.md, "The
  * baseline", says how it was made and proved equal to the migrations it replaced. */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
-select pg_catalog.set_config('search_path', '', true);
+set local search_path = '';
+
+-- While this file runs, the owners of its functions and views may create in the schemas (`alter … owner to`
+-- a role needs it when the migrating role is not a superuser); taken back at its end.
+grant create on schema api, app, app_private, control, reporting, skills to svc_api, svc_owner, svc_gate, svc_directory, svc_status;
+
+-- function app_private.may_read_internal_notes()
+
+create function app_private.may_read_internal_notes() returns boolean
+    language sql stable security definer
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $$ select app_private.may_read_tickets() and app.has_any_role('{member,manager}') $$;
+
+alter function app_private.may_read_internal_notes() owner to svc_owner;
+
+comment on function app_private.may_read_internal_notes() is 'Whether the caller may read tickets'' internal notes: it may read tickets (app_private.may_read_tickets()) and holds member or manager, so finance and hr never see internal notes, even where their organization lets them read tickets. It reads no table itself; it is an svc_owner definer like the other policy helpers that policies and views call, may_read_tickets reading the organization''s ticket settings where no signed context carries them.';
+
+revoke all on function app_private.may_read_internal_notes() from public;
+grant execute on function app_private.may_read_internal_notes() to svc_api;
+grant execute on function app_private.may_read_internal_notes() to svc_runtime;
+grant execute on function app_private.may_read_internal_notes() to svc_reporting;
+grant execute on function app_private.may_read_internal_notes() to svc_worker;
+grant execute on function app_private.may_read_internal_notes() to svc_admin;
+grant execute on function app_private.may_read_internal_notes() to svc_gate;
 
 -- function app_private.seed_ticket_workflow(text)
 
@@ -28,12 +51,11 @@ begin
 end
 $$;
 
-
 alter function app_private.seed_ticket_workflow(p_org text) owner to svc_owner;
 
 revoke all on function app_private.seed_ticket_workflow(p_org text) from public;
-grant all on function app_private.seed_ticket_workflow(p_org text) to svc_worker;
-grant all on function app_private.seed_ticket_workflow(p_org text) to svc_admin;
+grant execute on function app_private.seed_ticket_workflow(p_org text) to svc_worker;
+grant execute on function app_private.seed_ticket_workflow(p_org text) to svc_admin;
 
 -- function app_private.ticket_not_found(text)
 
@@ -42,13 +64,12 @@ create function app_private.ticket_not_found(p_id text) returns void
     set search_path to 'pg_catalog', 'pg_temp'
     as $$ select app_private.raise('SVN04', 'TICKET_NOT_FOUND', format('no ticket %s in your organization', p_id)) $$;
 
-
 alter function app_private.ticket_not_found(p_id text) owner to svc_owner;
 
 revoke all on function app_private.ticket_not_found(p_id text) from public;
-grant all on function app_private.ticket_not_found(p_id text) to svc_api;
-grant all on function app_private.ticket_not_found(p_id text) to svc_worker;
-grant all on function app_private.ticket_not_found(p_id text) to svc_admin;
+grant execute on function app_private.ticket_not_found(p_id text) to svc_api;
+grant execute on function app_private.ticket_not_found(p_id text) to svc_worker;
+grant execute on function app_private.ticket_not_found(p_id text) to svc_admin;
 
 -- function app_private.ticket_reply_load(text, text)
 
@@ -74,12 +95,11 @@ begin
 end
 $$;
 
-
 alter function app_private.ticket_reply_load(p_organization_id text, p_message_id text) owner to svc_owner;
 
 revoke all on function app_private.ticket_reply_load(p_organization_id text, p_message_id text) from public;
-grant all on function app_private.ticket_reply_load(p_organization_id text, p_message_id text) to svc_worker;
-grant all on function app_private.ticket_reply_load(p_organization_id text, p_message_id text) to svc_admin;
+grant execute on function app_private.ticket_reply_load(p_organization_id text, p_message_id text) to svc_worker;
+grant execute on function app_private.ticket_reply_load(p_organization_id text, p_message_id text) to svc_admin;
 
 -- function app_private.ticket_reply_record(text, text, boolean, text)
 
@@ -97,12 +117,11 @@ begin
 end
 $$;
 
-
 alter function app_private.ticket_reply_record(p_organization_id text, p_message_id text, p_sent boolean, p_detail text) owner to svc_owner;
 
 revoke all on function app_private.ticket_reply_record(p_organization_id text, p_message_id text, p_sent boolean, p_detail text) from public;
-grant all on function app_private.ticket_reply_record(p_organization_id text, p_message_id text, p_sent boolean, p_detail text) to svc_worker;
-grant all on function app_private.ticket_reply_record(p_organization_id text, p_message_id text, p_sent boolean, p_detail text) to svc_admin;
+grant execute on function app_private.ticket_reply_record(p_organization_id text, p_message_id text, p_sent boolean, p_detail text) to svc_worker;
+grant execute on function app_private.ticket_reply_record(p_organization_id text, p_message_id text, p_sent boolean, p_detail text) to svc_admin;
 
 -- table app.ticket_statuses
 
@@ -131,7 +150,7 @@ create policy "Clients see their organization's ticket workflow" on app.ticket_s
 
 comment on policy "Clients see their organization's ticket workflow" on app.ticket_statuses is 'svc_api may SELECT only the ticket statuses of the request''s organization (its workflow: categories and the initial status), which createTicket and the ticket documents use. Each organization has its own workflow; no client writes it.';
 
-create policy "Commands act in the request's organization" on app.ticket_statuses to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.ticket_statuses to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.ticket_statuses is 'svc_owner, svc_worker and svc_admin may read and write ticket statuses of the request''s organization, or of every organization in an operator session: the default workflow seeded when svc-admin creates an organization, and the rules trigger that checks a ticket''s status. A command with a wrong WHERE inside a request still reaches no other organization''s workflow.';
 
@@ -170,7 +189,7 @@ create policy "Clients see their organization's ticket transitions" on app.ticke
 
 comment on policy "Clients see their organization's ticket transitions" on app.ticket_transitions is 'svc_api may SELECT only the ticket workflow transitions of the request''s organization, which each ticket lists as the transitions offered from its status and transitionTicket applies. Each organization has its own workflow; no client writes it.';
 
-create policy "Commands act in the request's organization" on app.ticket_transitions to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.ticket_transitions to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.ticket_transitions is 'svc_owner, svc_worker and svc_admin may read and write ticket transitions of the request''s organization, or of every organization in an operator session: the default workflow seeded when svc-admin creates an organization, and the rules trigger that checks a status change. A command with a wrong WHERE inside a request still reaches no other organization''s workflow.';
 
@@ -244,15 +263,15 @@ alter table only app.tickets
 
 alter table app.tickets enable row level security;
 
-create policy "Commands act in the request's organization" on app.tickets to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.tickets to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.tickets is 'svc_owner, svc_worker and svc_admin may read and write tickets of the request''s organization, or of every organization in an operator session (the worker, svc-admin, migrations): the triggers and helpers that check, index and emit tickets, and the worker''s reply email, which reads the ticket it answers. A command with a wrong WHERE inside a request still reaches no other organization''s tickets.';
 
-create policy "Managers change tickets" on app.tickets for update to svc_api using (((organization_id = (select app.current_organization_id())) and ( select app.has_role('manager'::text) as has_role) and (select app_private.may_read_tickets()))) with check ((organization_id = (select app.current_organization_id())));
+create policy "Managers change tickets" on app.tickets for update to svc_api using (((organization_id = (select app.current_organization_id())) and (select app.has_role('manager'::text)) and (select app_private.may_read_tickets()))) with check ((organization_id = (select app.current_organization_id())));
 
 comment on policy "Managers change tickets" on app.tickets is 'svc_api may UPDATE tickets of the request''s organization only when the context holds the manager Role and may read tickets (the module on), and a ticket cannot leave the organization: the spec gives updates, assignment and transitions to managers. Which changes are legal is the rules trigger''s to decide.';
 
-create policy "Managers create tickets" on app.tickets for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and (created_by_client_id = (select app.current_client_id())) and ( select app.has_role('manager'::text) as has_role) and (select app_private.may_read_tickets()));
+create policy "Managers create tickets" on app.tickets for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and (created_by_client_id = (select app.current_client_id())) and (select app.has_role('manager'::text)) and (select app_private.may_read_tickets()));
 
 comment on policy "Managers create tickets" on app.tickets is 'svc_api may INSERT a ticket only in the request''s organization, recorded as the request''s client''s, when the context holds the manager Role and may read tickets (the module on): the spec gives createTicket to managers.';
 
@@ -274,7 +293,6 @@ begin
   return null;
 end
 $$;
-
 
 alter function app_private.tg_tickets__emit() owner to svc_owner;
 
@@ -298,7 +316,6 @@ begin
   return null;
 end
 $$;
-
 
 alter function app_private.tg_tickets__index() owner to svc_owner;
 
@@ -360,7 +377,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_tickets__rules() owner to svc_owner;
 
 comment on function app_private.tg_tickets__rules() is 'BEFORE INSERT or UPDATE trigger on app.tickets: a new ticket takes its organization''s next number (TKT-000001…, from app_private.ticket_number_counters, which svc_api may not touch) and must start in the workflow''s initial status (SVV23 INVALID_TRANSITION); number, origin and external_id never change (SVC09 CONFLICT), a status changes only along a transition of the workflow and the resolution only with one (SVV23), and a move to a solved status needs a resolution (SVV22 VALIDATION_FAILED) and stamps resolved_at. An assignee must be an active member (SVV22 INVALID_ASSIGNEE) and a project must exist in the organization (SVN04 PROJECT_NOT_FOUND), checked by the row''s own organization.';
@@ -379,16 +395,16 @@ grant select,insert,delete,update on table app.tickets to svc_worker;
 grant select,insert,delete,update on table app.tickets to svc_admin;
 
 revoke all on function app_private.tg_tickets__emit() from public;
-grant all on function app_private.tg_tickets__emit() to svc_worker;
-grant all on function app_private.tg_tickets__emit() to svc_admin;
+grant execute on function app_private.tg_tickets__emit() to svc_worker;
+grant execute on function app_private.tg_tickets__emit() to svc_admin;
 
 revoke all on function app_private.tg_tickets__index() from public;
-grant all on function app_private.tg_tickets__index() to svc_worker;
-grant all on function app_private.tg_tickets__index() to svc_admin;
+grant execute on function app_private.tg_tickets__index() to svc_worker;
+grant execute on function app_private.tg_tickets__index() to svc_admin;
 
 revoke all on function app_private.tg_tickets__rules() from public;
-grant all on function app_private.tg_tickets__rules() to svc_worker;
-grant all on function app_private.tg_tickets__rules() to svc_admin;
+grant execute on function app_private.tg_tickets__rules() to svc_worker;
+grant execute on function app_private.tg_tickets__rules() to svc_admin;
 
 -- function app_private.lock_ticket(text)
 
@@ -408,13 +424,12 @@ begin
 end
 $$;
 
-
 alter function app_private.lock_ticket(p_id text) owner to svc_api;
 
 revoke all on function app_private.lock_ticket(p_id text) from public;
-grant all on function app_private.lock_ticket(p_id text) to svc_owner;
-grant all on function app_private.lock_ticket(p_id text) to svc_worker;
-grant all on function app_private.lock_ticket(p_id text) to svc_admin;
+grant execute on function app_private.lock_ticket(p_id text) to svc_owner;
+grant execute on function app_private.lock_ticket(p_id text) to svc_worker;
+grant execute on function app_private.lock_ticket(p_id text) to svc_admin;
 
 -- table app.ticket_messages
 
@@ -454,11 +469,11 @@ alter table only app.ticket_messages
 
 alter table app.ticket_messages enable row level security;
 
-create policy "Commands act in the request's organization" on app.ticket_messages to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.ticket_messages to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.ticket_messages is 'svc_owner, svc_worker and svc_admin may read and write ticket messages of the request''s organization, or of every organization in an operator session (the worker, svc-admin, migrations): the triggers that index and emit messages and the worker''s reply email, which records a reply''s delivery. A command with a wrong WHERE inside a request still reaches no other organization''s messages.';
 
-create policy "Managers add messages" on app.ticket_messages for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and (author_client_id = (select app.current_client_id())) and ( select app.has_role('manager'::text) as has_role) and (select app_private.may_read_tickets()));
+create policy "Managers add messages" on app.ticket_messages for insert to svc_api with check ((organization_id = (select app.current_organization_id())) and (author_client_id = (select app.current_client_id())) and (select app.has_role('manager'::text)) and (select app_private.may_read_tickets()));
 
 comment on policy "Managers add messages" on app.ticket_messages is 'svc_api may INSERT a ticket message only in the request''s organization, authored by the request''s client, when the context holds the manager Role and may read tickets (the module on): the spec gives replies and notes to managers and records the client as author.';
 
@@ -480,7 +495,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_ticket_messages__emit() owner to svc_owner;
 
 comment on function app_private.tg_ticket_messages__emit() is 'AFTER INSERT trigger on app.ticket_messages: writes the ticket.message.created event to the outbox and, for a reply, queues the ticket_reply_email job (job key ticket_reply:<message id>, 10 attempts) in the writer''s transaction, so a reply is emailed only if it commits; internal notes never leave. It runs as svc_owner because svc_api may not write app.events or the job queue; both name the message''s organization.';
@@ -500,7 +514,6 @@ begin
   return null;
 end
 $$;
-
 
 alter function app_private.tg_ticket_messages__index() owner to svc_owner;
 
@@ -537,7 +550,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_ticket_messages__rules() owner to svc_owner;
 
 comment on function app_private.tg_ticket_messages__rules() is 'BEFORE INSERT, UPDATE or DELETE trigger on app.ticket_messages: a message is never deleted and never changes, except that a queued reply''s delivery is recorded once (SVC09 CONFLICT); its attachments must be ready files linked to its ticket (SVV22 ATTACHMENT_NOT_AVAILABLE), and a new reply starts with its delivery queued, a note with none. It holds for every writer; it runs as svc_owner so that the attachment check reads the ticket''s files past the writer''s Role policies, in the message''s own organization.';
@@ -554,16 +566,16 @@ grant select,insert,delete,update on table app.ticket_messages to svc_worker;
 grant select,insert,delete,update on table app.ticket_messages to svc_admin;
 
 revoke all on function app_private.tg_ticket_messages__emit() from public;
-grant all on function app_private.tg_ticket_messages__emit() to svc_worker;
-grant all on function app_private.tg_ticket_messages__emit() to svc_admin;
+grant execute on function app_private.tg_ticket_messages__emit() to svc_worker;
+grant execute on function app_private.tg_ticket_messages__emit() to svc_admin;
 
 revoke all on function app_private.tg_ticket_messages__index() from public;
-grant all on function app_private.tg_ticket_messages__index() to svc_worker;
-grant all on function app_private.tg_ticket_messages__index() to svc_admin;
+grant execute on function app_private.tg_ticket_messages__index() to svc_worker;
+grant execute on function app_private.tg_ticket_messages__index() to svc_admin;
 
 revoke all on function app_private.tg_ticket_messages__rules() from public;
-grant all on function app_private.tg_ticket_messages__rules() to svc_worker;
-grant all on function app_private.tg_ticket_messages__rules() to svc_admin;
+grant execute on function app_private.tg_ticket_messages__rules() to svc_worker;
+grant execute on function app_private.tg_ticket_messages__rules() to svc_admin;
 
 -- table app.ticket_search
 
@@ -588,7 +600,7 @@ alter table only app.ticket_search
 
 alter table app.ticket_search enable row level security;
 
-create policy "Commands act in the request's organization" on app.ticket_search to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.ticket_search to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.ticket_search is 'svc_owner, svc_worker and svc_admin may read and write ticket search documents of the request''s organization, or of every organization in an operator session: the triggers that keep the public and internal-note documents and api.ticket_search_ids, which searches them. A command with a wrong WHERE inside a request still reaches no other organization''s documents.';
 
@@ -618,7 +630,7 @@ alter table only app_private.ticket_number_counters
 
 alter table app_private.ticket_number_counters enable row level security;
 
-create policy "Commands act in the request's organization" on app_private.ticket_number_counters to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app_private.ticket_number_counters to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app_private.ticket_number_counters is 'svc_owner, svc_worker and svc_admin may read and advance the ticket number counter of the request''s organization, or of every organization in an operator session: the rules trigger takes each new ticket''s number from its organization''s row, which also serializes numbering per organization. A trigger with a wrong WHERE inside a request still advances no other organization''s counter.';
 
@@ -641,8 +653,7 @@ create view api.ticket_messages as
         end, 'created_at', app_private.iso_timestamp(m.created_at)) as doc
    from app.ticket_messages m;
 
-
-alter table api.ticket_messages owner to svc_api;
+alter view api.ticket_messages owner to svc_api;
 
 grant select on table api.ticket_messages to svc_runtime;
 grant select on table api.ticket_messages to svc_owner;
@@ -663,15 +674,14 @@ create view api.tickets as
     t.version,
     jsonb_build_object('object', 'ticket', 'id', t.id, 'number', t.number, 'subject', t.subject, 'description', t.description, 'status', t.status, 'priority', t.priority, 'requester', jsonb_build_object('name', t.requester_name, 'email',
         case
-            when ( select app.has_any_role('{member,manager}'::text[]) as has_any_role) then t.requester_email
+            when (select app.has_any_role('{member,manager}'::text[])) then t.requester_email
             else null::text
         end), 'assignee_member_id', t.assignee_member_id, 'project_id', t.project_id, 'tags', to_jsonb(t.tags), 'external_id', t.external_id, 'resolution', t.resolution, 'resolved_at', app_private.iso_timestamp(t.resolved_at), 'transitions', coalesce(( select jsonb_agg(jsonb_build_object('name', tr.name, 'to_status', tr.to_status, 'requires_resolution', tr.requires_resolution) order by tr.name) as jsonb_agg
            from app.ticket_transitions tr
           where ((tr.organization_id = t.organization_id) and (tr.from_status = t.status))), '[]'::jsonb), 'version', t.version, 'created_at', app_private.iso_timestamp(t.created_at), 'updated_at', app_private.iso_timestamp(t.updated_at)) as doc
    from app.tickets t;
 
-
-alter table api.tickets owner to svc_api;
+alter view api.tickets owner to svc_api;
 
 grant select on table api.tickets to svc_runtime;
 grant select on table api.tickets to svc_owner;
@@ -698,15 +708,14 @@ begin
 end
 $$;
 
-
 alter function api.require_tickets(p_write boolean) owner to svc_api;
 
 comment on function api.require_tickets(p_write boolean) is 'The reason a ticket request is refused before anything is read: the organization''s ticket module is off (SVR04 TICKET_MODULE_DISABLED); a write without the manager Role (SVR03 ROLE_REQUIRED); a read without the right to read tickets (member or manager, finance or hr only where the organization grants them tickets; SVR03 ROLE_REQUIRED), as the spec''s Role matrix sets. It runs as svc_api because svc_runtime may not read app.organizations; it reads only the request''s organization.';
 
 revoke all on function api.require_tickets(p_write boolean) from public;
-grant all on function api.require_tickets(p_write boolean) to svc_runtime;
-grant all on function api.require_tickets(p_write boolean) to svc_owner;
-grant all on function api.require_tickets(p_write boolean) to svc_worker;
+grant execute on function api.require_tickets(p_write boolean) to svc_runtime;
+grant execute on function api.require_tickets(p_write boolean) to svc_owner;
+grant execute on function api.require_tickets(p_write boolean) to svc_worker;
 
 -- function api.ticket_create(jsonb)
 
@@ -736,15 +745,14 @@ begin
 end
 $$;
 
-
 alter function api.ticket_create(p_body jsonb) owner to svc_api;
 
 comment on function api.ticket_create(p_body jsonb) is 'createTicket (manager, checked by api.require_tickets): a ticket of the request''s organization in its workflow''s initial status, priority normal unless given, the requester''s email and the tags trimmed and lower-cased (tags once each), recorded as the calling client''s; its number and the workflow are the rules trigger''s. It runs as svc_api because svc_runtime may not write app.tickets; the row takes the context''s organization and client, which the policy "Managers create tickets" checks again.';
 
 revoke all on function api.ticket_create(p_body jsonb) from public;
-grant all on function api.ticket_create(p_body jsonb) to svc_runtime;
-grant all on function api.ticket_create(p_body jsonb) to svc_owner;
-grant all on function api.ticket_create(p_body jsonb) to svc_worker;
+grant execute on function api.ticket_create(p_body jsonb) to svc_runtime;
+grant execute on function api.ticket_create(p_body jsonb) to svc_owner;
+grant execute on function api.ticket_create(p_body jsonb) to svc_worker;
 
 -- function api.ticket_get(text)
 
@@ -758,15 +766,14 @@ begin
 end
 $$;
 
-
 alter function api.ticket_get(p_id text) owner to svc_api;
 
 comment on function api.ticket_get(p_id text) is 'getTicket: the ticket''s document and version (its ETag) from api.tickets, after api.require_tickets(false) has refused a disabled module or a caller who may not read tickets; no row when the ticket is not visible. It runs as svc_api because svc_runtime may not read the ticket tables; svc_api''s policies show only the request''s organization''s tickets, and only to ticket readers.';
 
 revoke all on function api.ticket_get(p_id text) from public;
-grant all on function api.ticket_get(p_id text) to svc_runtime;
-grant all on function api.ticket_get(p_id text) to svc_owner;
-grant all on function api.ticket_get(p_id text) to svc_worker;
+grant execute on function api.ticket_get(p_id text) to svc_runtime;
+grant execute on function api.ticket_get(p_id text) to svc_owner;
+grant execute on function api.ticket_get(p_id text) to svc_worker;
 
 -- function api.ticket_message_create(text, jsonb)
 
@@ -797,15 +804,14 @@ begin
 end
 $$;
 
-
 alter function api.ticket_message_create(p_ticket_id text, p_body jsonb) owner to svc_api;
 
 comment on function api.ticket_message_create(p_ticket_id text, p_body jsonb) is 'createTicketMessage (manager): locks the ticket (SVN04 TICKET_NOT_FOUND), requires every attachment to be a ready file linked to this ticket that the caller may read (SVV22 ATTACHMENT_NOT_AVAILABLE), and records the reply or internal note with the calling client as its author, as the spec asks; a reply is then emailed to the requester by the worker. It runs as svc_api because svc_runtime may not write app.ticket_messages; the message takes the locked ticket''s organization and passes the policy "Managers add messages".';
 
 revoke all on function api.ticket_message_create(p_ticket_id text, p_body jsonb) from public;
-grant all on function api.ticket_message_create(p_ticket_id text, p_body jsonb) to svc_runtime;
-grant all on function api.ticket_message_create(p_ticket_id text, p_body jsonb) to svc_owner;
-grant all on function api.ticket_message_create(p_ticket_id text, p_body jsonb) to svc_worker;
+grant execute on function api.ticket_message_create(p_ticket_id text, p_body jsonb) to svc_runtime;
+grant execute on function api.ticket_message_create(p_ticket_id text, p_body jsonb) to svc_owner;
+grant execute on function api.ticket_message_create(p_ticket_id text, p_body jsonb) to svc_worker;
 
 -- function api.ticket_messages(text)
 
@@ -833,15 +839,14 @@ begin
 end
 $_$;
 
-
 alter function api.ticket_messages(p_id text) owner to svc_api;
 
 comment on function api.ticket_messages(p_id text) is 'The rows of view api.ticket_messages for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.ticket_messages(p_id text) from public;
-grant all on function api.ticket_messages(p_id text) to svc_runtime;
-grant all on function api.ticket_messages(p_id text) to svc_owner;
-grant all on function api.ticket_messages(p_id text) to svc_worker;
+grant execute on function api.ticket_messages(p_id text) to svc_runtime;
+grant execute on function api.ticket_messages(p_id text) to svc_owner;
+grant execute on function api.ticket_messages(p_id text) to svc_worker;
 
 -- function api.ticket_require(text)
 
@@ -859,15 +864,14 @@ begin
 end
 $$;
 
-
 alter function api.ticket_require(p_id text) owner to svc_api;
 
 comment on function api.ticket_require(p_id text) is 'Answers SVN04 TICKET_NOT_FOUND unless the ticket exists in the request''s organization and the caller may see it, so that listTicketMessages tells a missing ticket from one without messages. It runs as svc_api because svc_runtime may not read app.tickets; the read names the request''s organization and the ticket readers'' policy applies.';
 
 revoke all on function api.ticket_require(p_id text) from public;
-grant all on function api.ticket_require(p_id text) to svc_runtime;
-grant all on function api.ticket_require(p_id text) to svc_owner;
-grant all on function api.ticket_require(p_id text) to svc_worker;
+grant execute on function api.ticket_require(p_id text) to svc_runtime;
+grant execute on function api.ticket_require(p_id text) to svc_owner;
+grant execute on function api.ticket_require(p_id text) to svc_worker;
 
 -- function api.ticket_search_ids(text)
 
@@ -890,14 +894,13 @@ begin
 end
 $$;
 
-
 alter function api.ticket_search_ids(p_query text) owner to svc_owner;
 
 comment on function api.ticket_search_ids(p_query text) is 'The ids of the request''s organization''s tickets that match a web-search query, for listTickets'' search: the public document (subject, description, replies) for whoever may read tickets, the internal-note document only for those who may read internal notes (member, manager), so a reader who may not see notes cannot find a ticket by them. It runs as svc_owner, whose policy on app.ticket_search shows only the request''s organization; it names that organization and applies the reader checks itself, and returns only ids, which api.tickets filters again by its policies (refused on a Citus coordinator, SV500 NOT_IN_ITS_WORKER).';
 
 revoke all on function api.ticket_search_ids(p_query text) from public;
-grant all on function api.ticket_search_ids(p_query text) to svc_runtime;
-grant all on function api.ticket_search_ids(p_query text) to svc_worker;
+grant execute on function api.ticket_search_ids(p_query text) to svc_runtime;
+grant execute on function api.ticket_search_ids(p_query text) to svc_worker;
 
 -- function api.ticket_transition(text, text, text)
 
@@ -929,15 +932,14 @@ begin
 end
 $$;
 
-
 alter function api.ticket_transition(p_id text, p_transition text, p_resolution text) owner to svc_api;
 
 comment on function api.ticket_transition(p_id text, p_transition text, p_resolution text) is 'transitionTicket (manager): locks the ticket and applies the named transition only where the organization''s workflow offers it from the current status (SVV23 INVALID_TRANSITION); a transition that requires a resolution needs a non-blank one and the others take none (SVV22 VALIDATION_FAILED); closing keeps the resolution, other transitions without one clear it. It runs as svc_api because svc_runtime may not write app.tickets; the update names the ticket''s organization, passes "Managers change tickets", and the rules trigger checks the move again.';
 
 revoke all on function api.ticket_transition(p_id text, p_transition text, p_resolution text) from public;
-grant all on function api.ticket_transition(p_id text, p_transition text, p_resolution text) to svc_runtime;
-grant all on function api.ticket_transition(p_id text, p_transition text, p_resolution text) to svc_owner;
-grant all on function api.ticket_transition(p_id text, p_transition text, p_resolution text) to svc_worker;
+grant execute on function api.ticket_transition(p_id text, p_transition text, p_resolution text) to svc_runtime;
+grant execute on function api.ticket_transition(p_id text, p_transition text, p_resolution text) to svc_owner;
+grant execute on function api.ticket_transition(p_id text, p_transition text, p_resolution text) to svc_worker;
 
 -- function api.ticket_update(text, integer[], jsonb)
 
@@ -978,15 +980,14 @@ begin
 end
 $$;
 
-
 alter function api.ticket_update(p_id text, p_if_match integer[], p_patch jsonb) owner to svc_api;
 
 comment on function api.ticket_update(p_id text, p_if_match integer[], p_patch jsonb) is 'updateTicket (manager): a status in the patch is refused (SVV23 INVALID_TRANSITION: status changes only through transitions), If-Match must name the current version (SVS12 STALE_RESOURCE), and only subject, description, priority, tags, assignee and project change (SVV22 IMMUTABLE_FIELD); the assignee and project are checked by the rules trigger. It runs as svc_api because svc_runtime may not write app.tickets; the locked ticket and the update name the request''s organization and pass "Managers change tickets".';
 
 revoke all on function api.ticket_update(p_id text, p_if_match integer[], p_patch jsonb) from public;
-grant all on function api.ticket_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_runtime;
-grant all on function api.ticket_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_owner;
-grant all on function api.ticket_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_worker;
+grant execute on function api.ticket_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_runtime;
+grant execute on function api.ticket_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_owner;
+grant execute on function api.ticket_update(p_id text, p_if_match integer[], p_patch jsonb) to svc_worker;
 
 -- function api.tickets(text)
 
@@ -1014,15 +1015,14 @@ begin
 end
 $_$;
 
-
 alter function api.tickets(p_id text) owner to svc_api;
 
 comment on function api.tickets(p_id text) is 'The rows of view api.tickets for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.tickets(p_id text) from public;
-grant all on function api.tickets(p_id text) to svc_runtime;
-grant all on function api.tickets(p_id text) to svc_owner;
-grant all on function api.tickets(p_id text) to svc_worker;
+grant execute on function api.tickets(p_id text) to svc_runtime;
+grant execute on function api.tickets(p_id text) to svc_owner;
+grant execute on function api.tickets(p_id text) to svc_worker;
 
 -- function control.org_set_ticket_policy(text, boolean, boolean, boolean)
 
@@ -1041,7 +1041,9 @@ end
 $$;
 
 revoke all on function control.org_set_ticket_policy(p_org text, p_module_enabled boolean, p_finance_may_read boolean, p_hr_may_read boolean) from public;
-grant all on function control.org_set_ticket_policy(p_org text, p_module_enabled boolean, p_finance_may_read boolean, p_hr_may_read boolean) to svc_admin;
+grant execute on function control.org_set_ticket_policy(p_org text, p_module_enabled boolean, p_finance_may_read boolean, p_hr_may_read boolean) to svc_admin;
+
+revoke create on schema api, app, app_private, control, reporting, skills from svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the baseline is not undone: restore a backup, or drop the database'); end $$;

@@ -1,12 +1,16 @@
 -- migrate:up
 
-/** The baseline, area 10 of 13. Reports and BI access: report definitions, runs and results, the reporting views and BI logins.
+/** The baseline, 10 of 16. Reports and BI access: report definitions, runs and results, the reporting views and BI logins.
  * Laid out by table: each table, then its keys and indexes, row security and policies, triggers
  * and their functions, and grants; then the area's views and commands. db/README.md, "The
  * baseline", says how it was made and proved equal to the migrations it replaced. */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
-select pg_catalog.set_config('search_path', '', true);
+set local search_path = '';
+
+-- While this file runs, the owners of its functions and views may create in the schemas (`alter … owner to`
+-- a role needs it when the migrating role is not a superuser); taken back at its end.
+grant create on schema api, app, app_private, control, reporting, skills to svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- function app_private.bi_context()
 
@@ -23,18 +27,17 @@ begin
 end
 $$;
 
-
 alter function app_private.bi_context(out organization_id text, out svc_roles text[]) owner to svc_gate;
 
 comment on function app_private.bi_context(out organization_id text, out svc_roles text[]) is 'The organization and Roles bound to the session''s BI login (app_private.bi_logins, by session_user); nothing for any other login, and nothing on a Citus worker, which has no BI logins. The context accessors (app.current_organization_id, app.current_roles) fall back to it when a session has no signed request context, so a BI login reads the reporting views of its one organization with its Roles. It runs as svc_gate because the bindings are a credential table granted to svc_gate alone, whose policy shows only the session''s own binding; a BI login cannot change its session_user, so it cannot borrow another binding.';
 
 revoke all on function app_private.bi_context(out organization_id text, out svc_roles text[]) from public;
-grant all on function app_private.bi_context(out organization_id text, out svc_roles text[]) to svc_reporting;
-grant all on function app_private.bi_context(out organization_id text, out svc_roles text[]) to svc_runtime;
-grant all on function app_private.bi_context(out organization_id text, out svc_roles text[]) to svc_api;
-grant all on function app_private.bi_context(out organization_id text, out svc_roles text[]) to svc_owner;
-grant all on function app_private.bi_context(out organization_id text, out svc_roles text[]) to svc_worker;
-grant all on function app_private.bi_context(out organization_id text, out svc_roles text[]) to svc_admin;
+grant execute on function app_private.bi_context(out organization_id text, out svc_roles text[]) to svc_reporting;
+grant execute on function app_private.bi_context(out organization_id text, out svc_roles text[]) to svc_runtime;
+grant execute on function app_private.bi_context(out organization_id text, out svc_roles text[]) to svc_api;
+grant execute on function app_private.bi_context(out organization_id text, out svc_roles text[]) to svc_owner;
+grant execute on function app_private.bi_context(out organization_id text, out svc_roles text[]) to svc_worker;
+grant execute on function app_private.bi_context(out organization_id text, out svc_roles text[]) to svc_admin;
 
 -- function app_private.queue_report_run(text)
 
@@ -50,15 +53,14 @@ begin
 end
 $$;
 
-
 alter function app_private.queue_report_run(p_run_id text) owner to svc_owner;
 
 comment on function app_private.queue_report_run(p_run_id text) is 'Queues the report_run job of run p_run_id (at most 3 attempts, job key report_run:<id>, so one job per run) for the request''s organization through app_private.queue_job: graphile-worker on one server, the organization''s job outbox on Citus, in the same transaction as the run''s insert. It runs as svc_owner because the queue and app_private.queue_job are not svc_api''s to use; the organization is the signed context''s, and queue_job refuses a job without one (SV500 JOB_WITHOUT_ORGANIZATION).';
 
 revoke all on function app_private.queue_report_run(p_run_id text) from public;
-grant all on function app_private.queue_report_run(p_run_id text) to svc_api;
-grant all on function app_private.queue_report_run(p_run_id text) to svc_worker;
-grant all on function app_private.queue_report_run(p_run_id text) to svc_admin;
+grant execute on function app_private.queue_report_run(p_run_id text) to svc_api;
+grant execute on function app_private.queue_report_run(p_run_id text) to svc_worker;
+grant execute on function app_private.queue_report_run(p_run_id text) to svc_admin;
 
 -- function app_private.report_run_execute(text, text, interval)
 
@@ -113,12 +115,11 @@ begin
 end
 $_$;
 
-
 alter function app_private.report_run_execute(p_organization_id text, p_run_id text, p_retention interval) owner to svc_owner;
 
 revoke all on function app_private.report_run_execute(p_organization_id text, p_run_id text, p_retention interval) from public;
-grant all on function app_private.report_run_execute(p_organization_id text, p_run_id text, p_retention interval) to svc_worker;
-grant all on function app_private.report_run_execute(p_organization_id text, p_run_id text, p_retention interval) to svc_admin;
+grant execute on function app_private.report_run_execute(p_organization_id text, p_run_id text, p_retention interval) to svc_worker;
+grant execute on function app_private.report_run_execute(p_organization_id text, p_run_id text, p_retention interval) to svc_admin;
 
 -- function app_private.report_run_start(text, text)
 
@@ -133,12 +134,11 @@ begin
 end
 $$;
 
-
 alter function app_private.report_run_start(p_organization_id text, p_run_id text) owner to svc_owner;
 
 revoke all on function app_private.report_run_start(p_organization_id text, p_run_id text) from public;
-grant all on function app_private.report_run_start(p_organization_id text, p_run_id text) to svc_worker;
-grant all on function app_private.report_run_start(p_organization_id text, p_run_id text) to svc_admin;
+grant execute on function app_private.report_run_start(p_organization_id text, p_run_id text) to svc_worker;
+grant execute on function app_private.report_run_start(p_organization_id text, p_run_id text) to svc_admin;
 
 -- table app_private.report_definitions
 
@@ -219,7 +219,7 @@ create policy "Clients see their own report runs" on app.report_runs for select 
 
 comment on policy "Clients see their own report runs" on app.report_runs is 'svc_api may read only the report runs of the request''s signed organization that its API Client requested: a run and its results belong to the client that asked (REPORT_RUN_NOT_FOUND for any other). With no valid context it sees nothing.';
 
-create policy "Commands act in the request's organization" on app.report_runs to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.report_runs to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.report_runs is 'svc_owner, svc_worker and svc_admin, every command: the report runs of the request''s signed organization, or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). The worker starts, completes or fails runs and the retention purge marks results purged, across organizations; a definer running in a request cannot reach another organization''s runs even with a wrong WHERE.';
 
@@ -238,7 +238,6 @@ begin
   return null;
 end
 $$;
-
 
 alter function app_private.tg_report_runs__emit() owner to svc_owner;
 
@@ -269,7 +268,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_report_runs__lifecycle() owner to svc_owner;
 
 comment on function app_private.tg_report_runs__lifecycle() is 'BEFORE INSERT OR UPDATE trigger on app.report_runs, for every writer: a run starts queued; its request (organization, id, report, definition version, client, parameters, format, created_at) never changes; its status moves only queued to running, running to succeeded or failed, or queued to failed; purged results never come back. Any violation raises SVC09 CONFLICT.';
@@ -285,12 +283,12 @@ grant select,insert,delete,update on table app.report_runs to svc_admin;
 grant select on table app.report_runs to svc_gate;
 
 revoke all on function app_private.tg_report_runs__emit() from public;
-grant all on function app_private.tg_report_runs__emit() to svc_worker;
-grant all on function app_private.tg_report_runs__emit() to svc_admin;
+grant execute on function app_private.tg_report_runs__emit() to svc_worker;
+grant execute on function app_private.tg_report_runs__emit() to svc_admin;
 
 revoke all on function app_private.tg_report_runs__lifecycle() from public;
-grant all on function app_private.tg_report_runs__lifecycle() to svc_worker;
-grant all on function app_private.tg_report_runs__lifecycle() to svc_admin;
+grant execute on function app_private.tg_report_runs__lifecycle() to svc_worker;
+grant execute on function app_private.tg_report_runs__lifecycle() to svc_admin;
 
 -- table app.report_results
 
@@ -312,7 +310,7 @@ alter table only app.report_results
 
 alter table app.report_results enable row level security;
 
-create policy "Commands act in the request's organization" on app.report_results to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.report_results to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.report_results is 'svc_owner, svc_worker and svc_admin, every command: the report results of the request''s signed organization, or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). The worker writes a run''s rows (app_private.report_run_execute) and the retention purge deletes expired ones, across organizations; a definer running in a request cannot reach another organization''s results even with a wrong WHERE.';
 
@@ -366,8 +364,7 @@ create view api.report_results as
     x.data as doc
    from app.report_results x;
 
-
-alter table api.report_results owner to svc_api;
+alter view api.report_results owner to svc_api;
 
 grant select on table api.report_results to svc_runtime;
 grant select on table api.report_results to svc_owner;
@@ -387,8 +384,7 @@ create view api.report_runs as
     null::integer as version
    from app.report_runs r;
 
-
-alter table api.report_runs owner to svc_api;
+alter view api.report_runs owner to svc_api;
 
 grant select on table api.report_runs to svc_runtime;
 grant select on table api.report_runs to svc_owner;
@@ -405,8 +401,7 @@ create view api.reports with (security_barrier='true') as
    from app_private.report_definitions d
   where (d.required_roles && (select app.current_roles()));
 
-
-alter table api.reports owner to svc_api;
+alter view api.reports owner to svc_api;
 
 grant select on table api.reports to svc_runtime;
 grant select on table api.reports to svc_owner;
@@ -424,8 +419,7 @@ create view reporting.approvals with (security_invoker='false', security_barrier
     (v.doc ->> 'decision'::text) as decision
    from api.approvals v;
 
-
-alter table reporting.approvals owner to svc_api;
+alter view reporting.approvals owner to svc_api;
 
 grant select on table reporting.approvals to svc_reporting;
 
@@ -444,8 +438,7 @@ create view reporting.invoices with (security_invoker='false', security_barrier=
     ((v.doc ->> 'amount_due'::text))::numeric as amount_due
    from api.invoices v;
 
-
-alter table reporting.invoices owner to svc_api;
+alter view reporting.invoices owner to svc_api;
 
 grant select on table reporting.invoices to svc_reporting;
 
@@ -458,8 +451,7 @@ create view reporting.members with (security_invoker='false', security_barrier='
     (v.doc ->> 'job_title'::text) as job_title
    from api.members v;
 
-
-alter table reporting.members owner to svc_api;
+alter view reporting.members owner to svc_api;
 
 grant select on table reporting.members to svc_reporting;
 
@@ -474,8 +466,7 @@ create view reporting.payments with (security_invoker='false', security_barrier=
     y.method
    from app.payments y;
 
-
-alter table reporting.payments owner to svc_api;
+alter view reporting.payments owner to svc_api;
 
 grant select on table reporting.payments to svc_reporting;
 
@@ -494,8 +485,7 @@ create view reporting.projects with (security_invoker='false', security_barrier=
     ((v.doc ->> 'updated_at'::text))::timestamp with time zone as updated_at
    from api.projects v;
 
-
-alter table reporting.projects owner to svc_api;
+alter view reporting.projects owner to svc_api;
 
 grant select on table reporting.projects to svc_reporting;
 
@@ -514,8 +504,7 @@ create view reporting.tasks with (security_invoker='false', security_barrier='tr
     ((v.doc ->> 'created_at'::text))::timestamp with time zone as created_at
    from api.tasks v;
 
-
-alter table reporting.tasks owner to svc_api;
+alter view reporting.tasks owner to svc_api;
 
 grant select on table reporting.tasks to svc_reporting;
 
@@ -533,8 +522,7 @@ create view reporting.tickets with (security_invoker='false', security_barrier='
     ((v.doc ->> 'resolved_at'::text))::timestamp with time zone as resolved_at
    from api.tickets v;
 
-
-alter table reporting.tickets owner to svc_api;
+alter view reporting.tickets owner to svc_api;
 
 grant select on table reporting.tickets to svc_reporting;
 
@@ -552,8 +540,7 @@ create view reporting.time_entries with (security_invoker='false', security_barr
    from api.time_entries v
   where (v.deleted_at is null);
 
-
-alter table reporting.time_entries owner to svc_api;
+alter view reporting.time_entries owner to svc_api;
 
 grant select on table reporting.time_entries to svc_reporting;
 
@@ -599,14 +586,13 @@ begin
 end
 $$;
 
-
 alter function api.report_download_begin(p_token text) owner to svc_gate;
 
 comment on function api.report_download_begin(p_token text) is 'The GET of a report download link, before any request context exists: refused on a Citus coordinator (SV500 NOT_IN_ITS_WORKER); not_found unless the link''s signature holds (app_private.download_link), expired past its expiry, client_inactive unless its API Client may still make requests (app_private.begin_delivery_context, which then signs that client''s context); ok only for a succeeded, unexpired run the client may read now (api.report_runs), with its format, row count and columns. It runs as svc_gate, the credential path''s owner, because svc_runtime may not read report runs or the report catalogue; svc_gate''s policies show only the organization the link''s signature names (svc.gate_organization, its own setting, restored on return) and then the opened context''s report runs.';
 
 revoke all on function api.report_download_begin(p_token text) from public;
-grant all on function api.report_download_begin(p_token text) to svc_runtime;
-grant all on function api.report_download_begin(p_token text) to svc_owner;
+grant execute on function api.report_download_begin(p_token text) to svc_runtime;
+grant execute on function api.report_download_begin(p_token text) to svc_owner;
 
 -- function api.report_download_create(text, text, integer)
 
@@ -627,15 +613,14 @@ begin
 end
 $$;
 
-
 alter function api.report_download_create(p_report_id text, p_run_id text, p_lifetime_seconds integer) owner to svc_api;
 
 comment on function api.report_download_create(p_report_id text, p_run_id text, p_lifetime_seconds integer) is 'createReportDownload: once the client''s run has results to read (api.report_results_ready), a short-lived link token naming the run, the request''s organization, the client and an expiry p_lifetime_seconds ahead, signed with app_private.capability_mac (purpose report-download). It runs as svc_api because svc_runtime may neither read report runs nor sign capabilities; the run is read under svc_api''s policies in the request''s signed organization, and the token names that organization and client.';
 
 revoke all on function api.report_download_create(p_report_id text, p_run_id text, p_lifetime_seconds integer) from public;
-grant all on function api.report_download_create(p_report_id text, p_run_id text, p_lifetime_seconds integer) to svc_runtime;
-grant all on function api.report_download_create(p_report_id text, p_run_id text, p_lifetime_seconds integer) to svc_owner;
-grant all on function api.report_download_create(p_report_id text, p_run_id text, p_lifetime_seconds integer) to svc_worker;
+grant execute on function api.report_download_create(p_report_id text, p_run_id text, p_lifetime_seconds integer) to svc_runtime;
+grant execute on function api.report_download_create(p_report_id text, p_run_id text, p_lifetime_seconds integer) to svc_owner;
+grant execute on function api.report_download_create(p_report_id text, p_run_id text, p_lifetime_seconds integer) to svc_worker;
 
 -- function api.report_get(text)
 
@@ -659,15 +644,14 @@ begin
 end
 $$;
 
-
 alter function api.report_get(p_id text) owner to svc_api;
 
 comment on function api.report_get(p_id text) is 'getReport: the report definition as the caller sees it (api.reports); SVN04 REPORT_NOT_FOUND when there is none or no request organization, SVR04 REPORT_ROLE_REQUIRED when the client holds none of its required_roles (one of them is enough). It runs as svc_api because the report catalogue in app_private is not granted to svc_runtime; the definitions are the same for every organization, and the Roles are the signed context''s.';
 
 revoke all on function api.report_get(p_id text) from public;
-grant all on function api.report_get(p_id text) to svc_runtime;
-grant all on function api.report_get(p_id text) to svc_owner;
-grant all on function api.report_get(p_id text) to svc_worker;
+grant execute on function api.report_get(p_id text) to svc_runtime;
+grant execute on function api.report_get(p_id text) to svc_owner;
+grant execute on function api.report_get(p_id text) to svc_worker;
 
 -- function api.report_results(text)
 
@@ -695,15 +679,14 @@ begin
 end
 $_$;
 
-
 alter function api.report_results(p_id text) owner to svc_api;
 
 comment on function api.report_results(p_id text) is 'The rows of view api.report_results for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.report_results(p_id text) from public;
-grant all on function api.report_results(p_id text) to svc_runtime;
-grant all on function api.report_results(p_id text) to svc_owner;
-grant all on function api.report_results(p_id text) to svc_worker;
+grant execute on function api.report_results(p_id text) to svc_runtime;
+grant execute on function api.report_results(p_id text) to svc_owner;
+grant execute on function api.report_results(p_id text) to svc_worker;
 
 -- function api.report_results_ready(text, text)
 
@@ -728,15 +711,14 @@ begin
 end
 $$;
 
-
 alter function api.report_results_ready(p_report_id text, p_run_id text) owner to svc_api;
 
 comment on function api.report_results_ready(p_report_id text, p_run_id text) is 'True when the calling client''s run p_run_id of report p_report_id has results to read (getReportResults, createReportDownload): after api.report_run_get''s checks, SVC09 REPORT_FAILED for a failed run, SVC09 CONFLICT while it is queued or running, SVC09 REPORT_RUN_EXPIRED once its results were purged or passed expires_at. It runs as svc_api because svc_runtime may not read app.report_runs; the run is read in the request''s organization under "Clients see their own report runs".';
 
 revoke all on function api.report_results_ready(p_report_id text, p_run_id text) from public;
-grant all on function api.report_results_ready(p_report_id text, p_run_id text) to svc_runtime;
-grant all on function api.report_results_ready(p_report_id text, p_run_id text) to svc_owner;
-grant all on function api.report_results_ready(p_report_id text, p_run_id text) to svc_worker;
+grant execute on function api.report_results_ready(p_report_id text, p_run_id text) to svc_runtime;
+grant execute on function api.report_results_ready(p_report_id text, p_run_id text) to svc_owner;
+grant execute on function api.report_results_ready(p_report_id text, p_run_id text) to svc_worker;
 
 -- function api.report_rows(text, integer, integer)
 
@@ -754,15 +736,14 @@ begin
 end
 $$;
 
-
 alter function api.report_rows(p_run_id text, p_from integer, p_to integer) owner to svc_api;
 
 comment on function api.report_rows(p_run_id text, p_from integer, p_to integer) is 'Rows p_from to p_to of run p_run_id''s results, in order, for the report download stream after api.report_download_begin has checked the link and opened its client''s context in the same statement. It runs as svc_api because svc_runtime may not read app.report_results; the read names the context''s organization and "Results are readable with their run" shows only the rows of that organization''s runs of the calling client, so without a valid context it returns nothing.';
 
 revoke all on function api.report_rows(p_run_id text, p_from integer, p_to integer) from public;
-grant all on function api.report_rows(p_run_id text, p_from integer, p_to integer) to svc_runtime;
-grant all on function api.report_rows(p_run_id text, p_from integer, p_to integer) to svc_owner;
-grant all on function api.report_rows(p_run_id text, p_from integer, p_to integer) to svc_worker;
+grant execute on function api.report_rows(p_run_id text, p_from integer, p_to integer) to svc_runtime;
+grant execute on function api.report_rows(p_run_id text, p_from integer, p_to integer) to svc_owner;
+grant execute on function api.report_rows(p_run_id text, p_from integer, p_to integer) to svc_worker;
 
 -- function api.report_run_create(text, jsonb, text)
 
@@ -797,15 +778,14 @@ begin
 end
 $$;
 
-
 alter function api.report_run_create(p_report_id text, p_parameters jsonb, p_format text) owner to svc_api;
 
 comment on function api.report_run_create(p_report_id text, p_parameters jsonb, p_format text) is 'createReportRun: the definition and the client''s Roles (api.report_get), a format the definition offers (SVV22 EXPORT_FORMAT_NOT_SUPPORTED), a from/to range with to on or after from and at most three years later, which bounds a run''s work (SVV22 INVALID_REPORT_PARAMETERS; the API validated the rest against parameters_schema); then a queued run with the definition''s version and the organization''s timezone, and its job. It runs as svc_api because svc_runtime may not read the catalogue or insert report runs; "Clients request report runs" admits only a row of the signed context''s organization and client, and tg_report_runs__lifecycle only a queued one.';
 
 revoke all on function api.report_run_create(p_report_id text, p_parameters jsonb, p_format text) from public;
-grant all on function api.report_run_create(p_report_id text, p_parameters jsonb, p_format text) to svc_runtime;
-grant all on function api.report_run_create(p_report_id text, p_parameters jsonb, p_format text) to svc_owner;
-grant all on function api.report_run_create(p_report_id text, p_parameters jsonb, p_format text) to svc_worker;
+grant execute on function api.report_run_create(p_report_id text, p_parameters jsonb, p_format text) to svc_runtime;
+grant execute on function api.report_run_create(p_report_id text, p_parameters jsonb, p_format text) to svc_owner;
+grant execute on function api.report_run_create(p_report_id text, p_parameters jsonb, p_format text) to svc_worker;
 
 -- function api.report_run_get(text, text)
 
@@ -822,15 +802,14 @@ begin
 end
 $$;
 
-
 alter function api.report_run_get(p_report_id text, p_run_id text) owner to svc_api;
 
 comment on function api.report_run_get(p_report_id text, p_run_id text) is 'getReportRun: after getReport''s checks (api.report_get), the calling client''s run p_run_id of report p_report_id as api.report_runs shows it; SVN04 REPORT_RUN_NOT_FOUND for another report''s run or any run the client did not request. It runs as svc_api because svc_runtime may not read the catalogue or report runs, and svc_api''s policy shows only the runs of the request''s signed organization and client.';
 
 revoke all on function api.report_run_get(p_report_id text, p_run_id text) from public;
-grant all on function api.report_run_get(p_report_id text, p_run_id text) to svc_runtime;
-grant all on function api.report_run_get(p_report_id text, p_run_id text) to svc_owner;
-grant all on function api.report_run_get(p_report_id text, p_run_id text) to svc_worker;
+grant execute on function api.report_run_get(p_report_id text, p_run_id text) to svc_runtime;
+grant execute on function api.report_run_get(p_report_id text, p_run_id text) to svc_owner;
+grant execute on function api.report_run_get(p_report_id text, p_run_id text) to svc_worker;
 
 -- function api.report_runs(text)
 
@@ -858,16 +837,15 @@ begin
 end
 $_$;
 
-
 alter function api.report_runs(p_id text) owner to svc_api;
 
 comment on function api.report_runs(p_id text) is 'The rows of view api.report_runs for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.report_runs(p_id text) from public;
-grant all on function api.report_runs(p_id text) to svc_runtime;
-grant all on function api.report_runs(p_id text) to svc_owner;
-grant all on function api.report_runs(p_id text) to svc_worker;
-grant all on function api.report_runs(p_id text) to svc_gate;
+grant execute on function api.report_runs(p_id text) to svc_runtime;
+grant execute on function api.report_runs(p_id text) to svc_owner;
+grant execute on function api.report_runs(p_id text) to svc_worker;
+grant execute on function api.report_runs(p_id text) to svc_gate;
 
 -- function api.reports(text)
 
@@ -895,15 +873,14 @@ begin
 end
 $_$;
 
-
 alter function api.reports(p_id text) owner to svc_api;
 
 comment on function api.reports(p_id text) is 'The rows of view api.reports for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.reports(p_id text) from public;
-grant all on function api.reports(p_id text) to svc_runtime;
-grant all on function api.reports(p_id text) to svc_owner;
-grant all on function api.reports(p_id text) to svc_worker;
+grant execute on function api.reports(p_id text) to svc_runtime;
+grant execute on function api.reports(p_id text) to svc_owner;
+grant execute on function api.reports(p_id text) to svc_worker;
 
 -- function control.purge_expired_report_results()
 
@@ -922,11 +899,40 @@ begin
 end
 $$;
 
-
 alter function control.purge_expired_report_results() owner to svc_owner;
 
 revoke all on function control.purge_expired_report_results() from public;
-grant all on function control.purge_expired_report_results() to svc_worker;
+grant execute on function control.purge_expired_report_results() to svc_worker;
+
+-- function control.reporting_grant(text, text[], text)
+
+create function control.reporting_grant(p_org text, p_roles text[], p_password_verifier text) returns table(role_name text)
+    language plpgsql
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $_$
+declare
+  v_role text := 'svc_bi_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 12);
+begin
+  perform app_private.require_found(exists (select from app.organizations o where o.id = p_org), 'ORGANIZATION_NOT_FOUND', p_org);
+  -- PostgreSQL's own form (RFC 5803): SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>.
+  if p_password_verifier is null
+     or p_password_verifier !~ '^SCRAM-SHA-256\$[1-9][0-9]{3,6}:[A-Za-z0-9+/]+=*\$[A-Za-z0-9+/]{43}=:[A-Za-z0-9+/]{43}=$' then
+    perform app_private.raise('SVV22', 'VALIDATION_FAILED', 'the BI login''s password is given as a SCRAM-SHA-256 verifier, never as text');
+  end if;
+  insert into app_private.bi_logins (organization_id, role_name, svc_roles) values (p_org, v_role, p_roles);
+  execute format('create role %I login password %L inherit nosuperuser nobypassrls nocreatedb nocreaterole connection limit 5 in role svc_reporting',
+                 v_role, p_password_verifier);
+  execute format('alter role %I set default_transaction_read_only = on', v_role);
+  execute format('alter role %I set statement_timeout = %L', v_role, '30s');
+  execute format('alter role %I set search_path = reporting', v_role);
+  role_name := v_role;
+  return next;
+end
+$_$;
+
+comment on function control.reporting_grant(p_org text, p_roles text[], p_password_verifier text) is 'A read-only login for a BI tool, bound to one organization and Roles; its password arrives as a SCRAM-SHA-256 verifier computed by svc-admin.';
+
+revoke all on function control.reporting_grant(p_org text, p_roles text[], p_password_verifier text) from public;
 
 -- function control.reporting_revoke(text)
 
@@ -970,13 +976,12 @@ begin
 end
 $$;
 
-
 alter function reporting.invoice_aging(p jsonb) owner to svc_api;
 
 comment on function reporting.invoice_aging(p jsonb) is 'The rpt_invoice_aging report: per customer and currency, the amounts due (total less amount paid) on sent invoices with an open balance, by days past the due date (else the issue or creation date) as of p.as_of (default today): 0 to 30 (including not yet due), 31 to 60, 61 to 90, over 90, with the total and the invoice count; amounts are decimal strings at the currency''s scale (app_private.money_text), never floats. The worker runs it under the requesting client''s signed context when the run executes; it runs as svc_api, not as the worker (whose operator session sees every organization), so that svc_api''s policies (invoices for managers and finance) judge the client''s Roles then, and every table read names that organization.';
 
 revoke all on function reporting.invoice_aging(p jsonb) from public;
-grant all on function reporting.invoice_aging(p jsonb) to svc_worker;
+grant execute on function reporting.invoice_aging(p jsonb) to svc_worker;
 
 -- function reporting.member_utilization(jsonb)
 
@@ -1009,13 +1014,12 @@ begin
 end
 $$;
 
-
 alter function reporting.member_utilization(p jsonb) owner to svc_api;
 
 comment on function reporting.member_utilization(p jsonb) is 'The rpt_member_utilization report: per active member, the minutes worked and billable in p.from to p.to (time entries not deleted) against a capacity of working days (Monday to Friday) times p.capacity_minutes_per_day (default 480), with utilization and billable utilization as 4-decimal strings (null when the range has no working day). The worker runs it under the requesting client''s signed context when the run executes; it runs as svc_api, not as the worker (whose operator session sees every organization), so that svc_api''s policies on members and time entries judge the client''s Roles then, and every table read names that organization.';
 
 revoke all on function reporting.member_utilization(p jsonb) from public;
-grant all on function reporting.member_utilization(p jsonb) to svc_worker;
+grant execute on function reporting.member_utilization(p jsonb) to svc_worker;
 
 -- function reporting.payments_received(jsonb)
 
@@ -1037,13 +1041,12 @@ begin
 end
 $$;
 
-
 alter function reporting.payments_received(p jsonb) owner to svc_api;
 
 comment on function reporting.payments_received(p jsonb) is 'The rpt_payments_received report: recorded payments per period (p.period day, week or month, default month) of their received date and per currency in p.from to p.to, with their count and total as a decimal string at the invoice currency''s scale (app_private.money_text), never a float. The worker runs it under the requesting client''s signed context when the run executes; it runs as svc_api, not as the worker (whose operator session sees every organization), so that svc_api''s policies (payments and invoices for managers and finance) judge the client''s Roles then, and every table read names that organization.';
 
 revoke all on function reporting.payments_received(p jsonb) from public;
-grant all on function reporting.payments_received(p jsonb) to svc_worker;
+grant execute on function reporting.payments_received(p jsonb) to svc_worker;
 
 -- function reporting.project_progress(jsonb)
 
@@ -1074,13 +1077,12 @@ begin
 end
 $$;
 
-
 alter function reporting.project_progress(p jsonb) owner to svc_api;
 
 comment on function reporting.project_progress(p jsonb) is 'The rpt_project_progress report: per project (active ones unless p.include_archived), its tasks that are not archived by workflow status category (open, done, cancelled), its overdue open tasks, and the tasks completed in the optional range p.from to p.to. The worker runs it under the requesting client''s signed context when the run executes; it runs as svc_api, not as the worker (whose operator session sees every organization), so that svc_api''s policies on projects, tasks and workflows judge the client''s Roles then, and every table read names that organization.';
 
 revoke all on function reporting.project_progress(p jsonb) from public;
-grant all on function reporting.project_progress(p jsonb) to svc_worker;
+grant execute on function reporting.project_progress(p jsonb) to svc_worker;
 
 -- function reporting.ticket_volume(jsonb)
 
@@ -1106,13 +1108,12 @@ begin
 end
 $$;
 
-
 alter function reporting.ticket_volume(p jsonb) owner to svc_api;
 
 comment on function reporting.ticket_volume(p jsonb) is 'The rpt_ticket_volume report: per week from the week of p.from to p.to, the tickets created in the range, how many of them are solved, and the median hours from creation to resolution (one decimal). The worker runs it under the requesting client''s signed context when the run executes; it runs as svc_api, not as the worker (whose operator session sees every organization), so that svc_api''s ticket policy (the ticket module and the organization''s read permissions for the client''s Roles) is judged then, and the read names that organization.';
 
 revoke all on function reporting.ticket_volume(p jsonb) from public;
-grant all on function reporting.ticket_volume(p jsonb) to svc_worker;
+grant execute on function reporting.ticket_volume(p jsonb) to svc_worker;
 
 -- function reporting.time_by_project(jsonb)
 
@@ -1137,13 +1138,12 @@ begin
 end
 $$;
 
-
 alter function reporting.time_by_project(p jsonb) owner to svc_api;
 
 comment on function reporting.time_by_project(p jsonb) is 'The rpt_time_by_project report: billable, non-billable and total minutes per project and member in p.from to p.to (time entries not deleted, any status), optionally of one project (p.project_id). The worker runs it under the requesting client''s signed context when the run executes; it runs as svc_api, not as the worker (whose operator session sees every organization), so that svc_api''s policies on time entries and projects judge the client''s Roles then, and every table read names that organization.';
 
 revoke all on function reporting.time_by_project(p jsonb) from public;
-grant all on function reporting.time_by_project(p jsonb) to svc_worker;
+grant execute on function reporting.time_by_project(p jsonb) to svc_worker;
 
 -- rows of app_private.report_definitions
 
@@ -1154,6 +1154,8 @@ insert into app_private.report_definitions (id, name, description, required_role
 	('rpt_invoice_aging', 'Invoice aging', 'Amounts due on issued invoices per customer and currency, by days past the due date: 0–30 (including not yet due), 31–60, 61–90, over 90.', '{finance}', '{"type": "object", "properties": {"as_of": {"type": "string", "format": "date"}}, "additionalProperties": false}', '{json,csv}', 1, 'reporting.invoice_aging', '{customer_id,customer_name,currency,due_0_30,due_31_60,due_61_90,due_over_90,total_due,invoices}', '{due_0_30,due_31_60,due_61_90,due_over_90,total_due}'),
 	('rpt_payments_received', 'Payments received', 'Recorded payments per period (day, week or month) and currency over a date range of received dates.', '{finance}', '{"type": "object", "required": ["from", "to"], "properties": {"to": {"type": "string", "format": "date"}, "from": {"type": "string", "format": "date"}, "period": {"enum": ["day", "week", "month"]}}, "additionalProperties": false}', '{json,csv}', 1, 'reporting.payments_received', '{period_start,currency,payments,amount}', '{amount}'),
 	('rpt_ticket_volume', 'Ticket volume and time to resolution', 'Tickets created per week over a date range, how many of them are solved, and the median hours from creation to resolution.', '{manager}', '{"type": "object", "required": ["from", "to"], "properties": {"to": {"type": "string", "format": "date"}, "from": {"type": "string", "format": "date"}}, "additionalProperties": false}', '{json,csv}', 1, 'reporting.ticket_volume', '{week_start,created,solved,median_hours_to_resolution}', '{median_hours_to_resolution}');
+
+revoke create on schema api, app, app_private, control, reporting, skills from svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the baseline is not undone: restore a backup, or drop the database'); end $$;

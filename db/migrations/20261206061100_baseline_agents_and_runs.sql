@@ -1,12 +1,16 @@
 -- migrate:up
 
-/** The baseline, area 11 of 13. Agents and runs: agent definitions and skills, publications, runs, their events and tool calls.
+/** The baseline, 11 of 16. Agents and runs: agent definitions and skills, publications, runs, their events and tool calls.
  * Laid out by table: each table, then its keys and indexes, row security and policies, triggers
  * and their functions, and grants; then the area's views and commands. db/README.md, "The
  * baseline", says how it was made and proved equal to the migrations it replaced. */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
-select pg_catalog.set_config('search_path', '', true);
+set local search_path = '';
+
+-- While this file runs, the owners of its functions and views may create in the schemas (`alter … owner to`
+-- a role needs it when the migrating role is not a superuser); taken back at its end.
+grant create on schema api, app, app_private, control, reporting, skills to svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- function app_private.chat_skills()
 
@@ -14,13 +18,12 @@ create function app_private.chat_skills() returns text[]
     language sql immutable
     as $$ select '{tasks.find_attention,tasks.transition,time.missing_days}'::text[] $$;
 
-
 alter function app_private.chat_skills() owner to svc_owner;
 
 revoke all on function app_private.chat_skills() from public;
-grant all on function app_private.chat_skills() to svc_api;
-grant all on function app_private.chat_skills() to svc_worker;
-grant all on function app_private.chat_skills() to svc_admin;
+grant execute on function app_private.chat_skills() to svc_api;
+grant execute on function app_private.chat_skills() to svc_worker;
+grant execute on function app_private.chat_skills() to svc_admin;
 
 -- function app_private.queue_agent_run(text)
 
@@ -35,15 +38,14 @@ begin
 end
 $$;
 
-
 alter function app_private.queue_agent_run(p_run_id text) owner to svc_owner;
 
 comment on function app_private.queue_agent_run(p_run_id text) is 'Queues the agent_run job (at most 3 attempts) of run p_run_id for the request''s organization through app_private.queue_job: graphile-worker on one server, the organization''s job outbox on Citus, in the same transaction as the run''s write. It runs as svc_owner because the queue and app_private.queue_job are not svc_api''s to use; the organization is the signed context''s, and queue_job refuses a job without one (SV500 JOB_WITHOUT_ORGANIZATION).';
 
 revoke all on function app_private.queue_agent_run(p_run_id text) from public;
-grant all on function app_private.queue_agent_run(p_run_id text) to svc_api;
-grant all on function app_private.queue_agent_run(p_run_id text) to svc_worker;
-grant all on function app_private.queue_agent_run(p_run_id text) to svc_admin;
+grant execute on function app_private.queue_agent_run(p_run_id text) to svc_api;
+grant execute on function app_private.queue_agent_run(p_run_id text) to svc_worker;
+grant execute on function app_private.queue_agent_run(p_run_id text) to svc_admin;
 
 -- function app_private.run_available_skills(text, text)
 
@@ -70,12 +72,11 @@ begin
 end
 $$;
 
-
 alter function app_private.run_available_skills(p_organization_id text, p_run_id text) owner to svc_owner;
 
 revoke all on function app_private.run_available_skills(p_organization_id text, p_run_id text) from public;
-grant all on function app_private.run_available_skills(p_organization_id text, p_run_id text) to svc_worker;
-grant all on function app_private.run_available_skills(p_organization_id text, p_run_id text) to svc_admin;
+grant execute on function app_private.run_available_skills(p_organization_id text, p_run_id text) to svc_worker;
+grant execute on function app_private.run_available_skills(p_organization_id text, p_run_id text) to svc_admin;
 
 -- function app_private.run_event(text, text, text, jsonb)
 
@@ -106,14 +107,13 @@ begin
 end
 $$;
 
-
 alter function app_private.run_event(p_org text, p_run_id text, p_type text, p_data jsonb) owner to svc_owner;
 
 comment on function app_private.run_event(p_org text, p_run_id text, p_type text, p_data jsonb) is 'Appends one event to run p_run_id''s log with the next sequence number (its callers hold the run''s row lock, so the log is totally ordered) and wakes that run''s streams by its opaque name: NOTIFY svc_run_events at commit, or, inside an API request''s transaction (svc.fanout_wake), in svc.run_wake for the API to notify after its commit, since NOTIFY serializes committing transactions. It runs as svc_owner because svc_api may only read app.run_events and may not read the wake key; its insert passes svc_owner''s policy only in the request''s organization or in the worker''s operator session, and the event takes the run''s client (tg__client_of_parent).';
 
 revoke all on function app_private.run_event(p_org text, p_run_id text, p_type text, p_data jsonb) from public;
-grant all on function app_private.run_event(p_org text, p_run_id text, p_type text, p_data jsonb) to svc_worker;
-grant all on function app_private.run_event(p_org text, p_run_id text, p_type text, p_data jsonb) to svc_admin;
+grant execute on function app_private.run_event(p_org text, p_run_id text, p_type text, p_data jsonb) to svc_worker;
+grant execute on function app_private.run_event(p_org text, p_run_id text, p_type text, p_data jsonb) to svc_admin;
 
 -- function app_private.run_note(text, text, text, jsonb)
 
@@ -133,12 +133,11 @@ begin
 end
 $$;
 
-
 alter function app_private.run_note(p_organization_id text, p_run_id text, p_type text, p_data jsonb) owner to svc_owner;
 
 revoke all on function app_private.run_note(p_organization_id text, p_run_id text, p_type text, p_data jsonb) from public;
-grant all on function app_private.run_note(p_organization_id text, p_run_id text, p_type text, p_data jsonb) to svc_worker;
-grant all on function app_private.run_note(p_organization_id text, p_run_id text, p_type text, p_data jsonb) to svc_admin;
+grant execute on function app_private.run_note(p_organization_id text, p_run_id text, p_type text, p_data jsonb) to svc_worker;
+grant execute on function app_private.run_note(p_organization_id text, p_run_id text, p_type text, p_data jsonb) to svc_admin;
 
 -- function app_private.run_settle(text, text, text, jsonb, jsonb)
 
@@ -167,12 +166,11 @@ begin
 end
 $$;
 
-
 alter function app_private.run_settle(p_organization_id text, p_run_id text, p_outcome text, p_payload jsonb, p_state jsonb) owner to svc_owner;
 
 revoke all on function app_private.run_settle(p_organization_id text, p_run_id text, p_outcome text, p_payload jsonb, p_state jsonb) from public;
-grant all on function app_private.run_settle(p_organization_id text, p_run_id text, p_outcome text, p_payload jsonb, p_state jsonb) to svc_worker;
-grant all on function app_private.run_settle(p_organization_id text, p_run_id text, p_outcome text, p_payload jsonb, p_state jsonb) to svc_admin;
+grant execute on function app_private.run_settle(p_organization_id text, p_run_id text, p_outcome text, p_payload jsonb, p_state jsonb) to svc_worker;
+grant execute on function app_private.run_settle(p_organization_id text, p_run_id text, p_outcome text, p_payload jsonb, p_state jsonb) to svc_admin;
 
 -- function app_private.run_start(text, text)
 
@@ -205,12 +203,11 @@ begin
 end
 $$;
 
-
 alter function app_private.run_start(p_organization_id text, p_run_id text) owner to svc_owner;
 
 revoke all on function app_private.run_start(p_organization_id text, p_run_id text) from public;
-grant all on function app_private.run_start(p_organization_id text, p_run_id text) to svc_worker;
-grant all on function app_private.run_start(p_organization_id text, p_run_id text) to svc_admin;
+grant execute on function app_private.run_start(p_organization_id text, p_run_id text) to svc_worker;
+grant execute on function app_private.run_start(p_organization_id text, p_run_id text) to svc_admin;
 
 -- function app_private.run_tool(text, text, text, jsonb, jsonb)
 
@@ -309,12 +306,11 @@ begin
 end
 $_$;
 
-
 alter function app_private.run_tool(p_organization_id text, p_run_id text, p_skill text, p_args jsonb, p_rejection jsonb) owner to svc_owner;
 
 revoke all on function app_private.run_tool(p_organization_id text, p_run_id text, p_skill text, p_args jsonb, p_rejection jsonb) from public;
-grant all on function app_private.run_tool(p_organization_id text, p_run_id text, p_skill text, p_args jsonb, p_rejection jsonb) to svc_worker;
-grant all on function app_private.run_tool(p_organization_id text, p_run_id text, p_skill text, p_args jsonb, p_rejection jsonb) to svc_admin;
+grant execute on function app_private.run_tool(p_organization_id text, p_run_id text, p_skill text, p_args jsonb, p_rejection jsonb) to svc_worker;
+grant execute on function app_private.run_tool(p_organization_id text, p_run_id text, p_skill text, p_args jsonb, p_rejection jsonb) to svc_admin;
 
 -- function app_private.run_wake_name(text)
 
@@ -325,12 +321,11 @@ create function app_private.run_wake_name(p_run_id text) returns text
   select left(encode(sha256(k.key || convert_to(p_run_id, 'UTF8')), 'hex'), 32) from app_private.run_wake_key k
 $$;
 
-
 alter function app_private.run_wake_name(p_run_id text) owner to svc_owner;
 
 revoke all on function app_private.run_wake_name(p_run_id text) from public;
-grant all on function app_private.run_wake_name(p_run_id text) to svc_worker;
-grant all on function app_private.run_wake_name(p_run_id text) to svc_admin;
+grant execute on function app_private.run_wake_name(p_run_id text) to svc_worker;
+grant execute on function app_private.run_wake_name(p_run_id text) to svc_admin;
 
 -- function app_private.skill_blocker(text, text)
 
@@ -370,15 +365,14 @@ begin
 end
 $$;
 
-
 alter function app_private.skill_blocker(p_skill text, p_subject_member_id text) owner to svc_api;
 
 comment on function app_private.skill_blocker(p_skill text, p_subject_member_id text) is 'Whether the calling client may use skill p_skill now: null, or the first blocker of LICENSE_LEVEL_REQUIRED (a manager-level skill needs a Manager-level licence), ROLE_REQUIRED (any one of the skill''s Roles, as for an operation), SUBJECT_NOT_SUPPORTED and INTEGRATION_CONNECTION_NOT_READY (api.integration_readiness for the skill''s capability). It runs as svc_api, for the api commands and for the worker''s tool calls made under the run''s client''s signed context, because svc_runtime may not read the skill catalogue or the client''s licence level; the client row is read in the request''s organization under svc_api''s policies.';
 
 revoke all on function app_private.skill_blocker(p_skill text, p_subject_member_id text) from public;
-grant all on function app_private.skill_blocker(p_skill text, p_subject_member_id text) to svc_owner;
-grant all on function app_private.skill_blocker(p_skill text, p_subject_member_id text) to svc_worker;
-grant all on function app_private.skill_blocker(p_skill text, p_subject_member_id text) to svc_admin;
+grant execute on function app_private.skill_blocker(p_skill text, p_subject_member_id text) to svc_owner;
+grant execute on function app_private.skill_blocker(p_skill text, p_subject_member_id text) to svc_worker;
+grant execute on function app_private.skill_blocker(p_skill text, p_subject_member_id text) to svc_admin;
 
 -- table app_private.agent_definitions
 
@@ -414,7 +408,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_agent_definitions__skills_exist() owner to svc_owner;
 
 comment on function app_private.tg_agent_definitions__skills_exist() is 'BEFORE INSERT OR UPDATE trigger on app_private.agent_definitions: every skill an agent names, required or optional, must be in the skill catalogue (app_private.agent_skills), which no foreign key can check on an array; otherwise SVC09 CONFLICT. So every skill a run may be offered has a function to execute and the Roles, licence level and capability that app_private.skill_blocker checks.';
@@ -427,8 +420,8 @@ grant select,insert,delete,update on table app_private.agent_definitions to svc_
 grant select,insert,delete,update on table app_private.agent_definitions to svc_admin;
 
 revoke all on function app_private.tg_agent_definitions__skills_exist() from public;
-grant all on function app_private.tg_agent_definitions__skills_exist() to svc_worker;
-grant all on function app_private.tg_agent_definitions__skills_exist() to svc_admin;
+grant execute on function app_private.tg_agent_definitions__skills_exist() to svc_worker;
+grant execute on function app_private.tg_agent_definitions__skills_exist() to svc_admin;
 
 -- function app_private.agent_lookup(text)
 
@@ -453,15 +446,14 @@ begin
 end
 $$;
 
-
 alter function app_private.agent_lookup(p_id text) owner to svc_api;
 
 comment on function app_private.agent_lookup(p_id text) is 'The catalogue definition of agent p_id as the request''s organization has it: SVN04 AGENT_NOT_FOUND when there is no such agent or publication row, AGENT_NOT_PUBLISHED when the organization unpublished it, so a client holding the id learns why it went. It runs as svc_api, which may read the catalogue (svc_runtime may not), and reads the publication under "Clients see their organization''s publications": only the request''s signed organization''s, never another''s.';
 
 revoke all on function app_private.agent_lookup(p_id text) from public;
-grant all on function app_private.agent_lookup(p_id text) to svc_owner;
-grant all on function app_private.agent_lookup(p_id text) to svc_worker;
-grant all on function app_private.agent_lookup(p_id text) to svc_admin;
+grant execute on function app_private.agent_lookup(p_id text) to svc_owner;
+grant execute on function app_private.agent_lookup(p_id text) to svc_worker;
+grant execute on function app_private.agent_lookup(p_id text) to svc_admin;
 
 -- table app.agent_publications
 
@@ -490,7 +482,7 @@ create policy "Clients see their organization's publications" on app.agent_publi
 
 comment on policy "Clients see their organization's publications" on app.agent_publications is 'svc_api may read the publication status of each agent for the request''s signed organization only, so a client sees and starts only the agents its organization publishes (api.agents, app_private.agent_lookup) and learns AGENT_NOT_PUBLISHED for one it unpublished. Publishing is the control plane''s (svc-admin): svc_api has no write on the table.';
 
-create policy "Commands act in the request's organization" on app.agent_publications to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.agent_publications to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.agent_publications is 'svc_owner, svc_worker and svc_admin, every command: the publications of the request''s signed organization, or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). So tg_organizations__publish_agents publishes the catalogue for a new organization and svc-admin publishes or unpublishes an agent, while a definer running in a request cannot reach another organization''s publications even with a wrong WHERE.';
 
@@ -566,7 +558,7 @@ create policy "Clients start runs" on app.runs for insert to svc_api with check 
 
 comment on policy "Clients start runs" on app.runs is 'svc_api may insert a run only for the request''s signed organization and with the calling API Client as its actor (client_id): a client cannot start a run in another organization or on another client''s behalf. tg_runs__lifecycle requires the new run to be queued.';
 
-create policy "Commands act in the request's organization" on app.runs to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.runs to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.runs is 'svc_owner, svc_worker and svc_admin, every command: the runs of the request''s signed organization, or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). The worker''s engine (starting, settling and tool calls) and the output retention purge span organizations; svc_owner''s triggers and helpers inside a request stay in its organization even with a wrong WHERE.';
 
@@ -610,7 +602,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_runs__lifecycle() owner to svc_owner;
 
 comment on function app_private.tg_runs__lifecycle() is 'BEFORE INSERT OR UPDATE trigger on app.runs, for every writer: a run starts queued; its request (organization, id, kind, agent and version, conversation, client, subject, input, metadata, created_at) never changes; its status moves only as the spec''s table allows (queued to running or cancelled, running to succeeded, failed, requires_action or cancelled, requires_action to queued or cancelled). Terminal runs never change (SVC09 RUN_ALREADY_TERMINAL) except the retention purge clearing their output, and only a finished run''s output expires; other violations raise SVC09 CONFLICT.';
@@ -639,7 +630,6 @@ begin
   return null;
 end
 $$;
-
 
 alter function app_private.tg_runs__conversation_reply() owner to svc_owner;
 
@@ -677,7 +667,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_runs__events() owner to svc_owner;
 
 comment on function app_private.tg_runs__events() is 'AFTER UPDATE OF status trigger on app.runs: each change to running, requires_action, succeeded, failed or cancelled appends the matching stream event (run.started, run.requires_action with the action, run.completed with the output, run.failed with the error, run.cancelled) through app_private.run_event, and all but run.started also become webhook events (app_private.emit_event, the event''s sequence number as version). It runs as svc_owner because a status change made by svc_api (cancelRun) may not itself write the run log or the outbox; the rows it writes are in the run''s own organization, within svc_owner''s policy.';
@@ -702,16 +691,16 @@ grant update(state) on table app.runs to svc_api;
 grant update(completed_at) on table app.runs to svc_api;
 
 revoke all on function app_private.tg_runs__conversation_reply() from public;
-grant all on function app_private.tg_runs__conversation_reply() to svc_worker;
-grant all on function app_private.tg_runs__conversation_reply() to svc_admin;
+grant execute on function app_private.tg_runs__conversation_reply() to svc_worker;
+grant execute on function app_private.tg_runs__conversation_reply() to svc_admin;
 
 revoke all on function app_private.tg_runs__events() from public;
-grant all on function app_private.tg_runs__events() to svc_worker;
-grant all on function app_private.tg_runs__events() to svc_admin;
+grant execute on function app_private.tg_runs__events() to svc_worker;
+grant execute on function app_private.tg_runs__events() to svc_admin;
 
 revoke all on function app_private.tg_runs__lifecycle() from public;
-grant all on function app_private.tg_runs__lifecycle() to svc_worker;
-grant all on function app_private.tg_runs__lifecycle() to svc_admin;
+grant execute on function app_private.tg_runs__lifecycle() to svc_worker;
+grant execute on function app_private.tg_runs__lifecycle() to svc_admin;
 
 -- function app_private.run_lock(text)
 
@@ -731,15 +720,14 @@ begin
 end
 $$;
 
-
 alter function app_private.run_lock(p_id text) owner to svc_api;
 
 comment on function app_private.run_lock(p_id text) is 'Locks (FOR UPDATE) and returns the calling client''s run p_id in the request''s organization, SVN04 RUN_NOT_FOUND otherwise; cancelRun and submitRunAction take it, so they wait for a tool operation the worker is applying under the same lock. It runs as svc_api, whose policies show only the runs of the request''s signed organization and client, so no other client''s run can be locked or read.';
 
 revoke all on function app_private.run_lock(p_id text) from public;
-grant all on function app_private.run_lock(p_id text) to svc_owner;
-grant all on function app_private.run_lock(p_id text) to svc_worker;
-grant all on function app_private.run_lock(p_id text) to svc_admin;
+grant execute on function app_private.run_lock(p_id text) to svc_owner;
+grant execute on function app_private.run_lock(p_id text) to svc_worker;
+grant execute on function app_private.run_lock(p_id text) to svc_admin;
 
 -- table app.run_tool_calls
 
@@ -773,7 +761,7 @@ alter table only app.run_tool_calls
 
 alter table app.run_tool_calls enable row level security;
 
-create policy "Commands act in the request's organization" on app.run_tool_calls to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.run_tool_calls to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.run_tool_calls is 'svc_owner, svc_worker and svc_admin, every command: the tool calls of the request''s signed organization, or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). The worker''s app_private.run_tool records each call for audit in the run''s organization; a definer running in a request cannot reach another organization''s calls even with a wrong WHERE.';
 
@@ -811,7 +799,7 @@ alter table only app.run_events
 
 alter table app.run_events enable row level security;
 
-create policy "Commands act in the request's organization" on app.run_events to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.run_events to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.run_events is 'svc_owner, svc_worker and svc_admin, every command: the run events of the request''s signed organization, or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). So app_private.run_event appends to a run''s log from a request (a status change by cancelRun) only in its organization, while the worker''s engine and the retention purge, whose jobs span organizations, reach every run''s log.';
 
@@ -885,8 +873,7 @@ create view api.agents with (security_barrier='true') as
      join app.agent_publications p on (((p.organization_id = (select app.current_organization_id())) and (p.agent_id = d.id))))
   where ((p.status = 'published'::text) and ('api_client'::text = any (d.accepted_principal_types)) and (d.required_roles <@ (select app.current_roles())));
 
-
-alter table api.agents owner to svc_api;
+alter view api.agents owner to svc_api;
 
 grant select on table api.agents to svc_runtime;
 grant select on table api.agents to svc_owner;
@@ -908,8 +895,7 @@ create view api.runs as
     null::integer as version
    from app.runs r;
 
-
-alter table api.runs owner to svc_api;
+alter view api.runs owner to svc_api;
 
 grant select on table api.runs to svc_runtime;
 grant select on table api.runs to svc_owner;
@@ -955,15 +941,14 @@ begin
 end
 $$;
 
-
 alter function api.agent_blockers(p_id text, p_subject_member_id text, p_model_available boolean) owner to svc_api;
 
 comment on function api.agent_blockers(p_id text, p_subject_member_id text, p_model_available boolean) is 'Every blocker to the calling API Client starting agent p_id now, sorted in the spec''s order of checks: the agent''s principal type and Roles (all of them), the subject, each required skill''s blockers (app_private.skill_blocker: licence level, Roles, subject, integration connection), and AGENT_UNAVAILABLE for a model agent when no model provider is configured (p_model_available false); an agent the request''s organization does not publish raises SVN04 AGENT_NOT_FOUND or AGENT_NOT_PUBLISHED (app_private.agent_lookup). It writes nothing: checkAgentReadiness lists the blockers and createAgentRun refuses with the first. It runs as svc_api because svc_runtime may not read the agent and skill catalogue, the publications or the client''s licence level, and svc_api''s policies confine those reads to the request''s signed organization and client.';
 
 revoke all on function api.agent_blockers(p_id text, p_subject_member_id text, p_model_available boolean) from public;
-grant all on function api.agent_blockers(p_id text, p_subject_member_id text, p_model_available boolean) to svc_runtime;
-grant all on function api.agent_blockers(p_id text, p_subject_member_id text, p_model_available boolean) to svc_owner;
-grant all on function api.agent_blockers(p_id text, p_subject_member_id text, p_model_available boolean) to svc_worker;
+grant execute on function api.agent_blockers(p_id text, p_subject_member_id text, p_model_available boolean) to svc_runtime;
+grant execute on function api.agent_blockers(p_id text, p_subject_member_id text, p_model_available boolean) to svc_owner;
+grant execute on function api.agent_blockers(p_id text, p_subject_member_id text, p_model_available boolean) to svc_worker;
 
 -- function api.agent_get(text)
 
@@ -985,15 +970,14 @@ begin
 end
 $$;
 
-
 alter function api.agent_get(p_id text) owner to svc_api;
 
 comment on function api.agent_get(p_id text) is 'getAgent: the agent as the calling client sees it (api.agents), once app_private.agent_lookup found it published in the request''s organization (SVN04 AGENT_NOT_FOUND, AGENT_NOT_PUBLISHED); SVR04 API_PRINCIPAL_NOT_SUPPORTED when the agent does not accept API Clients, SVR03 ROLE_REQUIRED when the client lacks any of the agent''s required_roles (all are needed). It runs as svc_api because svc_runtime may not read the catalogue or the publications, and svc_api reads them under its policies for the request''s signed organization.';
 
 revoke all on function api.agent_get(p_id text) from public;
-grant all on function api.agent_get(p_id text) to svc_runtime;
-grant all on function api.agent_get(p_id text) to svc_owner;
-grant all on function api.agent_get(p_id text) to svc_worker;
+grant execute on function api.agent_get(p_id text) to svc_runtime;
+grant execute on function api.agent_get(p_id text) to svc_owner;
+grant execute on function api.agent_get(p_id text) to svc_worker;
 
 -- function api.agent_input_schema(text)
 
@@ -1002,15 +986,14 @@ create function api.agent_input_schema(p_id text) returns jsonb
     set search_path to 'pg_catalog', 'pg_temp'
     as $$ select (app_private.agent_lookup(p_id)).input_schema $$;
 
-
 alter function api.agent_input_schema(p_id text) owner to svc_api;
 
 comment on function api.agent_input_schema(p_id text) is 'The input JSON Schema of agent p_id, which the API validates a run''s input against before checkAgentReadiness and createAgentRun; only for an agent the request''s organization publishes (app_private.agent_lookup: SVN04 AGENT_NOT_FOUND or AGENT_NOT_PUBLISHED), the principal and Role checks following in those commands. It runs as svc_api because the agent catalogue in app_private is not granted to svc_runtime; the publication is read under svc_api''s policy for the request''s signed organization.';
 
 revoke all on function api.agent_input_schema(p_id text) from public;
-grant all on function api.agent_input_schema(p_id text) to svc_runtime;
-grant all on function api.agent_input_schema(p_id text) to svc_owner;
-grant all on function api.agent_input_schema(p_id text) to svc_worker;
+grant execute on function api.agent_input_schema(p_id text) to svc_runtime;
+grant execute on function api.agent_input_schema(p_id text) to svc_owner;
+grant execute on function api.agent_input_schema(p_id text) to svc_worker;
 
 -- function api.agent_readiness(text, jsonb, jsonb, boolean)
 
@@ -1043,15 +1026,14 @@ begin
 end
 $$;
 
-
 alter function api.agent_readiness(p_id text, p_subject jsonb, p_input_blockers jsonb, p_model_available boolean) owner to svc_api;
 
 comment on function api.agent_readiness(p_id text, p_subject jsonb, p_input_blockers jsonb, p_model_available boolean) is 'checkAgentReadiness, advisory and writing nothing: whether the calling client could start agent p_id, with the blockers of api.agent_blockers, SUBJECT_NOT_SUPPORTED when a subject is named and the agent or one of its subject-dependent skills does not act for one, INVALID_SUBJECT_MEMBER unless the subject is an active member of the request''s organization, the input problems the API found (p_input_blockers), and each skill''s availability. It runs as svc_api because svc_runtime may not read the agent and skill catalogue or the members table; every read names the request''s signed organization and svc_api''s policies confine it there.';
 
 revoke all on function api.agent_readiness(p_id text, p_subject jsonb, p_input_blockers jsonb, p_model_available boolean) from public;
-grant all on function api.agent_readiness(p_id text, p_subject jsonb, p_input_blockers jsonb, p_model_available boolean) to svc_runtime;
-grant all on function api.agent_readiness(p_id text, p_subject jsonb, p_input_blockers jsonb, p_model_available boolean) to svc_owner;
-grant all on function api.agent_readiness(p_id text, p_subject jsonb, p_input_blockers jsonb, p_model_available boolean) to svc_worker;
+grant execute on function api.agent_readiness(p_id text, p_subject jsonb, p_input_blockers jsonb, p_model_available boolean) to svc_runtime;
+grant execute on function api.agent_readiness(p_id text, p_subject jsonb, p_input_blockers jsonb, p_model_available boolean) to svc_owner;
+grant execute on function api.agent_readiness(p_id text, p_subject jsonb, p_input_blockers jsonb, p_model_available boolean) to svc_worker;
 
 -- function api.agent_run_create(text, jsonb, jsonb, jsonb, boolean)
 
@@ -1084,15 +1066,14 @@ begin
 end
 $$;
 
-
 alter function api.agent_run_create(p_id text, p_input jsonb, p_subject jsonb, p_metadata jsonb, p_model_available boolean) owner to svc_api;
 
 comment on function api.agent_run_create(p_id text, p_input jsonb, p_subject jsonb, p_metadata jsonb, p_model_available boolean) is 'createAgentRun: refuses with the first blocker of api.agent_blockers (SVV22 SUBJECT_NOT_SUPPORTED, SVR04 LICENSE_LEVEL_REQUIRED, SVR03 ROLE_REQUIRED, otherwise SVC09 with the blocker''s code) or a subject that is not an active member (INVALID_SUBJECT_MEMBER), then inserts a queued run of the agent''s current version for the request''s organization and client and queues its agent_run job. It runs as svc_api because svc_runtime may neither read the catalogue nor insert runs; the policy "Clients start runs" admits only a row of the signed context''s organization and client, and tg_runs__lifecycle only a queued one.';
 
 revoke all on function api.agent_run_create(p_id text, p_input jsonb, p_subject jsonb, p_metadata jsonb, p_model_available boolean) from public;
-grant all on function api.agent_run_create(p_id text, p_input jsonb, p_subject jsonb, p_metadata jsonb, p_model_available boolean) to svc_runtime;
-grant all on function api.agent_run_create(p_id text, p_input jsonb, p_subject jsonb, p_metadata jsonb, p_model_available boolean) to svc_owner;
-grant all on function api.agent_run_create(p_id text, p_input jsonb, p_subject jsonb, p_metadata jsonb, p_model_available boolean) to svc_worker;
+grant execute on function api.agent_run_create(p_id text, p_input jsonb, p_subject jsonb, p_metadata jsonb, p_model_available boolean) to svc_runtime;
+grant execute on function api.agent_run_create(p_id text, p_input jsonb, p_subject jsonb, p_metadata jsonb, p_model_available boolean) to svc_owner;
+grant execute on function api.agent_run_create(p_id text, p_input jsonb, p_subject jsonb, p_metadata jsonb, p_model_available boolean) to svc_worker;
 
 -- function api.agents(text)
 
@@ -1120,15 +1101,14 @@ begin
 end
 $_$;
 
-
 alter function api.agents(p_id text) owner to svc_api;
 
 comment on function api.agents(p_id text) is 'The rows of view api.agents for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.agents(p_id text) from public;
-grant all on function api.agents(p_id text) to svc_runtime;
-grant all on function api.agents(p_id text) to svc_owner;
-grant all on function api.agents(p_id text) to svc_worker;
+grant execute on function api.agents(p_id text) to svc_runtime;
+grant execute on function api.agents(p_id text) to svc_owner;
+grant execute on function api.agents(p_id text) to svc_worker;
 
 -- function api.run_cancel(text)
 
@@ -1159,15 +1139,14 @@ begin
 end
 $$;
 
-
 alter function api.run_cancel(p_id text) owner to svc_api;
 
 comment on function api.run_cancel(p_id text) is 'cancelRun, best effort: SVN04 RUN_NOT_FOUND unless the run is the calling client''s; it waits at most 1 s for the run''s row lock, which the worker holds while it applies a tool operation, and answers SVC09 RUN_CANCEL_NOT_AVAILABLE (retry) rather than interrupt an operation half-way, then restores the transaction''s lock_timeout; a finished run answers SVC09 RUN_ALREADY_TERMINAL, any other becomes cancelled, and completed tool operations are not rolled back. It runs as svc_api because svc_runtime may not update runs; the policy "Clients answer and cancel their own runs" and svc_api''s column grants (status, required_action, state, completed_at) confine the update to the client''s own run in the request''s organization.';
 
 revoke all on function api.run_cancel(p_id text) from public;
-grant all on function api.run_cancel(p_id text) to svc_runtime;
-grant all on function api.run_cancel(p_id text) to svc_owner;
-grant all on function api.run_cancel(p_id text) to svc_worker;
+grant execute on function api.run_cancel(p_id text) to svc_runtime;
+grant execute on function api.run_cancel(p_id text) to svc_owner;
+grant execute on function api.run_cancel(p_id text) to svc_worker;
 
 -- function api.run_events_after(text, integer, integer)
 
@@ -1194,15 +1173,14 @@ begin
 end
 $$;
 
-
 alter function api.run_events_after(p_id text, p_after integer, p_limit integer) owner to svc_api;
 
 comment on function api.run_events_after(p_id text, p_after integer, p_limit integer) is 'For streamRunEvents: a run''s events after sequence number p_after, at most p_limit, in order, each flagged when it ends the run (run.completed, run.failed, run.cancelled); SVN04 RUN_NOT_FOUND unless the run is the calling client''s, SVC09 RUN_OUTPUT_EXPIRED once its events are past retention (the run itself remains). It runs as svc_api because svc_runtime may not read app.runs or app.run_events; every read names the request''s organization, and svc_api''s policies show only that organization''s runs and events of the calling client.';
 
 revoke all on function api.run_events_after(p_id text, p_after integer, p_limit integer) from public;
-grant all on function api.run_events_after(p_id text, p_after integer, p_limit integer) to svc_runtime;
-grant all on function api.run_events_after(p_id text, p_after integer, p_limit integer) to svc_owner;
-grant all on function api.run_events_after(p_id text, p_after integer, p_limit integer) to svc_worker;
+grant execute on function api.run_events_after(p_id text, p_after integer, p_limit integer) to svc_runtime;
+grant execute on function api.run_events_after(p_id text, p_after integer, p_limit integer) to svc_owner;
+grant execute on function api.run_events_after(p_id text, p_after integer, p_limit integer) to svc_worker;
 
 -- function api.run_get(text)
 
@@ -1216,15 +1194,14 @@ begin
 end
 $$;
 
-
 alter function api.run_get(p_id text) owner to svc_api;
 
 comment on function api.run_get(p_id text) is 'getRun: the run p_id as its client sees it (api.runs), no row for a run of another client or organization. It runs as svc_api, which reads runs and their tool calls under the policies "Clients see their own runs" and "Tool calls are readable with their run", so only the request''s signed organization and client are shown.';
 
 revoke all on function api.run_get(p_id text) from public;
-grant all on function api.run_get(p_id text) to svc_runtime;
-grant all on function api.run_get(p_id text) to svc_owner;
-grant all on function api.run_get(p_id text) to svc_worker;
+grant execute on function api.run_get(p_id text) to svc_runtime;
+grant execute on function api.run_get(p_id text) to svc_owner;
+grant execute on function api.run_get(p_id text) to svc_worker;
 
 -- function api.run_submit_action(text, text, jsonb)
 
@@ -1253,15 +1230,14 @@ begin
 end
 $$;
 
-
 alter function api.run_submit_action(p_id text, p_action_id text, p_response jsonb) owner to svc_api;
 
 comment on function api.run_submit_action(p_id text, p_action_id text, p_response jsonb) is 'submitRunAction: locks the calling client''s run (app_private.run_lock, SVN04 RUN_NOT_FOUND), accepts only while it is requires_action (SVC09 RUN_NOT_ACTIONABLE) and only the offered action id with one of the choices its required_action.schema offers (SVV22 RUN_ACTION_INVALID; the API checked the rest of the response), then records the response in the run''s state and queues the run and its job again. As the spec requires, nothing else changes: a response is never a formal approval, an identity assertion or a permission elevation. It runs as svc_api because svc_runtime may not update runs; "Clients answer and cancel their own runs" and svc_api''s column grants confine the update to the client''s own run in the request''s organization.';
 
 revoke all on function api.run_submit_action(p_id text, p_action_id text, p_response jsonb) from public;
-grant all on function api.run_submit_action(p_id text, p_action_id text, p_response jsonb) to svc_runtime;
-grant all on function api.run_submit_action(p_id text, p_action_id text, p_response jsonb) to svc_owner;
-grant all on function api.run_submit_action(p_id text, p_action_id text, p_response jsonb) to svc_worker;
+grant execute on function api.run_submit_action(p_id text, p_action_id text, p_response jsonb) to svc_runtime;
+grant execute on function api.run_submit_action(p_id text, p_action_id text, p_response jsonb) to svc_owner;
+grant execute on function api.run_submit_action(p_id text, p_action_id text, p_response jsonb) to svc_worker;
 
 -- function api.run_wake_key()
 
@@ -1270,15 +1246,14 @@ create function api.run_wake_key() returns text
     set search_path to 'pg_catalog', 'pg_temp'
     as $$ select encode(k.key, 'hex') from app_private.run_wake_key k $$;
 
-
 alter function api.run_wake_key() owner to svc_gate;
 
 comment on function api.run_wake_key() is 'The key (hex) of the svc_run_events notification payloads, read once by each API process''s listener (src/agents/hub.ts) to compute the opaque wake name of the runs it streams: LISTEN needs no privilege, so a payload is the first 128 bits of SHA-256(key || run id), never the run''s id, and no other role of the database learns which runs are active and when. It runs as svc_gate, one of the few roles that may read app_private.run_wake_key (svc_runtime may not); the key is one for the service and names no organization.';
 
 revoke all on function api.run_wake_key() from public;
-grant all on function api.run_wake_key() to svc_runtime;
-grant all on function api.run_wake_key() to svc_owner;
-grant all on function api.run_wake_key() to svc_worker;
+grant execute on function api.run_wake_key() to svc_runtime;
+grant execute on function api.run_wake_key() to svc_owner;
+grant execute on function api.run_wake_key() to svc_worker;
 
 -- function api.runs(text)
 
@@ -1306,15 +1281,14 @@ begin
 end
 $_$;
 
-
 alter function api.runs(p_id text) owner to svc_api;
 
 comment on function api.runs(p_id text) is 'The rows of view api.runs for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.runs(p_id text) from public;
-grant all on function api.runs(p_id text) to svc_runtime;
-grant all on function api.runs(p_id text) to svc_owner;
-grant all on function api.runs(p_id text) to svc_worker;
+grant execute on function api.runs(p_id text) to svc_runtime;
+grant execute on function api.runs(p_id text) to svc_owner;
+grant execute on function api.runs(p_id text) to svc_worker;
 
 -- function control.agent_set_published(text, text, boolean)
 
@@ -1339,7 +1313,7 @@ end
 $$;
 
 revoke all on function control.agent_set_published(p_org text, p_agent text, p_published boolean) from public;
-grant all on function control.agent_set_published(p_org text, p_agent text, p_published boolean) to svc_admin;
+grant execute on function control.agent_set_published(p_org text, p_agent text, p_published boolean) to svc_admin;
 
 -- function control.purge_expired_runs(interval)
 
@@ -1358,11 +1332,10 @@ begin
 end
 $$;
 
-
 alter function control.purge_expired_runs(p_retention interval) owner to svc_owner;
 
 revoke all on function control.purge_expired_runs(p_retention interval) from public;
-grant all on function control.purge_expired_runs(p_retention interval) to svc_worker;
+grant execute on function control.purge_expired_runs(p_retention interval) to svc_worker;
 
 -- function skills.invoices_billable_time(jsonb, text)
 
@@ -1391,12 +1364,11 @@ begin
 end
 $$;
 
-
 alter function skills.invoices_billable_time(p_args jsonb, p_subject text) owner to svc_owner;
 
 revoke all on function skills.invoices_billable_time(p_args jsonb, p_subject text) from public;
-grant all on function skills.invoices_billable_time(p_args jsonb, p_subject text) to svc_runtime;
-grant all on function skills.invoices_billable_time(p_args jsonb, p_subject text) to svc_worker;
+grant execute on function skills.invoices_billable_time(p_args jsonb, p_subject text) to svc_runtime;
+grant execute on function skills.invoices_billable_time(p_args jsonb, p_subject text) to svc_worker;
 
 -- function skills.invoices_create_draft(jsonb, text)
 
@@ -1414,12 +1386,11 @@ begin
 end
 $$;
 
-
 alter function skills.invoices_create_draft(p_args jsonb, p_subject text) owner to svc_owner;
 
 revoke all on function skills.invoices_create_draft(p_args jsonb, p_subject text) from public;
-grant all on function skills.invoices_create_draft(p_args jsonb, p_subject text) to svc_runtime;
-grant all on function skills.invoices_create_draft(p_args jsonb, p_subject text) to svc_worker;
+grant execute on function skills.invoices_create_draft(p_args jsonb, p_subject text) to svc_runtime;
+grant execute on function skills.invoices_create_draft(p_args jsonb, p_subject text) to svc_worker;
 
 -- function skills.tasks_assign(jsonb, text)
 
@@ -1442,12 +1413,11 @@ begin
 end
 $$;
 
-
 alter function skills.tasks_assign(p_args jsonb, p_subject text) owner to svc_owner;
 
 revoke all on function skills.tasks_assign(p_args jsonb, p_subject text) from public;
-grant all on function skills.tasks_assign(p_args jsonb, p_subject text) to svc_runtime;
-grant all on function skills.tasks_assign(p_args jsonb, p_subject text) to svc_worker;
+grant execute on function skills.tasks_assign(p_args jsonb, p_subject text) to svc_runtime;
+grant execute on function skills.tasks_assign(p_args jsonb, p_subject text) to svc_worker;
 
 -- function skills.tasks_find_attention(jsonb, text)
 
@@ -1488,14 +1458,13 @@ begin
 end
 $$;
 
-
 alter function skills.tasks_find_attention(p_args jsonb, p_subject text) owner to svc_api;
 
 comment on function skills.tasks_find_attention(p_args jsonb, p_subject text) is 'The tasks.find_attention skill: the open tasks of project p_args.project_id that need attention (overdue, blocked, or waiting on an open predecessor) among the tasks the client may read (api.tasks), with their transitions and versions; SVN04 PROJECT_NOT_FOUND for a project the client cannot see. It runs as svc_api because it reads workflow categories and task dependencies, which no api view shows and svc_runtime may not read; the worker calls it as svc_runtime under the run''s client''s signed context, and every read names that organization under svc_api''s policies.';
 
 revoke all on function skills.tasks_find_attention(p_args jsonb, p_subject text) from public;
-grant all on function skills.tasks_find_attention(p_args jsonb, p_subject text) to svc_runtime;
-grant all on function skills.tasks_find_attention(p_args jsonb, p_subject text) to svc_worker;
+grant execute on function skills.tasks_find_attention(p_args jsonb, p_subject text) to svc_runtime;
+grant execute on function skills.tasks_find_attention(p_args jsonb, p_subject text) to svc_worker;
 
 -- function skills.tasks_transition(jsonb, text)
 
@@ -1513,12 +1482,11 @@ begin
 end
 $$;
 
-
 alter function skills.tasks_transition(p_args jsonb, p_subject text) owner to svc_owner;
 
 revoke all on function skills.tasks_transition(p_args jsonb, p_subject text) from public;
-grant all on function skills.tasks_transition(p_args jsonb, p_subject text) to svc_runtime;
-grant all on function skills.tasks_transition(p_args jsonb, p_subject text) to svc_worker;
+grant execute on function skills.tasks_transition(p_args jsonb, p_subject text) to svc_runtime;
+grant execute on function skills.tasks_transition(p_args jsonb, p_subject text) to svc_worker;
 
 -- function skills.time_missing_days(jsonb, text)
 
@@ -1555,12 +1523,11 @@ begin
 end
 $$;
 
-
 alter function skills.time_missing_days(p_args jsonb, p_subject text) owner to svc_owner;
 
 revoke all on function skills.time_missing_days(p_args jsonb, p_subject text) from public;
-grant all on function skills.time_missing_days(p_args jsonb, p_subject text) to svc_runtime;
-grant all on function skills.time_missing_days(p_args jsonb, p_subject text) to svc_worker;
+grant execute on function skills.time_missing_days(p_args jsonb, p_subject text) to svc_runtime;
+grant execute on function skills.time_missing_days(p_args jsonb, p_subject text) to svc_worker;
 
 -- rows of app_private.agent_skills
 
@@ -1586,6 +1553,8 @@ insert into app_private.agent_definitions (id, name, description, accepted_princ
 
 -- The key of svc_run_events payloads (random, one row).
 insert into app_private.run_wake_key default values;
+
+revoke create on schema api, app, app_private, control, reporting, skills from svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the baseline is not undone: restore a backup, or drop the database'); end $$;

@@ -1,12 +1,57 @@
 -- migrate:up
 
-/** The baseline, area 12 of 13. Conversations: conversations and their messages, and the runs they start.
+/** The baseline, 12 of 16. Conversations: conversations and their messages, and the runs they start.
  * Laid out by table: each table, then its keys and indexes, row security and policies, triggers
  * and their functions, and grants; then the area's views and commands. db/README.md, "The
  * baseline", says how it was made and proved equal to the migrations it replaced. */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
-select pg_catalog.set_config('search_path', '', true);
+set local search_path = '';
+
+-- While this file runs, the owners of its functions and views may create in the schemas (`alter … owner to`
+-- a role needs it when the migrating role is not a superuser); taken back at its end.
+grant create on schema api, app, app_private, control, reporting, skills to svc_api, svc_owner, svc_gate, svc_directory, svc_status;
+
+-- function app_private.chat_context(text, text)
+
+create function app_private.chat_context(p_organization_id text, p_run_id text) returns jsonb
+    language plpgsql stable
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $$
+declare
+  r app.runs;
+  c app.conversations;
+  v_seq integer;
+begin
+  select * into r from app.runs x where x.organization_id = p_organization_id and x.id = p_run_id;
+  select * into c from app.conversations x where x.organization_id = p_organization_id and x.id = r.conversation_id;
+  select m.seq into v_seq from app.conversation_messages m where m.organization_id = p_organization_id and m.id = r.input ->> 'message_id';
+  return jsonb_build_object('summary', c.context_summary,
+    'messages', coalesce((select jsonb_agg(jsonb_build_object('role', m.role, 'content', m.content) order by m.seq)
+                            from app.conversation_messages m
+                           where m.organization_id = p_organization_id and m.conversation_id = c.id
+                             and m.seq > c.context_from_seq and m.seq <= v_seq), '[]'));
+end
+$$;
+
+alter function app_private.chat_context(p_organization_id text, p_run_id text) owner to svc_owner;
+
+revoke all on function app_private.chat_context(p_organization_id text, p_run_id text) from public;
+grant execute on function app_private.chat_context(p_organization_id text, p_run_id text) to svc_worker;
+grant execute on function app_private.chat_context(p_organization_id text, p_run_id text) to svc_admin;
+
+-- function app_private.context_budget()
+
+create function app_private.context_budget() returns integer
+    language sql immutable
+    as $$ select 32000 $$;
+
+alter function app_private.context_budget() owner to svc_owner;
+
+revoke all on function app_private.context_budget() from public;
+grant execute on function app_private.context_budget() to svc_api;
+grant execute on function app_private.context_budget() to svc_worker;
+grant execute on function app_private.context_budget() to svc_admin;
 
 -- function app_private.conversation_compact(text, text)
 
@@ -37,15 +82,14 @@ begin
 end
 $$;
 
-
 alter function app_private.conversation_compact(p_org text, p_id text) owner to svc_owner;
 
 comment on function app_private.conversation_compact(p_org text, p_id text) is 'Keeps a conversation''s working context within app_private.context_budget() characters: while the messages after context_from_seq exceed it, the oldest one moves into context_summary (its role and the start of its text; the summary keeps its newest 4,000 characters) and context_from_seq moves past it, while the history stays. It belongs to svc_owner because it runs both in the client''s request (after a user message) and in the worker''s session when a chat run''s reply is appended (tg_runs__conversation_reply), where svc_api''s policies show nothing; its statements name p_org, and svc_owner''s policy keeps a request to its own organization.';
 
 revoke all on function app_private.conversation_compact(p_org text, p_id text) from public;
-grant all on function app_private.conversation_compact(p_org text, p_id text) to svc_api;
-grant all on function app_private.conversation_compact(p_org text, p_id text) to svc_worker;
-grant all on function app_private.conversation_compact(p_org text, p_id text) to svc_admin;
+grant execute on function app_private.conversation_compact(p_org text, p_id text) to svc_api;
+grant execute on function app_private.conversation_compact(p_org text, p_id text) to svc_worker;
+grant execute on function app_private.conversation_compact(p_org text, p_id text) to svc_admin;
 
 -- function app_private.conversation_subject(jsonb)
 
@@ -82,15 +126,27 @@ begin
 end
 $$;
 
-
 alter function app_private.conversation_subject(p_subject jsonb) owner to svc_api;
 
 comment on function app_private.conversation_subject(p_subject jsonb) is 'Resolves a conversation''s subject to one active member id: {"member_id": email} exactly, or {"display_name": name} case-insensitively, read through api.members; any other shape is SVV22 SUBJECT_NOT_SUPPORTED, no match SUBJECT_NOT_FOUND, several active members with that name SUBJECT_AMBIGUOUS. It is svc_api''s so that whoever calls it reads members under svc_api''s policies: only members of the request''s organization that the client may see.';
 
 revoke all on function app_private.conversation_subject(p_subject jsonb) from public;
-grant all on function app_private.conversation_subject(p_subject jsonb) to svc_owner;
-grant all on function app_private.conversation_subject(p_subject jsonb) to svc_worker;
-grant all on function app_private.conversation_subject(p_subject jsonb) to svc_admin;
+grant execute on function app_private.conversation_subject(p_subject jsonb) to svc_owner;
+grant execute on function app_private.conversation_subject(p_subject jsonb) to svc_worker;
+grant execute on function app_private.conversation_subject(p_subject jsonb) to svc_admin;
+
+-- function app_private.message_budget()
+
+create function app_private.message_budget() returns integer
+    language sql immutable
+    as $$ select 16000 $$;
+
+alter function app_private.message_budget() owner to svc_owner;
+
+revoke all on function app_private.message_budget() from public;
+grant execute on function app_private.message_budget() to svc_api;
+grant execute on function app_private.message_budget() to svc_worker;
+grant execute on function app_private.message_budget() to svc_admin;
 
 -- table app.conversations
 
@@ -151,7 +207,7 @@ create policy "Clients start conversations" on app.conversations for insert to s
 
 comment on policy "Clients start conversations" on app.conversations is 'svc_api may insert a conversation only into the request''s organization and with client_id the calling client, so a client cannot start a conversation in another client''s name or organization.';
 
-create policy "Commands act in the request's organization" on app.conversations to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.conversations to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.conversations is 'svc_owner, svc_worker and svc_admin read and write conversations of the request''s organization (app.current_organization_id(), from the verified signed context), or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). Compaction, the chat reply trigger, tg__client_of_parent and the worker''s context expiry run under it, so a definer''s wrong WHERE still reaches no other organization in a request, while jobs that span organizations reach them all.';
 
@@ -181,7 +237,6 @@ begin
 end
 $$;
 
-
 alter function app_private.tg_conversations__lifecycle() owner to svc_owner;
 
 comment on function app_private.tg_conversations__lifecycle() is 'BEFORE INSERT or UPDATE row trigger on app.conversations (_100_lifecycle): a conversation starts active; its organization, id, client, subject and created_at never change (the spec fixes the subject for the conversation); history only grows and the working context only moves forward, never past the last message (each SVC09 CONFLICT); an archived conversation stays archived (SVC09 CONVERSATION_ARCHIVED). It also stamps updated_at, for every writer.';
@@ -210,10 +265,10 @@ grant update(updated_at) on table app.conversations to svc_api;
 grant update(archived_at) on table app.conversations to svc_api;
 
 revoke all on function app_private.tg_conversations__lifecycle() from public;
-grant all on function app_private.tg_conversations__lifecycle() to svc_worker;
-grant all on function app_private.tg_conversations__lifecycle() to svc_admin;
+grant execute on function app_private.tg_conversations__lifecycle() to svc_worker;
+grant execute on function app_private.tg_conversations__lifecycle() to svc_admin;
 
--- foreign key runs runs_conversation_fkey
+-- foreign key app.runs runs_conversation_fkey
 
 alter table only app.runs
     add constraint runs_conversation_fkey foreign key (organization_id, conversation_id) references app.conversations(organization_id, id);
@@ -253,7 +308,7 @@ create policy "Clients write to their own conversations" on app.conversation_mes
 
 comment on policy "Clients write to their own conversations" on app.conversation_messages is 'svc_api may insert only messages of role user, in the request''s organization, whose client_id is the calling client; tg__client_of_parent copies client_id from the conversation before the check, so this admits a message only to one of the client''s own conversations. The assistant''s replies are appended by tg_runs__conversation_reply as svc_owner, never by a request.';
 
-create policy "Commands act in the request's organization" on app.conversation_messages to svc_owner, svc_admin, svc_worker using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
+create policy "Commands act in the request's organization" on app.conversation_messages to svc_owner, svc_worker, svc_admin using (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id())))) with check (((select app_private.operator_session()) or (organization_id = (select app.current_organization_id()))));
 
 comment on policy "Commands act in the request's organization" on app.conversation_messages is 'svc_owner, svc_worker and svc_admin read and write messages of the request''s organization (app.current_organization_id(), from the verified signed context), or of every organization in an operator session (app_private.operator_session(): the worker, svc-admin, migrations). The assistant''s replies (tg_runs__conversation_reply), compaction and the worker''s chat context run under it, so a definer''s wrong WHERE still reaches no other organization in a request, while jobs that span organizations reach them all.';
 
@@ -270,7 +325,6 @@ begin
   return null;
 end
 $$;
-
 
 alter function app_private.tg_conversation_messages__emit() owner to svc_owner;
 
@@ -298,7 +352,6 @@ begin
   return new;
 end
 $$;
-
 
 alter function app_private.tg_conversation_messages__append() owner to svc_owner;
 
@@ -328,12 +381,12 @@ grant insert(content) on table app.conversation_messages to svc_api;
 grant insert(run_id) on table app.conversation_messages to svc_api;
 
 revoke all on function app_private.tg_conversation_messages__append() from public;
-grant all on function app_private.tg_conversation_messages__append() to svc_worker;
-grant all on function app_private.tg_conversation_messages__append() to svc_admin;
+grant execute on function app_private.tg_conversation_messages__append() to svc_worker;
+grant execute on function app_private.tg_conversation_messages__append() to svc_admin;
 
 revoke all on function app_private.tg_conversation_messages__emit() from public;
-grant all on function app_private.tg_conversation_messages__emit() to svc_worker;
-grant all on function app_private.tg_conversation_messages__emit() to svc_admin;
+grant execute on function app_private.tg_conversation_messages__emit() to svc_worker;
+grant execute on function app_private.tg_conversation_messages__emit() to svc_admin;
 
 -- view api.conversation_messages
 
@@ -345,8 +398,7 @@ create view api.conversation_messages as
     jsonb_build_object('object', 'conversation_message', 'id', m.id, 'conversation_id', m.conversation_id, 'role', m.role, 'content', m.content, 'run_id', m.run_id, 'created_at', app_private.iso_timestamp(m.created_at)) as doc
    from app.conversation_messages m;
 
-
-alter table api.conversation_messages owner to svc_api;
+alter view api.conversation_messages owner to svc_api;
 
 grant select on table api.conversation_messages to svc_runtime;
 grant select on table api.conversation_messages to svc_owner;
@@ -368,8 +420,7 @@ create view api.conversations as
     null::integer as version
    from app.conversations c;
 
-
-alter table api.conversations owner to svc_api;
+alter view api.conversations owner to svc_api;
 
 grant select on table api.conversations to svc_runtime;
 grant select on table api.conversations to svc_owner;
@@ -390,15 +441,14 @@ begin
 end
 $$;
 
-
 alter function api.conversation_archive(p_id text) owner to svc_api;
 
 comment on function api.conversation_archive(p_id text) is 'archiveConversation: sets the calling client''s active conversation to archived (archived_at now); a conversation already archived is returned unchanged, and its messages are kept as audit records. It runs as svc_api because svc_runtime holds no table privilege: the lookup (api.conversation_get, SVN04 CONVERSATION_NOT_FOUND) and the update pass svc_api''s policies, which show only conversations of the request''s organization created by the calling client, and tg_conversations__lifecycle keeps the conversation archived for good.';
 
 revoke all on function api.conversation_archive(p_id text) from public;
-grant all on function api.conversation_archive(p_id text) to svc_runtime;
-grant all on function api.conversation_archive(p_id text) to svc_owner;
-grant all on function api.conversation_archive(p_id text) to svc_worker;
+grant execute on function api.conversation_archive(p_id text) to svc_runtime;
+grant execute on function api.conversation_archive(p_id text) to svc_owner;
+grant execute on function api.conversation_archive(p_id text) to svc_worker;
 
 -- function api.conversation_clear_context(text)
 
@@ -416,15 +466,14 @@ begin
 end
 $$;
 
-
 alter function api.conversation_clear_context(p_id text) owner to svc_api;
 
 comment on function api.conversation_clear_context(p_id text) is 'clearConversationContext: starts the working context afresh in any status (context_from_seq moves to the last message, the compacted summary is dropped, context_cleared_at is set); the history and the status stay. It runs as svc_api so that the lookup (SVN04 CONVERSATION_NOT_FOUND) and the update pass svc_api''s policies, which admit only a conversation of the request''s organization created by the calling client; the update touches only the working-context columns.';
 
 revoke all on function api.conversation_clear_context(p_id text) from public;
-grant all on function api.conversation_clear_context(p_id text) to svc_runtime;
-grant all on function api.conversation_clear_context(p_id text) to svc_owner;
-grant all on function api.conversation_clear_context(p_id text) to svc_worker;
+grant execute on function api.conversation_clear_context(p_id text) to svc_runtime;
+grant execute on function api.conversation_clear_context(p_id text) to svc_owner;
+grant execute on function api.conversation_clear_context(p_id text) to svc_worker;
 
 -- function api.conversation_create(text, jsonb, jsonb)
 
@@ -444,15 +493,14 @@ begin
 end
 $$;
 
-
 alter function api.conversation_create(p_title text, p_subject jsonb, p_metadata jsonb) owner to svc_api;
 
 comment on function api.conversation_create(p_title text, p_subject jsonb, p_metadata jsonb) is 'createConversation: inserts an active conversation for the request''s organization and the calling client, with its title (an empty title means none), metadata and a subject resolved to one active member by app_private.conversation_subject, fixed for the conversation''s life. It runs as svc_api because svc_runtime holds no table privilege; svc_api''s "Clients start conversations" policy admits only the request''s organization and client, so no caller starts a conversation in another client''s name.';
 
 revoke all on function api.conversation_create(p_title text, p_subject jsonb, p_metadata jsonb) from public;
-grant all on function api.conversation_create(p_title text, p_subject jsonb, p_metadata jsonb) to svc_runtime;
-grant all on function api.conversation_create(p_title text, p_subject jsonb, p_metadata jsonb) to svc_owner;
-grant all on function api.conversation_create(p_title text, p_subject jsonb, p_metadata jsonb) to svc_worker;
+grant execute on function api.conversation_create(p_title text, p_subject jsonb, p_metadata jsonb) to svc_runtime;
+grant execute on function api.conversation_create(p_title text, p_subject jsonb, p_metadata jsonb) to svc_owner;
+grant execute on function api.conversation_create(p_title text, p_subject jsonb, p_metadata jsonb) to svc_worker;
 
 -- function api.conversation_get(text)
 
@@ -468,15 +516,14 @@ begin
 end
 $$;
 
-
 alter function api.conversation_get(p_id text) owner to svc_api;
 
 comment on function api.conversation_get(p_id text) is 'The calling client''s conversation p_id as its wire document (version null: conversations carry no ETag), or SVN04 CONVERSATION_NOT_FOUND when api.conversations does not show it. It runs as svc_api, whose policies show only conversations of the request''s organization created by the calling client, so another client''s conversation answers as missing.';
 
 revoke all on function api.conversation_get(p_id text) from public;
-grant all on function api.conversation_get(p_id text) to svc_runtime;
-grant all on function api.conversation_get(p_id text) to svc_owner;
-grant all on function api.conversation_get(p_id text) to svc_worker;
+grant execute on function api.conversation_get(p_id text) to svc_runtime;
+grant execute on function api.conversation_get(p_id text) to svc_owner;
+grant execute on function api.conversation_get(p_id text) to svc_worker;
 
 -- function api.conversation_message_create(text, jsonb)
 
@@ -525,15 +572,14 @@ begin
 end
 $$;
 
-
 alter function api.conversation_message_create(p_id text, p_content jsonb) owner to svc_api;
 
 comment on function api.conversation_message_create(p_id text, p_content jsonb) is 'createConversationMessage: locks the calling client''s conversation (SVN04 CONVERSATION_NOT_FOUND) and refuses an archived one (SVC09 CONVERSATION_ARCHIVED), content longer than app_private.message_budget() characters (SVV22 CONTEXT_LIMIT_EXCEEDED) and a file_reference block naming no ready file the client may read (SVV22 MESSAGE_CONTENT_INVALID); it then appends the user message, compacts the working context and queues a chat run (kind agent, no agent, the conversation''s client and subject) whose answer becomes the next message. It runs as svc_api so every read and write is under svc_api''s policies: the request''s organization, the client''s own conversation and run, and messages of role user only.';
 
 revoke all on function api.conversation_message_create(p_id text, p_content jsonb) from public;
-grant all on function api.conversation_message_create(p_id text, p_content jsonb) to svc_runtime;
-grant all on function api.conversation_message_create(p_id text, p_content jsonb) to svc_owner;
-grant all on function api.conversation_message_create(p_id text, p_content jsonb) to svc_worker;
+grant execute on function api.conversation_message_create(p_id text, p_content jsonb) to svc_runtime;
+grant execute on function api.conversation_message_create(p_id text, p_content jsonb) to svc_owner;
+grant execute on function api.conversation_message_create(p_id text, p_content jsonb) to svc_worker;
 
 -- function api.conversation_messages(text)
 
@@ -561,15 +607,14 @@ begin
 end
 $_$;
 
-
 alter function api.conversation_messages(p_id text) owner to svc_api;
 
 comment on function api.conversation_messages(p_id text) is 'The rows of view api.conversation_messages for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.conversation_messages(p_id text) from public;
-grant all on function api.conversation_messages(p_id text) to svc_runtime;
-grant all on function api.conversation_messages(p_id text) to svc_owner;
-grant all on function api.conversation_messages(p_id text) to svc_worker;
+grant execute on function api.conversation_messages(p_id text) to svc_runtime;
+grant execute on function api.conversation_messages(p_id text) to svc_owner;
+grant execute on function api.conversation_messages(p_id text) to svc_worker;
 
 -- function api.conversations(text)
 
@@ -597,15 +642,14 @@ begin
 end
 $_$;
 
-
 alter function api.conversations(p_id text) owner to svc_api;
 
 comment on function api.conversations(p_id text) is 'The rows of view api.conversations for the request''s organization, or its row p_id (on a cluster, the view''s query on that organization''s shards: see app_private.view_on_shards).';
 
 revoke all on function api.conversations(p_id text) from public;
-grant all on function api.conversations(p_id text) to svc_runtime;
-grant all on function api.conversations(p_id text) to svc_owner;
-grant all on function api.conversations(p_id text) to svc_worker;
+grant execute on function api.conversations(p_id text) to svc_runtime;
+grant execute on function api.conversations(p_id text) to svc_owner;
+grant execute on function api.conversations(p_id text) to svc_worker;
 
 -- function control.expire_conversation_contexts(interval)
 
@@ -623,11 +667,12 @@ begin
 end
 $$;
 
-
 alter function control.expire_conversation_contexts(p_idle interval) owner to svc_owner;
 
 revoke all on function control.expire_conversation_contexts(p_idle interval) from public;
-grant all on function control.expire_conversation_contexts(p_idle interval) to svc_worker;
+grant execute on function control.expire_conversation_contexts(p_idle interval) to svc_worker;
+
+revoke create on schema api, app, app_private, control, reporting, skills from svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the baseline is not undone: restore a backup, or drop the database'); end $$;

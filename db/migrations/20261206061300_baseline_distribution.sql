@@ -1,12 +1,16 @@
 -- migrate:up
 
-/** The baseline, area 13 of 13. Distribution on Citus: the helpers that place and prepare shards (on one server they exist and do nothing).
+/** The baseline, 13 of 16. Distribution on Citus: the helpers that place and prepare shards (on one server they exist and do nothing).
  * Laid out by table: each table, then its keys and indexes, row security and policies, triggers
  * and their functions, and grants; then the area's views and commands. db/README.md, "The
  * baseline", says how it was made and proved equal to the migrations it replaced. */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
-select pg_catalog.set_config('search_path', '', true);
+set local search_path = '';
+
+-- While this file runs, the owners of its functions and views may create in the schemas (`alter … owner to`
+-- a role needs it when the migrating role is not a superuser); taken back at its end.
+grant create on schema api, app, app_private, control, reporting, skills to svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- procedure app_private.citus_add_worker(text, integer, text)
 
@@ -399,12 +403,11 @@ begin
 end
 $$;
 
-
 alter function app_private.current_shard_views(p_shard bigint) owner to svc_owner;
 
 revoke all on function app_private.current_shard_views(p_shard bigint) from public;
-grant all on function app_private.current_shard_views(p_shard bigint) to svc_worker;
-grant all on function app_private.current_shard_views(p_shard bigint) to svc_admin;
+grant execute on function app_private.current_shard_views(p_shard bigint) to svc_worker;
+grant execute on function app_private.current_shard_views(p_shard bigint) to svc_admin;
 
 -- function app_private.refuse_on_coordinator(text)
 
@@ -424,13 +427,36 @@ begin
 end
 $$;
 
-
 alter function app_private.refuse_on_coordinator(p_function text) owner to svc_owner;
 
 revoke all on function app_private.refuse_on_coordinator(p_function text) from public;
-grant all on function app_private.refuse_on_coordinator(p_function text) to svc_worker;
-grant all on function app_private.refuse_on_coordinator(p_function text) to svc_admin;
-grant all on function app_private.refuse_on_coordinator(p_function text) to svc_gate;
+grant execute on function app_private.refuse_on_coordinator(p_function text) to svc_worker;
+grant execute on function app_private.refuse_on_coordinator(p_function text) to svc_admin;
+grant execute on function app_private.refuse_on_coordinator(p_function text) to svc_gate;
+
+-- function app_private.shard_groups_unprepared()
+
+create function app_private.shard_groups_unprepared() returns integer
+    language plpgsql stable
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $$
+begin
+  if to_regclass('pg_catalog.pg_dist_partition') is null then
+    return 0;
+  end if;
+  if not exists (select from pg_dist_partition where logicalrelid = 'app.organizations'::regclass) then
+    return 0;
+  end if;
+  return (select count(*)::integer
+            from pg_dist_shard s join pg_dist_placement p using (shardid)
+           where s.logicalrelid = 'app.organizations'::regclass
+             and p.groupid = (select groupid from pg_dist_local_group)
+             and app_private.current_shard_views(s.shardid) is null);
+end
+$$;
+
+revoke all on function app_private.shard_groups_unprepared() from public;
+grant execute on function app_private.shard_groups_unprepared() to svc_owner;
 
 -- function app_private.shard_views_advance()
 
@@ -450,8 +476,8 @@ $$;
 comment on function app_private.shard_views_advance() is 'On a Citus worker, advances the node''s shard-view generation (the sequence app_private.shard_views_generation; nothing when it is absent, as on one server) for the event trigger app_private.tg_shard_views_stale, after DDL on the api schema or a GRANT or REVOKE by a superuser or a member of svc_api, holding the shard views'' advisory lock shared until that change ends so that a refresh (shard_views_create) waits for it; every copy of an api view made before then refuses to be read. It is a definer because nextval needs a privilege on that sequence which the role making the change need not hold, and it does nothing else and reads no table; it stays with the migrating role because only DDL reaches it.';
 
 revoke all on function app_private.shard_views_advance() from public;
-grant all on function app_private.shard_views_advance() to svc_api;
-grant all on function app_private.shard_views_advance() to svc_owner;
+grant execute on function app_private.shard_views_advance() to svc_api;
+grant execute on function app_private.shard_views_advance() to svc_owner;
 
 -- function app_private.shard_views_create(text)
 
@@ -509,7 +535,7 @@ end
 $_$;
 
 revoke all on function app_private.shard_views_create(p_organizations_shard text) from public;
-grant all on function app_private.shard_views_create(p_organizations_shard text) to svc_owner;
+grant execute on function app_private.shard_views_create(p_organizations_shard text) to svc_owner;
 
 -- function app_private.shard_views_current(bigint)
 
@@ -525,15 +551,14 @@ begin
 end
 $$;
 
-
 alter function app_private.shard_views_current(p_generation bigint) owner to svc_api;
 
 comment on function app_private.shard_views_current(p_generation bigint) is 'The gate in every copy of an api view on a Citus worker (schema api_shard_<shard>), evaluated once per statement: it raises SV500 SHARD_VIEWS_STALE unless the node''s shard-view generation is still the one the copy was made at, so a copy older than its view is never read, whoever names it; api.in_organization then reads the view function instead. It runs as svc_api, which is granted the generation sequence and svc_runtime is not; it reads no tenant row.';
 
 revoke all on function app_private.shard_views_current(p_generation bigint) from public;
-grant all on function app_private.shard_views_current(p_generation bigint) to svc_runtime;
-grant all on function app_private.shard_views_current(p_generation bigint) to svc_owner;
-grant all on function app_private.shard_views_current(p_generation bigint) to svc_gate;
+grant execute on function app_private.shard_views_current(p_generation bigint) to svc_runtime;
+grant execute on function app_private.shard_views_current(p_generation bigint) to svc_owner;
+grant execute on function app_private.shard_views_current(p_generation bigint) to svc_gate;
 
 -- function app_private.shard_views_drop()
 
@@ -552,7 +577,7 @@ end
 $$;
 
 revoke all on function app_private.shard_views_drop() from public;
-grant all on function app_private.shard_views_drop() to svc_owner;
+grant execute on function app_private.shard_views_drop() to svc_owner;
 
 -- function app_private.statement_on_shards(text, text)
 
@@ -586,17 +611,16 @@ begin
 end
 $$;
 
-
 alter function app_private.statement_on_shards(p_organization_id text, p_statement text) owner to svc_api;
 
 comment on function app_private.statement_on_shards(p_organization_id text, p_statement text) is 'On a Citus worker, rewrites a request''s statement so that each api.<view>() it reads becomes the organization''s shard group''s copy api_shard_<shard>.<view> when this node''s copies are at its current generation, so a list''s filters, order and limit reach the shard''s indexes; otherwise, and always without Citus, it returns the statement unchanged. It is text only: both forms read the same rows under the same policies, as the caller. It runs as svc_api only because Citus tells which shard holds an organization only to a role that may read app.organizations.';
 
 revoke all on function app_private.statement_on_shards(p_organization_id text, p_statement text) from public;
-grant all on function app_private.statement_on_shards(p_organization_id text, p_statement text) to svc_runtime;
-grant all on function app_private.statement_on_shards(p_organization_id text, p_statement text) to svc_owner;
-grant all on function app_private.statement_on_shards(p_organization_id text, p_statement text) to svc_worker;
-grant all on function app_private.statement_on_shards(p_organization_id text, p_statement text) to svc_admin;
-grant all on function app_private.statement_on_shards(p_organization_id text, p_statement text) to svc_gate;
+grant execute on function app_private.statement_on_shards(p_organization_id text, p_statement text) to svc_runtime;
+grant execute on function app_private.statement_on_shards(p_organization_id text, p_statement text) to svc_owner;
+grant execute on function app_private.statement_on_shards(p_organization_id text, p_statement text) to svc_worker;
+grant execute on function app_private.statement_on_shards(p_organization_id text, p_statement text) to svc_admin;
+grant execute on function app_private.statement_on_shards(p_organization_id text, p_statement text) to svc_gate;
 
 -- function app_private.tg_shard_views_stale()
 
@@ -625,9 +649,8 @@ end
 $$;
 
 revoke all on function app_private.tg_shard_views_stale() from public;
-grant all on function app_private.tg_shard_views_stale() to svc_owner;
+grant execute on function app_private.tg_shard_views_stale() to svc_owner;
 
--- The owners of the baseline's functions and views create nothing in its schemas from now on.
 revoke create on schema api, app, app_private, control, reporting, skills from svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- migrate:down

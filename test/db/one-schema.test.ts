@@ -25,7 +25,7 @@ const CLUSTER_ONLY: Record<string, string> = {
   // The extensions themselves (Citus, and dblink for the BI relay).
   'citus; Type: EXTENSION; Schema: -': 'the cluster',
   'EXTENSION citus; Type: COMMENT; Schema: -': 'the cluster',
-  'dblink; Type: EXTENSION; Schema: -': 'the BI relay (baseline_reporting_relay)',
+  'dblink; Type: EXTENSION; Schema: -': 'the BI relay (baseline_citus_relay)',
   'EXTENSION dblink; Type: COMMENT; Schema: -': 'the BI relay',
   'svc_dblink; Type: SCHEMA; Schema: -': 'the BI relay',
   // A BI login reads its organization's rows on the workers through a relay with a proof per query.

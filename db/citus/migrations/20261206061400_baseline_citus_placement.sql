@@ -1,10 +1,10 @@
 -- migrate:up
 
-/** The baseline, step 14 of 16. On a Citus cluster only: where each table's rows live, and which functions run where. This folder's migrations run on a Citus coordinator,
- * after db/migrations' of lower versions; one server never runs them (scripts/db.ts). */
+/** The baseline, 14 of 16. On a Citus cluster only: where each table's rows live, and which functions run where. This folder's migrations run on a Citus
+ * coordinator only, in one chain with db/migrations in version order (scripts/db.ts). */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
-select pg_catalog.set_config('search_path', '', true);
+set local search_path = '';
 
 /** The cluster's layout: every tenant table distributed by its organization (app.organizations by
  * its id), colocated so that an organization's rows of every table sit on one node; the global

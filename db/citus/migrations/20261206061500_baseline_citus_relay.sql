@@ -1,10 +1,10 @@
 -- migrate:up
 
-/** The baseline, step 15 of 16. On a Citus cluster only: the BI relay. This folder's migrations run on a Citus coordinator,
- * after db/migrations' of lower versions; one server never runs them (scripts/db.ts). */
+/** The baseline, 15 of 16. On a Citus cluster only: the BI relay, and the cluster's texts of three skills that read an api view across an organization (replaced by one text in 20261206070000_skills_one_text). This folder's migrations run on a Citus
+ * coordinator only, in one chain with db/migrations in version order (scripts/db.ts). */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
-select pg_catalog.set_config('search_path', '', true);
+set local search_path = '';
 
 /** The BI relay (docs/scaling.md, "BI on a cluster"). A BI login connects to the coordinator, where
  * its organization is known (app_private.bi_logins); a reporting view reads api views whose
@@ -60,7 +60,6 @@ create function app_private.backend_started() returns bigint
     select (extract(epoch from a.backend_start) * 1000000)::bigint from pg_stat_activity a where a.pid = pg_backend_pid()
   $$;
 
-
 alter function app_private.backend_started() owner to svc_relay;
 
 -- function app_private.bi_relay_proof(integer, bigint, text, text, text[])
@@ -83,7 +82,6 @@ create function app_private.bi_relay_proof(p_pid integer, p_started bigint, p_vi
   end
   $$;
 
-
 alter function app_private.bi_relay_proof(p_pid integer, p_started bigint, p_view text, p_organization_id text, p_roles text[]) owner to svc_relay;
 
 -- function app_private.conninfo_value(text)
@@ -92,7 +90,6 @@ create function app_private.conninfo_value(p text) returns text
     language sql immutable
     set search_path to 'pg_catalog', 'pg_temp'
     as $$ select '''' || replace(replace(p, '\', '\\'), '''', '\''') || '''' $$;
-
 
 alter function app_private.conninfo_value(p text) owner to svc_owner;
 
@@ -106,7 +103,6 @@ create function app_private.reporting_rows_read(p_statement text) returns setof 
     return query execute format('select to_jsonb(r) from (%s) r', p_statement);
   end
   $$;
-
 
 alter function app_private.reporting_rows_read(p_statement text) owner to svc_api;
 
@@ -170,7 +166,6 @@ create function reporting_private.bi_rows(p_view text) returns setof jsonb
     perform svc_dblink.dblink_disconnect(v_connection);
   end
   $$;
-
 
 alter function reporting_private.bi_rows(p_view text) owner to svc_relay;
 
@@ -239,7 +234,6 @@ create function reporting_private.bi_rows_of(p_view text, p_organization_id text
   end
   $_$;
 
-
 alter function reporting_private.bi_rows_of(p_view text, p_organization_id text, p_roles text[], p_proof text) owner to svc_relay;
 
 comment on function reporting_private.bi_rows_of(p_view text, p_organization_id text, p_roles text[], p_proof text) is 'On the worker that holds the organization: the rows of reporting view p_view for p_organization_id and Roles p_roles, only in a session of svc_reporting_relay that carries the coordinator''s proof for this backend (REPORTING_RELAY_ONLY otherwise). It signs that organization''s request context and reads the view over this node''s copies of the api views and its shards, so the policies of that context decide the rows; it runs as svc_relay, which reads nothing without that context.';
@@ -273,7 +267,6 @@ begin
     'data', jsonb_build_object('members', v_lines));
 end
 $$;
-
 
 alter function skills.invoices_billable_time(p_args jsonb, p_subject text) owner to svc_owner;
 
@@ -316,7 +309,6 @@ begin
 end
 $$;
 
-
 alter function skills.tasks_find_attention(p_args jsonb, p_subject text) owner to svc_api;
 
 -- function skills.time_missing_days(jsonb, text)
@@ -354,7 +346,6 @@ begin
 end
 $$;
 
-
 alter function skills.time_missing_days(p_args jsonb, p_subject text) owner to svc_owner;
 
 -- table app_private.relay_keys
@@ -384,7 +375,6 @@ create or replace view reporting.approvals with (security_barrier='true') as
    from reporting_private.bi_rows('approvals'::text) j(j),
     lateral jsonb_to_record(j.j) r(approval_id text, type text, status text, resource_type text, resource_id text, requested_at timestamp with time zone, decided_at timestamp with time zone, decision text);
 
-
 alter table reporting.approvals owner to svc_api;
 
 -- view reporting.invoices
@@ -403,7 +393,6 @@ create or replace view reporting.invoices with (security_barrier='true') as
    from reporting_private.bi_rows('invoices'::text) j(j),
     lateral jsonb_to_record(j.j) r(invoice_id text, number text, status text, customer_id text, currency text, issue_date date, due_date date, total numeric, amount_paid numeric, amount_due numeric);
 
-
 alter table reporting.invoices owner to svc_api;
 
 -- view reporting.members
@@ -415,7 +404,6 @@ create or replace view reporting.members with (security_barrier='true') as
     r.job_title
    from reporting_private.bi_rows('members'::text) j(j),
     lateral jsonb_to_record(j.j) r(member_id text, display_name text, status text, job_title text);
-
 
 alter table reporting.members owner to svc_api;
 
@@ -430,7 +418,6 @@ create or replace view reporting.payments with (security_barrier='true') as
     r.method
    from reporting_private.bi_rows('payments'::text) j(j),
     lateral jsonb_to_record(j.j) r(payment_id text, invoice_id text, amount numeric, currency text, received_date date, method text);
-
 
 alter table reporting.payments owner to svc_api;
 
@@ -450,7 +437,6 @@ create or replace view reporting.projects with (security_barrier='true') as
    from reporting_private.bi_rows('projects'::text) j(j),
     lateral jsonb_to_record(j.j) r(project_id text, code text, name text, status text, start_date date, end_date date, customer_id text, manager_member_id text, created_at timestamp with time zone, updated_at timestamp with time zone);
 
-
 alter table reporting.projects owner to svc_api;
 
 -- view reporting.tasks
@@ -469,7 +455,6 @@ create or replace view reporting.tasks with (security_barrier='true') as
    from reporting_private.bi_rows('tasks'::text) j(j),
     lateral jsonb_to_record(j.j) r(task_id text, project_id text, name text, status text, priority text, due_at timestamp with time zone, completed_at timestamp with time zone, archived boolean, assignee_member_ids text[], created_at timestamp with time zone);
 
-
 alter table reporting.tasks owner to svc_api;
 
 -- view reporting.tickets
@@ -487,7 +472,6 @@ create or replace view reporting.tickets with (security_barrier='true') as
    from reporting_private.bi_rows('tickets'::text) j(j),
     lateral jsonb_to_record(j.j) r(ticket_id text, number text, subject text, status text, priority text, assignee_member_id text, project_id text, created_at timestamp with time zone, resolved_at timestamp with time zone);
 
-
 alter table reporting.tickets owner to svc_api;
 
 -- view reporting.time_entries
@@ -504,7 +488,6 @@ create or replace view reporting.time_entries with (security_barrier='true') as
    from reporting_private.bi_rows('time_entries'::text) j(j),
     lateral jsonb_to_record(j.j) r(time_entry_id text, member_id text, project_id text, task_id text, work_date date, minutes integer, billable boolean, status text);
 
-
 alter table reporting.time_entries owner to svc_api;
 
 -- view reporting_private.approvals
@@ -519,7 +502,6 @@ create view reporting_private.approvals with (security_invoker='false', security
     ((v.doc ->> 'decided_at'::text))::timestamp with time zone as decided_at,
     (v.doc ->> 'decision'::text) as decision
    from api.approvals v;
-
 
 alter table reporting_private.approvals owner to svc_api;
 
@@ -538,7 +520,6 @@ create view reporting_private.invoices with (security_invoker='false', security_
     ((v.doc ->> 'amount_due'::text))::numeric as amount_due
    from api.invoices v;
 
-
 alter table reporting_private.invoices owner to svc_api;
 
 -- view reporting_private.members
@@ -549,7 +530,6 @@ create view reporting_private.members with (security_invoker='false', security_b
     (v.doc ->> 'status'::text) as status,
     (v.doc ->> 'job_title'::text) as job_title
    from api.members v;
-
 
 alter table reporting_private.members owner to svc_api;
 
@@ -563,7 +543,6 @@ create view reporting_private.payments with (security_invoker='false', security_
     y.received_date,
     y.method
    from app.payments y;
-
 
 alter table reporting_private.payments owner to svc_api;
 
@@ -582,7 +561,6 @@ create view reporting_private.projects with (security_invoker='false', security_
     ((v.doc ->> 'updated_at'::text))::timestamp with time zone as updated_at
    from api.projects v;
 
-
 alter table reporting_private.projects owner to svc_api;
 
 -- view reporting_private.tasks
@@ -600,7 +578,6 @@ create view reporting_private.tasks with (security_invoker='false', security_bar
     ((v.doc ->> 'created_at'::text))::timestamp with time zone as created_at
    from api.tasks v;
 
-
 alter table reporting_private.tasks owner to svc_api;
 
 -- view reporting_private.tickets
@@ -617,7 +594,6 @@ create view reporting_private.tickets with (security_invoker='false', security_b
     ((v.doc ->> 'resolved_at'::text))::timestamp with time zone as resolved_at
    from api.tickets v;
 
-
 alter table reporting_private.tickets owner to svc_api;
 
 -- view reporting_private.time_entries
@@ -633,7 +609,6 @@ create view reporting_private.time_entries with (security_invoker='false', secur
     v.status
    from api.time_entries v
   where (v.deleted_at is null);
-
 
 alter table reporting_private.time_entries owner to svc_api;
 
@@ -663,75 +638,75 @@ grant usage on schema reporting_private to svc_relay;
 
 grant usage on schema svc_dblink to svc_relay;
 
-grant all on function app.current_organization_id() to svc_relay;
+grant execute on function app.current_organization_id() to svc_relay;
 
-grant all on function app.current_roles() to svc_relay;
+grant execute on function app.current_roles() to svc_relay;
 
-grant all on function app_private.iso_timestamp(ts timestamp with time zone) to svc_relay;
+grant execute on function app_private.iso_timestamp(ts timestamp with time zone) to svc_relay;
 
 grant select on table app.organizations to svc_relay;
 
-grant all on function app_private.money_text(p_amount numeric, p_scale integer) to svc_relay;
+grant execute on function app_private.money_text(p_amount numeric, p_scale integer) to svc_relay;
 
-grant all on function app.has_any_role(roles text[]) to svc_relay;
+grant execute on function app.has_any_role(roles text[]) to svc_relay;
 
-grant all on function app.has_role(role text) to svc_relay;
+grant execute on function app.has_role(role text) to svc_relay;
 
-grant all on function app_private.member_hr_profile(p_org text, p_member_id text) to svc_relay;
+grant execute on function app_private.member_hr_profile(p_org text, p_member_id text) to svc_relay;
 
-grant all on function app_private.readable_custom_fields(p_org text, p_object_type text, p_values jsonb) to svc_relay;
+grant execute on function app_private.readable_custom_fields(p_org text, p_object_type text, p_values jsonb) to svc_relay;
 
-grant all on function app.current_client_id() to svc_relay;
+grant execute on function app.current_client_id() to svc_relay;
 
 revoke all on function app_private.backend_started() from public;
 
-grant all on function app_private.bi_context(out organization_id text, out svc_roles text[]) to svc_relay;
+grant execute on function app_private.bi_context(out organization_id text, out svc_roles text[]) to svc_relay;
 
 revoke all on function app_private.bi_relay_proof(p_pid integer, p_started bigint, p_view text, p_organization_id text, p_roles text[]) from public;
 
 revoke all on function app_private.conninfo_value(p text) from public;
-grant all on function app_private.conninfo_value(p text) to svc_worker;
-grant all on function app_private.conninfo_value(p text) to svc_admin;
-grant all on function app_private.conninfo_value(p text) to svc_relay;
+grant execute on function app_private.conninfo_value(p text) to svc_worker;
+grant execute on function app_private.conninfo_value(p text) to svc_admin;
+grant execute on function app_private.conninfo_value(p text) to svc_relay;
 
-grant all on function app_private.context_ok() to svc_relay;
+grant execute on function app_private.context_ok() to svc_relay;
 
-grant all on function app_private.current_shard_views(p_shard bigint) to svc_relay;
+grant execute on function app_private.current_shard_views(p_shard bigint) to svc_relay;
 
-grant all on function app_private.integration_visible(p_category text) to svc_relay;
+grant execute on function app_private.integration_visible(p_category text) to svc_relay;
 
-grant all on function app_private.may_read_internal_notes() to svc_relay;
+grant execute on function app_private.may_read_internal_notes() to svc_relay;
 
-grant all on function app_private.may_read_tickets() to svc_relay;
+grant execute on function app_private.may_read_tickets() to svc_relay;
 
-grant all on function app_private.may_read_time_entries() to svc_relay;
+grant execute on function app_private.may_read_time_entries() to svc_relay;
 
-grant all on function app_private.raise(sqlstate text, code text, detail text, pointer text) to svc_relay;
+grant execute on function app_private.raise(sqlstate text, code text, detail text, pointer text) to svc_relay;
 
-grant all on function app_private.read_flags(p_roles text[], p_ticket_module boolean, p_finance_tickets boolean, p_hr_tickets boolean, p_hr_time_entries boolean) to svc_relay;
+grant execute on function app_private.read_flags(p_roles text[], p_ticket_module boolean, p_finance_tickets boolean, p_hr_tickets boolean, p_hr_time_entries boolean) to svc_relay;
 
 revoke all on function app_private.reporting_rows_read(p_statement text) from public;
-grant all on function app_private.reporting_rows_read(p_statement text) to svc_owner;
-grant all on function app_private.reporting_rows_read(p_statement text) to svc_worker;
-grant all on function app_private.reporting_rows_read(p_statement text) to svc_admin;
-grant all on function app_private.reporting_rows_read(p_statement text) to svc_relay;
+grant execute on function app_private.reporting_rows_read(p_statement text) to svc_owner;
+grant execute on function app_private.reporting_rows_read(p_statement text) to svc_worker;
+grant execute on function app_private.reporting_rows_read(p_statement text) to svc_admin;
+grant execute on function app_private.reporting_rows_read(p_statement text) to svc_relay;
 
-grant all on function app_private.set_context(p_org text, p_client text, p_roles text[], p_flags text) to svc_relay;
+grant execute on function app_private.set_context(p_org text, p_client text, p_roles text[], p_flags text) to svc_relay;
 
-grant all on function app_private.wire_json(d jsonb) to svc_relay;
+grant execute on function app_private.wire_json(d jsonb) to svc_relay;
 
 revoke all on function reporting_private.bi_rows(p_view text) from public;
-grant all on function reporting_private.bi_rows(p_view text) to svc_reporting;
+grant execute on function reporting_private.bi_rows(p_view text) to svc_reporting;
 
 revoke all on function reporting_private.bi_rows_of(p_view text, p_organization_id text, p_roles text[], p_proof text) from public;
-grant all on function reporting_private.bi_rows_of(p_view text, p_organization_id text, p_roles text[], p_proof text) to svc_reporting_relay;
+grant execute on function reporting_private.bi_rows_of(p_view text, p_organization_id text, p_roles text[], p_proof text) to svc_reporting_relay;
 
 revoke all on function svc_dblink.dblink(text) from public;
 
 revoke all on function svc_dblink.dblink(text, boolean) from public;
 
 revoke all on function svc_dblink.dblink(text, text) from public;
-grant all on function svc_dblink.dblink(text, text) to svc_relay;
+grant execute on function svc_dblink.dblink(text, text) to svc_relay;
 
 revoke all on function svc_dblink.dblink(text, text, boolean) from public;
 
@@ -755,14 +730,14 @@ revoke all on function svc_dblink.dblink_connect(text) from public;
 
 revoke all on function svc_dblink.dblink_connect(text, text) from public;
 
-grant all on function svc_dblink.dblink_connect_u(text, text) to svc_relay;
+grant execute on function svc_dblink.dblink_connect_u(text, text) to svc_relay;
 
 revoke all on function svc_dblink.dblink_current_query() from public;
 
 revoke all on function svc_dblink.dblink_disconnect() from public;
 
 revoke all on function svc_dblink.dblink_disconnect(text) from public;
-grant all on function svc_dblink.dblink_disconnect(text) to svc_relay;
+grant execute on function svc_dblink.dblink_disconnect(text) to svc_relay;
 
 revoke all on function svc_dblink.dblink_error_message(text) from public;
 
@@ -785,7 +760,7 @@ revoke all on function svc_dblink.dblink_fetch(text, text, integer) from public;
 revoke all on function svc_dblink.dblink_fetch(text, text, integer, boolean) from public;
 
 revoke all on function svc_dblink.dblink_get_connections() from public;
-grant all on function svc_dblink.dblink_get_connections() to svc_relay;
+grant execute on function svc_dblink.dblink_get_connections() to svc_relay;
 
 revoke all on function svc_dblink.dblink_get_notify(out notify_name text, out be_pid integer, out extra text) from public;
 

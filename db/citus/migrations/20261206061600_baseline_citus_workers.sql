@@ -1,10 +1,10 @@
 -- migrate:up
 
-/** The baseline, step 16 of 16. On a Citus cluster only: each worker prepared. This folder's migrations run on a Citus coordinator,
- * after db/migrations' of lower versions; one server never runs them (scripts/db.ts). */
+/** The baseline, 16 of 16. On a Citus cluster only: each worker prepared. This folder's migrations run on a Citus
+ * coordinator only, in one chain with db/migrations in version order (scripts/db.ts). */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
-select pg_catalog.set_config('search_path', '', true);
+set local search_path = '';
 
 /** Every worker given what is its own, over connections of their own that see what the migrations
  * before committed: a context key, the column grants of the shards, the privileges of our functions
