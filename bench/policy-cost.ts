@@ -29,7 +29,7 @@ async function prepare(name: string, dir: string): Promise<Record<string, string
   const [{ dir: data }] = await root`select current_setting('data_directory') as dir` as [{ dir: string }];
   await root.end();
   const url = withDatabase(server, name);
-  await migrate(url, dir);
+  await migrate(url, dir, { asGiven: dir !== 'db/migrations' });
   const cli = async (...argv: string[]) => {
     const r = await admin(argv, url);
     if (r.code) throw new Error(JSON.stringify(r.err));

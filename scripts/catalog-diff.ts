@@ -328,7 +328,7 @@ if (isMain(import.meta.url)) {
       }
       made.push({ name, url });
       const t0 = Date.now();
-      await migrate(url, dir);
+      await migrate(url, dir, { asGiven: true });
       console.log(`# ${side}: migrated ${name} in ${Math.round((Date.now() - t0) / 1000)} s`);
       urls.push(url);
     }

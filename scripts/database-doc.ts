@@ -66,7 +66,8 @@ async function readCatalog(sql: postgres.Sql): Promise<Catalog> {
   return sql.begin('read only', async (tx) => {
     // pg_get_expr, pg_get_triggerdef and reg* casts qualify names not on the search_path: pin it.
     await tx`set local search_path = pg_catalog`;
-    const [{ me }] = await tx`select current_user::text as me` as unknown as [{ me: string }];
+    // The schemas' owner (svc_schema, or the superuser that ran the migrations on a cluster): "owner".
+    const [{ me }] = await tx`select pg_get_userbyid(nspowner)::text as me from pg_namespace where nspname = 'app'` as unknown as [{ me: string }];
     const schemas = await tx.unsafe(`
       select n.nspname::text as name, pg_get_userbyid(n.nspowner)::text as owner,
         ${grants('n.nspacl', `'n'`, 'n.nspowner')} as acl, ${defaults(`'n'`, 'n.nspowner')} as defaults
@@ -278,7 +279,7 @@ export function renderDoc(cat: Catalog, opts: DocOptions = {}): string {
     '- the MAINTAIN privilege (PostgreSQL 17 and later; the owner holds it there by default);',
     '- function bodies, view queries, columns, keys and other constraints (see `db/migrations/`).',
   ].join('\n'));
-  para('Every object is owned by the role that ran the migrations, written `owner`; another owner is named. '
+  para(`Every object is owned by the schemas' owner, \`${cat.me}\`, written \`owner\`; another owner is named. `
     + 'The owner\'s own full privileges are not listed. '
     + '`*` after a privilege: WITH GRANT OPTION. Expressions are PostgreSQL\'s own deparsing (`pg_get_expr`).');
 

@@ -134,35 +134,148 @@ function dbmate(url: string, dirs: string[], command: 'up' | 'rollback'): string
   return out.stdout;
 }
 
-/** Rolls the newest applied migration back (its down section), as `dbmate rollback` does; the
- * baseline's refuse. Answers dbmate's line naming it. */
-export async function rollback(url: string, dir = MIGRATIONS_DIR): Promise<string> {
-  return dbmate(url, await chainOf(url, dir), 'rollback').trim();
+/** The deploy login's URL beside `url` (same server and database; SVC_DEPLOY_DB_PASSWORD). */
+export const deployUrl = (url: string): string =>
+  editDatabaseUrl(url, { username: 'svc_deploy', password: process.env.SVC_DEPLOY_DB_PASSWORD ?? 'svc_deploy' });
+
+/** Whether `url` logs in as a superuser (who can run the bootstrap), and whether its database is a
+ * Citus coordinator; both false for a database that does not exist yet (its server is asked). */
+async function whoIs(url: string): Promise<{ superuser: boolean; citus: boolean }> {
+  const ask = async (u: string, citus: boolean) => {
+    const sql = postgres(u, { max: 1, onnotice: () => {} });
+    try {
+      const [r] = await sql.unsafe<{ superuser: boolean; citus: boolean }[]>(`select rolsuper as superuser, ${citus
+        ? `exists (select from pg_extension where extname = 'citus')` : 'false'} as citus from pg_roles where rolname = current_user`);
+      return { superuser: !!r?.superuser, citus: !!r?.citus };
+    } finally {
+      await sql.end();
+    }
+  };
+  try {
+    return await ask(url, true);
+  } catch (e) {
+    if ((e as { code?: string }).code !== '3D000') throw e;
+    return ask(withDatabase(url, 'postgres'), false);
+  }
 }
 
-/** Creates the database if needed and applies every pending migration (of `dir`: another chain,
- * e.g. one taken from git history by scripts/catalog-diff.ts). */
-export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<void> {
-  await adoptBaseline(url, dir);
-  dbmate(url, await chainOf(url, dir), 'up');
-  // graphile-worker's own schema (the job queue the outbox triggers write to), at its pinned version.
-  await runMigrations({ connectionString: url, logger: quietLogger });
+const OUR_SCHEMAS = ['api', 'app', 'app_private', 'control', 'reporting', 'skills', 'graphile_worker'];
+
+/** The bootstrap (db/bootstrap.sql: the roles, their memberships, a parameter's grant), then the
+ * database: made if missing, owned by svc_schema, and what a superuser's migrations made there
+ * handed to svc_schema (a database an earlier release migrated as a superuser). As a superuser. */
+export async function bootstrap(url: string): Promise<void> {
+  const database = new URL(url).pathname.slice(1);
+  const server = postgres(withDatabase(url, 'postgres'), { max: 1, onnotice: () => {} });
+  try {
+    await server.unsafe(readFileSync('db/bootstrap.sql', 'utf8'));
+    // The deploy login's password before it logs in (a SCRAM verifier: statement texts reach logs).
+    await server.unsafe(`alter role svc_deploy password '${scramVerifier(process.env.SVC_DEPLOY_DB_PASSWORD ?? 'svc_deploy')}'`);
+    const [found] = await server<{ owner: string }[]>`select pg_get_userbyid(datdba) as owner from pg_database where datname = ${database}`;
+    if (!found) await server.unsafe(`create database "${database}" owner svc_schema`);
+    else if (found.owner !== 'svc_schema') await server.unsafe(`alter database "${database}" owner to svc_schema`);
+  } finally {
+    await server.end();
+  }
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    for (const name of ['SVC_RUNTIME_DB_PASSWORD', 'SVC_WORKER_DB_PASSWORD', 'SVC_ADMIN_DB_PASSWORD']) {
-      if (process.env.NODE_ENV === 'production' && !process.env[name]) {
-        throw new Error(`${name} is required when NODE_ENV=production (the migrate step sets it on ${name.replace(/^SVC_(\w+)_DB_PASSWORD$/, (_, r: string) => `svc_${r.toLowerCase()}`)})`);
-      }
-    }
+    await sql.unsafe(`do $$
+      declare
+        r record;
+      begin
+        for r in select n.nspname from pg_namespace n join pg_roles o on o.oid = n.nspowner
+                  where n.nspname = any ($1) and o.rolsuper loop
+          execute format('alter schema %I owner to svc_schema', r.nspname);
+        end loop;
+        -- Tables, views and sequences of their own (a table takes its identity sequences with it).
+        for r in select c.oid::regclass as rel, c.relkind from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                   join pg_roles o on o.oid = c.relowner
+                  where (n.nspname = any ($1) or c.oid = to_regclass('public.schema_migrations')) and o.rolsuper
+                    and c.relkind in ('r', 'p', 'v', 'm', 'S', 'f', 'c')
+                    and not exists (select from pg_depend d where d.classid = 'pg_class'::regclass and d.objid = c.oid
+                                      and (d.deptype = 'e' or c.relkind = 'S' and d.deptype in ('a', 'i'))) loop
+          execute format('alter %s %s owner to svc_schema',
+            case r.relkind when 'v' then 'view' when 'm' then 'materialized view' when 'S' then 'sequence' when 'f' then 'foreign table'
+              when 'c' then 'type' else 'table' end, r.rel);
+        end loop;
+        for r in select p.oid::regprocedure as fn from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+                   join pg_roles o on o.oid = p.proowner
+                  where n.nspname = any ($1) and o.rolsuper
+                    and not exists (select from pg_depend d where d.classid = 'pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e') loop
+          execute format('alter routine %s owner to svc_schema', r.fn);
+        end loop;
+        for r in select t.oid::regtype as ty from pg_type t join pg_namespace n on n.oid = t.typnamespace
+                   join pg_roles o on o.oid = t.typowner
+                  where n.nspname = any ($1) and o.rolsuper and t.typtype in ('c', 'd', 'e') and t.typrelid = 0 loop
+          execute format('alter type %s owner to svc_schema', r.ty);
+        end loop;
+        -- The baseline's default privileges were the migrating role's: they become svc_schema's.
+        for r in select d.defaclrole::regrole as who from pg_default_acl d join pg_roles o on o.oid = d.defaclrole
+                  where o.rolsuper and d.defaclobjtype = 'f' and d.defaclnamespace = 0 loop
+          alter default privileges for role svc_schema revoke all on functions from public;
+          execute format('alter default privileges for role %s grant all on functions to public', r.who);
+        end loop;
+      end $$`.replaceAll('$1', `'{${OUR_SCHEMAS.join(',')}}'::text[]`));
+  } finally {
+    await sql.end();
+  }
+}
+
+/** Rolls the newest applied migration back (its down section), as `dbmate rollback` does; the
+ * baseline's refuse. Answers dbmate's line naming it. As the deploy login where `url` is a
+ * superuser's on one server (as migrate). */
+export async function rollback(url: string, dir = MIGRATIONS_DIR): Promise<string> {
+  const who = await whoIs(url);
+  const as = who.superuser && !who.citus ? deployUrl(url) : url;
+  return dbmate(as, await chainOf(url, dir), 'rollback').trim();
+}
+
+export interface MigrateOptions {
+  /** Run the chain as the URL's own role, not as svc_deploy: another revision's chain, written for
+   * a superuser (scripts/catalog-diff.ts, the benchmarks against a revision). */
+  asGiven?: boolean;
+}
+
+/** Applies every pending migration (of `dir`: another chain, e.g. one taken from git history by
+ * scripts/catalog-diff.ts). Where `url` is a superuser's on one server: the bootstrap first, then
+ * the migrations as svc_deploy. With any other login, the migrations as that login (a deploy
+ * pipeline's svc_deploy URL). On a Citus coordinator as the URL's role: the cluster's own
+ * migrations (placement, BI relay, the workers' preparation) need a superuser. */
+export async function migrate(url: string, dir = MIGRATIONS_DIR, options: MigrateOptions = {}): Promise<void> {
+  const who = await whoIs(url);
+  const deploy = who.superuser && !who.citus && !options.asGiven;
+  if (deploy) await bootstrap(url);
+  const as = deploy ? deployUrl(url) : url;
+  await adoptBaseline(as, dir);
+  dbmate(as, await chainOf(as, dir), 'up');
+  // graphile-worker's own schema (the job queue the outbox triggers write to), at its pinned version.
+  await runMigrations({ connectionString: as, logger: quietLogger });
+  const sql = postgres(as, { max: 1, onnotice: () => {} });
+  try {
     // graphile-worker's schema is made above, after the migrations: what svc_owner needs of it to
     // queue jobs is granted now, on every run (app_private.job_queue_privileges).
     await sql.unsafe(`do $$ begin
       if to_regprocedure('app_private.job_queue_privileges()') is not null then perform app_private.job_queue_privileges(); end if;
     end $$`);
-    // SCRAM verifiers, not the passwords: the statement text reaches logs and pg_stat_statements.
-    await sql.unsafe(`alter role svc_runtime password '${scramVerifier(process.env.SVC_RUNTIME_DB_PASSWORD ?? 'svc_runtime')}'`);
-    // The worker's and svc-admin's logins (a chain from before them, scripts/catalog-diff.ts, has neither).
-    for (const [role, password] of [['svc_worker', process.env.SVC_WORKER_DB_PASSWORD], ['svc_admin', process.env.SVC_ADMIN_DB_PASSWORD]] as const) {
+  } finally {
+    await sql.end();
+  }
+  if (who.superuser) await setPasswords(url);
+}
+
+/** The logins' passwords, as SCRAM verifiers (the statement text reaches logs and
+ * pg_stat_statements): SVC_<ROLE>_DB_PASSWORD, else the role's name (development and tests). */
+async function setPasswords(url: string): Promise<void> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    for (const name of ['SVC_RUNTIME_DB_PASSWORD', 'SVC_WORKER_DB_PASSWORD', 'SVC_ADMIN_DB_PASSWORD', 'SVC_DEPLOY_DB_PASSWORD']) {
+      if (process.env.NODE_ENV === 'production' && !process.env[name]) {
+        throw new Error(`${name} is required when NODE_ENV=production (the migrate step sets it on ${name.replace(/^SVC_(\w+)_DB_PASSWORD$/, (_, r: string) => `svc_${r.toLowerCase()}`)})`);
+      }
+    }
+    // A chain from before a login (scripts/catalog-diff.ts) has not made it.
+    for (const [role, password] of [['svc_runtime', process.env.SVC_RUNTIME_DB_PASSWORD], ['svc_worker', process.env.SVC_WORKER_DB_PASSWORD],
+      ['svc_admin', process.env.SVC_ADMIN_DB_PASSWORD], ['svc_deploy', process.env.SVC_DEPLOY_DB_PASSWORD]] as const) {
       await sql.unsafe(`do $$ begin
         if exists (select from pg_roles where rolname = '${role}') then
           alter role ${role} password '${scramVerifier(password ?? role)}';
