@@ -41,6 +41,19 @@ grant svc_schema to svc_deploy;
 -- Every session of the deploy login is svc_schema's: what a migration makes belongs to the schema
 -- owner, never to the login (dbmate's own table included).
 alter role svc_deploy set role = 'svc_schema';
+-- svc-admin's BI logins are made and dropped by two functions of db/bootstrap-database.sql that
+-- belong to svc_bi_logins: it may create roles (CREATEROLE, which on PostgreSQL 15 could also grant
+-- any role but a superuser, so it never logs in, has no member, and owns nothing else) and end a
+-- dropped login's sessions (pg_signal_backend).
+do $$
+begin
+  if not exists (select from pg_roles where rolname = 'svc_bi_logins') then
+    create role svc_bi_logins;
+  end if;
+end
+$$;
+alter role svc_bi_logins nologin inherit createrole nosuperuser nobypassrls nocreatedb;
+grant pg_signal_backend to svc_bi_logins;
 -- A function's SET clause of a parameter of ours: PostgreSQL lets only a superuser, or a role
 -- granted it, fix it on a function it gives away.
 grant set on parameter "svc.gate_organization" to svc_schema;

@@ -268,8 +268,9 @@ export async function compareDatabases(urlA: string, urlB: string): Promise<{ li
  * (scripts/tap.ts) too, where git would list nothing. */
 const ROOT = dirname(realpathSync(fileURLToPath(new URL('../package-lock.json', import.meta.url))));
 
-/** A revision's db/migrations (and db/citus/migrations, where it has them) in a new temporary
- * directory, as `<dir>/db/migrations`; answers that path (WORKTREE: the files as they are). */
+/** A revision's db/migrations (and db/citus/migrations and its bootstrap files, where it has them)
+ * in a new temporary directory, as `<dir>/db/migrations`; answers that path (WORKTREE: the files as
+ * they are). */
 export function migrationsOf(rev: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'svc-migrations-'));
   const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -294,6 +295,13 @@ function copyMigrations(rev: string, dir: string, git: (...args: string[]) => st
       const text = rev === 'WORKTREE' ? readFileSync(join(ROOT, folder, f), 'utf8') : git('show', `${rev}:${folder}/${f}`);
       writeFileSync(join(dir, folder, f), text);
     }
+  }
+  // The revision's bootstrap files, where it has them: whether its migrations run as svc_deploy.
+  for (const file of ['db/bootstrap.sql', 'db/citus/bootstrap.sql']) {
+    const text = rev === 'WORKTREE'
+      ? (existsSync(join(ROOT, file)) ? readFileSync(join(ROOT, file), 'utf8') : undefined)
+      : (() => { try { return git('show', `${rev}:${file}`); } catch { return undefined; } })();
+    if (text !== undefined) writeFileSync(join(dir, file), text);
   }
 }
 
@@ -328,7 +336,9 @@ if (isMain(import.meta.url)) {
       }
       made.push({ name, url });
       const t0 = Date.now();
-      await migrate(url, dir, { asGiven: true });
+      // A revision from before the bootstrap (db/bootstrap.sql, on a cluster db/citus/bootstrap.sql)
+      // wrote its migrations for a superuser: they run as one; a later one's run as svc_deploy.
+      await migrate(url, dir, { asGiven: !existsSync(join(dirname(dirname(dir)), cluster ? 'db/citus/bootstrap.sql' : 'db/bootstrap.sql')) });
       console.log(`# ${side}: migrated ${name} in ${Math.round((Date.now() - t0) / 1000)} s`);
       urls.push(url);
     }

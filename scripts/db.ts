@@ -75,6 +75,11 @@ function dbmateBin(): string {
  * git log -- db/migrations/<this>_*): a database that ran it has what the baseline makes. */
 export const OLD_CHAIN_LAST = '20261206050000';
 
+/** The cluster's first baseline (db/citus/migrations in git history: git log -- 'db/citus/migrations/20261206061400_*'),
+ * which ran as a superuser; db/citus/migrations' baseline replaced it, to run as svc_deploy after
+ * db/citus/bootstrap.sql. */
+export const REPLACED_CLUSTER_BASELINE = ['20261206061400', '20261206061500', '20261206061600'];
+
 /** The baseline's versions (files named `<version>_baseline_<area>.sql`), oldest first: db/migrations'
  * and, for a Citus coordinator, db/citus/migrations' too. */
 export function baselineVersions(dir = MIGRATIONS_DIR, cluster = false): string[] {
@@ -84,8 +89,9 @@ export function baselineVersions(dir = MIGRATIONS_DIR, cluster = false): string[
 /** Before dbmate runs: a database the whole old chain migrated gets the baseline's versions
  * recorded as applied, in one transaction (the baseline would make what it has; dbmate then runs
  * only what came after). A database with part of the old chain is refused: the baseline holds the
- * definitions of the chain's end, not its steps. A new database, or one already past the baseline,
- * is left to dbmate. Answers the versions recorded. */
+ * definitions of the chain's end, not its steps. A coordinator that ran the cluster's first
+ * baseline gets its replacement's versions recorded likewise. A new database, or one already past
+ * the baseline, is left to dbmate. Answers the versions recorded. */
 export async function adoptBaseline(url: string, dir = MIGRATIONS_DIR): Promise<string[]> {
   const chain = await chainOf(url, dir);
   const baseline = baselineVersions(dir, chain.length > 1);
@@ -100,6 +106,13 @@ export async function adoptBaseline(url: string, dir = MIGRATIONS_DIR): Promise<
       await tx`lock table public.schema_migrations in share row exclusive mode`;
       const applied = new Set((await tx<{ version: string }[]>`select version::text from public.schema_migrations`).map((r) => r.version));
       const missing = baseline.filter((v) => !applied.has(v));
+      // A coordinator that ran the cluster's first baseline (as a superuser) has what its
+      // replacement makes, once the bootstrap ran: the replacement's versions are recorded.
+      const cluster = chain.length > 1 ? versionsIn([clusterMigrationsDir(dir)], /^(\d+)_baseline_.*\.sql$/) : [];
+      if (cluster.length && REPLACED_CLUSTER_BASELINE.every((v) => applied.has(v)) && cluster.every((v) => !applied.has(v))) {
+        await tx`insert into public.schema_migrations (version) select unnest(${cluster}::text[])`;
+        return cluster;
+      }
       // Versions no file here has: the old chain's.
       const files = new Set(versionsIn([dir, clusterMigrationsDir(dir)]));
       const old = [...applied].filter((v) => !files.has(v));
@@ -159,63 +172,98 @@ async function whoIs(url: string): Promise<{ superuser: boolean; citus: boolean 
   }
 }
 
-const OUR_SCHEMAS = ['api', 'app', 'app_private', 'control', 'reporting', 'skills', 'graphile_worker'];
+/** Our schemas, and on a cluster the relay's and each worker's copies of the api views. */
+const OUR_SCHEMAS = `n.nspname in ('api', 'app', 'app_private', 'control', 'reporting', 'skills', 'graphile_worker', 'reporting_private', 'svc_dblink')
+  or n.nspname ~ '^api_shard_\\d+$'`;
 
-/** The bootstrap (db/bootstrap.sql: the roles, their memberships, a parameter's grant), then the
- * database: made if missing, owned by svc_schema, and what a superuser's migrations made there
- * handed to svc_schema (a database an earlier release migrated as a superuser). As a superuser. */
+/** Hands what a superuser's migrations made in this database (an earlier release's) to svc_schema:
+ * schemas, tables, views and sequences, functions, types, and the default privileges. An
+ * extension's members stay its owner's. One DO block, run on the coordinator and, for what a
+ * worker keeps of its own (its context key, its copies of the api views), on each worker. */
+const HANDOVER = `do $handover$
+  declare
+    r record;
+  begin
+    for r in select n.nspname from pg_namespace n join pg_roles o on o.oid = n.nspowner
+              where (${OUR_SCHEMAS}) and o.rolsuper
+                and not exists (select from pg_depend d where d.classid = 'pg_namespace'::regclass and d.objid = n.oid and d.deptype = 'e') loop
+      execute format('alter schema %I owner to svc_schema', r.nspname);
+    end loop;
+    -- Tables, views and sequences of their own (a table takes its identity sequences with it).
+    for r in select c.oid::regclass as rel, c.relkind from pg_class c join pg_namespace n on n.oid = c.relnamespace
+               join pg_roles o on o.oid = c.relowner
+              where ((${OUR_SCHEMAS}) or c.oid = to_regclass('public.schema_migrations')) and o.rolsuper
+                and c.relkind in ('r', 'p', 'v', 'm', 'S', 'f', 'c')
+                and not exists (select from pg_depend d where d.classid = 'pg_class'::regclass and d.objid = c.oid
+                                  and (d.deptype = 'e' or c.relkind = 'S' and d.deptype in ('a', 'i'))) loop
+      execute format('alter %s %s owner to svc_schema',
+        case r.relkind when 'v' then 'view' when 'm' then 'materialized view' when 'S' then 'sequence' when 'f' then 'foreign table'
+          when 'c' then 'type' else 'table' end, r.rel);
+    end loop;
+    for r in select p.oid::regprocedure as fn from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+               join pg_roles o on o.oid = p.proowner
+              where (${OUR_SCHEMAS}) and o.rolsuper
+                and not exists (select from pg_depend d where d.classid = 'pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e') loop
+      execute format('alter routine %s owner to svc_schema', r.fn);
+    end loop;
+    for r in select t.oid::regtype as ty from pg_type t join pg_namespace n on n.oid = t.typnamespace
+               join pg_roles o on o.oid = t.typowner
+              where (${OUR_SCHEMAS}) and o.rolsuper and t.typtype in ('c', 'd', 'e') and t.typrelid = 0
+                and not exists (select from pg_depend d where d.classid = 'pg_type'::regclass and d.objid = t.oid and d.deptype = 'e') loop
+      execute format('alter type %s owner to svc_schema', r.ty);
+    end loop;
+    -- The baseline's default privileges were the migrating role's: they become svc_schema's.
+    for r in select d.defaclrole::regrole as who from pg_default_acl d join pg_roles o on o.oid = d.defaclrole
+              where o.rolsuper and d.defaclobjtype = 'f' and d.defaclnamespace = 0 loop
+      alter default privileges for role svc_schema revoke all on functions from public;
+      execute format('alter default privileges for role %s grant all on functions to public', r.who);
+    end loop;
+  end $handover$`;
+
+/** The bootstrap, as a superuser: db/bootstrap.sql (the roles, their memberships, a parameter's
+ * grant) on the server, and on a Citus cluster on every node; the database, made if missing and
+ * owned by svc_schema on every node; what a superuser's migrations made there handed to svc_schema
+ * (a database an earlier release migrated as a superuser); db/bootstrap-database.sql in it (svc-admin's
+ * BI logins); and on a cluster db/citus/bootstrap.sql on the coordinator's database. */
 export async function bootstrap(url: string): Promise<void> {
   const database = new URL(url).pathname.slice(1);
-  const server = postgres(withDatabase(url, 'postgres'), { max: 1, onnotice: () => {} });
-  try {
-    await server.unsafe(readFileSync('db/bootstrap.sql', 'utf8'));
-    // The deploy login's password before it logs in (a SCRAM verifier: statement texts reach logs).
-    await server.unsafe(`alter role svc_deploy password '${scramVerifier(process.env.SVC_DEPLOY_DB_PASSWORD ?? 'svc_deploy')}'`);
-    const [found] = await server<{ owner: string }[]>`select pg_get_userbyid(datdba) as owner from pg_database where datname = ${database}`;
-    if (!found) await server.unsafe(`create database "${database}" owner svc_schema`);
-    else if (found.owner !== 'svc_schema') await server.unsafe(`alter database "${database}" owner to svc_schema`);
-  } finally {
-    await server.end();
+  const { citus } = await whoIs(url);
+  let workers: string[] = [];
+  if (citus) {
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      workers = (await sql<{ node: string }[]>`select format('%s:%s', case when nodename ~ ':' then '[' || nodename || ']' else nodename end, nodeport) as node
+        from pg_dist_node where noderole = 'primary' and groupid <> 0 order by nodeport`).map((r) => r.node);
+    } finally {
+      await sql.end();
+    }
+  }
+  // Each node: the roles (a role is a server's, not a database's), then the database given to
+  // svc_schema, from a database without Citus (a worker refuses ALTER DATABASE in its own).
+  for (const node of [url, ...workers.map((hosts) => editDatabaseUrl(url, { hosts }))]) {
+    const server = postgres(withDatabase(node, 'postgres'), { max: 1, onnotice: () => {} });
+    try {
+      await server.unsafe(readFileSync('db/bootstrap.sql', 'utf8'));
+      // The deploy login's password before it logs in (a SCRAM verifier: statement texts reach logs).
+      await server.unsafe(`alter role svc_deploy password '${scramVerifier(process.env.SVC_DEPLOY_DB_PASSWORD ?? 'svc_deploy')}'`);
+      const [found] = await server<{ owner: string }[]>`select pg_get_userbyid(datdba) as owner from pg_database where datname = ${database}`;
+      if (!found) await server.unsafe(`create database "${database}" owner svc_schema`);
+      else if (found.owner !== 'svc_schema') await server.unsafe(`alter database "${database}" owner to svc_schema`);
+    } finally {
+      await server.end();
+    }
   }
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    await sql.unsafe(`do $$
-      declare
-        r record;
-      begin
-        for r in select n.nspname from pg_namespace n join pg_roles o on o.oid = n.nspowner
-                  where n.nspname = any ($1) and o.rolsuper loop
-          execute format('alter schema %I owner to svc_schema', r.nspname);
-        end loop;
-        -- Tables, views and sequences of their own (a table takes its identity sequences with it).
-        for r in select c.oid::regclass as rel, c.relkind from pg_class c join pg_namespace n on n.oid = c.relnamespace
-                   join pg_roles o on o.oid = c.relowner
-                  where (n.nspname = any ($1) or c.oid = to_regclass('public.schema_migrations')) and o.rolsuper
-                    and c.relkind in ('r', 'p', 'v', 'm', 'S', 'f', 'c')
-                    and not exists (select from pg_depend d where d.classid = 'pg_class'::regclass and d.objid = c.oid
-                                      and (d.deptype = 'e' or c.relkind = 'S' and d.deptype in ('a', 'i'))) loop
-          execute format('alter %s %s owner to svc_schema',
-            case r.relkind when 'v' then 'view' when 'm' then 'materialized view' when 'S' then 'sequence' when 'f' then 'foreign table'
-              when 'c' then 'type' else 'table' end, r.rel);
-        end loop;
-        for r in select p.oid::regprocedure as fn from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-                   join pg_roles o on o.oid = p.proowner
-                  where n.nspname = any ($1) and o.rolsuper
-                    and not exists (select from pg_depend d where d.classid = 'pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e') loop
-          execute format('alter routine %s owner to svc_schema', r.fn);
-        end loop;
-        for r in select t.oid::regtype as ty from pg_type t join pg_namespace n on n.oid = t.typnamespace
-                   join pg_roles o on o.oid = t.typowner
-                  where n.nspname = any ($1) and o.rolsuper and t.typtype in ('c', 'd', 'e') and t.typrelid = 0 loop
-          execute format('alter type %s owner to svc_schema', r.ty);
-        end loop;
-        -- The baseline's default privileges were the migrating role's: they become svc_schema's.
-        for r in select d.defaclrole::regrole as who from pg_default_acl d join pg_roles o on o.oid = d.defaclrole
-                  where o.rolsuper and d.defaclobjtype = 'f' and d.defaclnamespace = 0 loop
-          alter default privileges for role svc_schema revoke all on functions from public;
-          execute format('alter default privileges for role %s grant all on functions to public', r.who);
-        end loop;
-      end $$`.replaceAll('$1', `'{${OUR_SCHEMAS.join(',')}}'::text[]`));
+    await sql.unsafe(HANDOVER);
+    await sql.unsafe(readFileSync('db/bootstrap-database.sql', 'utf8'));
+    if (citus) {
+      // Then each worker's own objects, over connections that see the coordinator's change committed.
+      const failed = await sql<{ node: string; result: string }[]>`select format('%s:%s', nodename, nodeport) as node, result
+        from run_command_on_workers(${`set citus.enable_ddl_propagation = off; ${HANDOVER}`}) where not success`;
+      if (failed.length) throw new Error(`handing the workers' objects to svc_schema failed: ${failed.map((f) => `${f.node}: ${f.result}`).join('; ')}`);
+      await sql.unsafe(readFileSync('db/citus/bootstrap.sql', 'utf8'));
+    }
   } finally {
     await sql.end();
   }
@@ -223,10 +271,10 @@ export async function bootstrap(url: string): Promise<void> {
 
 /** Rolls the newest applied migration back (its down section), as `dbmate rollback` does; the
  * baseline's refuse. Answers dbmate's line naming it. As the deploy login where `url` is a
- * superuser's on one server (as migrate). */
+ * superuser's (as migrate). */
 export async function rollback(url: string, dir = MIGRATIONS_DIR): Promise<string> {
   const who = await whoIs(url);
-  const as = who.superuser && !who.citus ? deployUrl(url) : url;
+  const as = who.superuser ? deployUrl(url) : url;
   return dbmate(as, await chainOf(url, dir), 'rollback').trim();
 }
 
@@ -237,13 +285,12 @@ export interface MigrateOptions {
 }
 
 /** Applies every pending migration (of `dir`: another chain, e.g. one taken from git history by
- * scripts/catalog-diff.ts). Where `url` is a superuser's on one server: the bootstrap first, then
- * the migrations as svc_deploy. With any other login, the migrations as that login (a deploy
- * pipeline's svc_deploy URL). On a Citus coordinator as the URL's role: the cluster's own
- * migrations (placement, BI relay, the workers' preparation) need a superuser. */
+ * scripts/catalog-diff.ts). Where `url` is a superuser's, on one server or a Citus coordinator: the
+ * bootstrap first, then the migrations as svc_deploy. With any other login, the migrations as that
+ * login (a deploy pipeline's svc_deploy URL, once a DBA ran the bootstrap). */
 export async function migrate(url: string, dir = MIGRATIONS_DIR, options: MigrateOptions = {}): Promise<void> {
   const who = await whoIs(url);
-  const deploy = who.superuser && !who.citus && !options.asGiven;
+  const deploy = who.superuser && !options.asGiven;
   if (deploy) await bootstrap(url);
   const as = deploy ? deployUrl(url) : url;
   await adoptBaseline(as, dir);

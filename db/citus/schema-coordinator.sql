@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict kSpJLuh2JAG6gZxLsTwak2iliXmlxbLUSffynw2Nlr1X1ZAffYQwYQSzbfUQpHe
+\restrict uhVqQc7RxZB9Gso5rZLIXWqmMAIDK2Z7VnrpILDi7Vb4ziX46L0e5ULhmisn1v2
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -86,6 +86,13 @@ CREATE SCHEMA reporting_private;
 --
 
 CREATE SCHEMA skills;
+
+
+--
+-- Name: svc_bootstrap; Type: SCHEMA; Schema: -; Owner: -
+--
+
+CREATE SCHEMA svc_bootstrap;
 
 
 --
@@ -6098,7 +6105,13 @@ begin
     perform pg_catalog.citus_activate_node(p_host, p_port);
   end if;
   commit;
+  -- What the node keeps of its own that only a superuser may make (db/citus/bootstrap.sql); the
+  -- rest as the schema's owner, which makes it everywhere else (and may change it later).
+  perform svc_bootstrap.prepare_workers();
+  commit;
+  set role svc_schema;
   call app_private.citus_prepare_workers();
+  reset role;
   commit;
   -- A rebalance still running (this call run again after its wait was cut short) is waited for,
   -- not started twice (Citus refuses that).
@@ -6109,9 +6122,18 @@ begin
   perform pg_catalog.citus_rebalance_wait();
   commit;
   -- The moved shard groups: copies on the nodes that now hold them, none where they left.
+  set role svc_schema;
   call app_private.citus_prepare_workers();
+  reset role;
 end
 $$;
+
+
+--
+-- Name: PROCEDURE citus_add_worker(IN p_host text, IN p_port integer, IN p_shard_transfer_mode text); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON PROCEDURE app_private.citus_add_worker(IN p_host text, IN p_port integer, IN p_shard_transfer_mode text) IS 'On Citus: adds a worker (whose server ran db/bootstrap.sql and holds the database, owned by svc_schema, with the citus extension), prepares it and rebalances the shard groups onto it. A superuser calls it, as Citus adds a node only for one: what only a superuser may make on a worker comes from the cluster''s bootstrap (svc_bootstrap.prepare_workers), the rest is made as svc_schema, which makes it on every other node.';
 
 
 --
@@ -6264,13 +6286,6 @@ begin
         if to_regclass('app_private.shard_views_generation') is not null and to_regrole('svc_relay') is not null then
           grant select on sequence app_private.shard_views_generation to svc_relay;
         end if;
-        -- A worker's sessions of these roles are Citus's, for the coordinator's sessions, and their
-        -- statements are text with every argument written out: a client's secret, a token's
-        -- digest, every organization's data. Untracked, pg_stat_activity shows no session of
-        -- another its statement; only a superuser may turn it on again (PGC_SUSET).
-        alter role svc_runtime set track_activities = off;
-        alter role svc_worker set track_activities = off;
-        alter role svc_admin set track_activities = off;
       end
       $g$ $w$)
    where not success;
@@ -6285,7 +6300,7 @@ $_$;
 -- Name: FUNCTION citus_node_grants(); Type: COMMENT; Schema: app_private; Owner: -
 --
 
-COMMENT ON FUNCTION app_private.citus_node_grants() IS 'On Citus: each worker''s own objects and settings (which Citus does not propagate): svc_gate''s read of its context key, its sequences for svc_owner, svc_worker and svc_admin, the api views'' copies'' generation for svc_relay, and the service logins'' statements untracked (track_activities off).';
+COMMENT ON FUNCTION app_private.citus_node_grants() IS 'On Citus: each worker''s own objects (which Citus does not propagate): svc_gate''s read of its context key, its sequences for svc_owner, svc_worker and svc_admin, and the api views'' copies'' generation for svc_relay. The service logins'' settings there are the cluster bootstrap''s (db/citus/bootstrap.sql).';
 
 
 --
@@ -6293,7 +6308,7 @@ COMMENT ON FUNCTION app_private.citus_node_grants() IS 'On Citus: each worker''s
 --
 
 CREATE FUNCTION app_private.citus_prepare_if_needed() RETURNS integer
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
@@ -6323,6 +6338,13 @@ begin
   return v_unprepared;
 end
 $$;
+
+
+--
+-- Name: FUNCTION citus_prepare_if_needed(); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.citus_prepare_if_needed() IS 'On Citus: prepares the shard groups a worker holds without their copies of the api views or their shards'' grants (moved by hand), for the job citus_prepare (svc_worker); answers how many, or -1 while a rebalance runs. A definer of the schema''s owner, because it makes objects on the workers as that owner; it takes no argument and reads no organization''s rows.';
 
 
 --
@@ -6372,13 +6394,11 @@ begin
           perform nextval('app_private.shard_views_generation');
           grant select on sequence app_private.shard_views_generation to svc_api;
         end if;
-        if not exists (select from pg_event_trigger where evtname = 'shard_views_stale') then
-          create event trigger shard_views_stale on ddl_command_end
-            execute function app_private.tg_shard_views_stale();
-        end if;
-        if not exists (select from pg_event_trigger where evtname = 'shard_views_dropped') then
-          create event trigger shard_views_dropped on sql_drop
-            execute function app_private.tg_shard_views_stale();
+        -- The event triggers that mark the copies stale are the cluster bootstrap's (a superuser's).
+        if (select count(*) from pg_event_trigger t join pg_proc p on p.oid = t.evtfoid
+             where t.evtname in ('shard_views_stale', 'shard_views_dropped')
+               and p.pronamespace = to_regnamespace('svc_bootstrap') and p.proname = 'shard_views_stale') <> 2 then
+          perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', 'this worker has not been prepared by db/citus/bootstrap.sql (run it as a superuser on the coordinator''s database)');
         end if;
       end
       $d$ $c$)
@@ -6411,7 +6431,6 @@ begin
   end if;
   select string_agg(format('%s:%s: %s', nodename, nodeport, result), '; ') into v_failed
     from run_command_on_workers($w$do $r$ begin set local citus.enable_ddl_propagation = off;
-      revoke execute on all functions in schema svc_dblink from public;
       revoke all on schema svc_dblink, reporting_private from public;
       grant usage on schema reporting_private to svc_reporting_relay;
       revoke all on function reporting_private.bi_rows_of(text, text, text[], text) from public;
@@ -8440,31 +8459,6 @@ $$;
 
 
 --
--- Name: shard_views_advance(); Type: FUNCTION; Schema: app_private; Owner: -
---
-
-CREATE FUNCTION app_private.shard_views_advance() RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-begin
-  if to_regclass('app_private.shard_views_generation') is not null then
-    -- Held until this change ends: a refresh waits for it (shard_views_create).
-    perform pg_advisory_xact_lock_shared(2026, 37);
-    perform nextval('app_private.shard_views_generation');
-  end if;
-end
-$$;
-
-
---
--- Name: FUNCTION shard_views_advance(); Type: COMMENT; Schema: app_private; Owner: -
---
-
-COMMENT ON FUNCTION app_private.shard_views_advance() IS 'On a Citus worker, advances the node''s shard-view generation (the sequence app_private.shard_views_generation; nothing when it is absent, as on one server) for the event trigger app_private.tg_shard_views_stale, after DDL on the api schema or a GRANT or REVOKE by a superuser or a member of svc_api, holding the shard views'' advisory lock shared until that change ends so that a refresh (shard_views_create) waits for it; every copy of an api view made before then refuses to be read. It is a definer because nextval needs a privilege on that sequence which the role making the change need not hold, and it does nothing else and reads no table; it stays with the migrating role because only DDL reaches it.';
-
-
---
 -- Name: shard_views_create(text); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -8492,6 +8486,9 @@ begin
   execute format('drop schema if exists %I cascade', v_schema);
   execute format('create schema %I', v_schema);
   execute format('grant usage on schema %I to svc_api', v_schema);
+  -- Each copy is given to svc_api, the api views' owner, which PostgreSQL allows a role that is not a
+  -- superuser only when the new owner may create in the schema: while the copies are made.
+  execute format('grant create on schema %I to svc_api', v_schema);
   for v in
     select c.oid, c.relname, c.reloptions, c.relacl, c.relowner
       from pg_class c join pg_namespace n on n.oid = c.relnamespace
@@ -8517,6 +8514,7 @@ begin
   execute format('create view %I.%I as select from %s where false', v_schema, '?views',
     (select string_agg(format('%I.%I', v_schema, x), ', ') from unnest(v_names) x));
   execute format('comment on view %I.%I is %L', v_schema, '?views', v_generation || ':' || array_to_string(v_names, '|'));
+  execute format('revoke create on schema %I from svc_api', v_schema);
   perform set_config('svc.making_shard_views', 'off', true);
 end
 $_$;
@@ -10148,35 +10146,6 @@ $$;
 --
 
 COMMENT ON FUNCTION app_private.tg_runs__lifecycle() IS 'BEFORE INSERT OR UPDATE trigger on app.runs, for every writer: a run starts queued; its request (organization, id, kind, agent and version, conversation, client, subject, input, metadata, created_at) never changes; its status moves only as the spec''s table allows (queued to running or cancelled, running to succeeded, failed, requires_action or cancelled, requires_action to queued or cancelled). Terminal runs never change (SVC09 RUN_ALREADY_TERMINAL) except the retention purge clearing their output, and only a finished run''s output expires; other violations raise SVC09 CONFLICT.';
-
-
---
--- Name: tg_shard_views_stale(); Type: FUNCTION; Schema: app_private; Owner: -
---
-
-CREATE FUNCTION app_private.tg_shard_views_stale() RETURNS event_trigger
-    LANGUAGE plpgsql
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-begin
-  -- Whoever may change the api views (a superuser, a member of their owner svc_api); the copies'
-  -- own DDL (shard_views_create) changes none.
-  if not (exists (select from pg_roles where rolname = current_user and rolsuper)
-          or pg_has_role(current_user, 'svc_api', 'MEMBER'))
-     or current_setting('svc.making_shard_views', true) = 'on' then
-    return;
-  end if;
-  if tg_event = 'sql_drop' then
-    if not exists (select from pg_event_trigger_dropped_objects() o where o.schema_name = 'api') then
-      return;
-    end if;
-  elsif tg_tag not in ('GRANT', 'REVOKE')
-        and not exists (select from pg_event_trigger_ddl_commands() c where c.schema_name = 'api') then
-    return;
-  end if;
-  perform app_private.shard_views_advance();
-end
-$$;
 
 
 --
@@ -12114,11 +12083,8 @@ begin
     perform app_private.raise('SVV22', 'VALIDATION_FAILED', 'the BI login''s password is given as a SCRAM-SHA-256 verifier, never as text');
   end if;
   insert into app_private.bi_logins (organization_id, role_name, svc_roles) values (p_org, v_role, p_roles);
-  execute format('create role %I login password %L inherit nosuperuser nobypassrls nocreatedb nocreaterole connection limit 5 in role svc_reporting',
-                 v_role, p_password_verifier);
-  execute format('alter role %I set default_transaction_read_only = on', v_role);
-  execute format('alter role %I set statement_timeout = %L', v_role, '30s');
-  execute format('alter role %I set search_path = reporting', v_role);
+  -- The login itself: CREATE ROLE, which only the bootstrap's function may (db/bootstrap-database.sql).
+  perform svc_bootstrap.bi_login_create(v_role, p_password_verifier);
   role_name := v_role;
   return next;
 end
@@ -12143,10 +12109,17 @@ CREATE FUNCTION control.reporting_revoke(p_role text) RETURNS void
 begin
   delete from app_private.bi_logins b where b.role_name = p_role;
   perform app_private.require_found(found, 'BI_LOGIN_NOT_FOUND', p_role);
-  perform pg_terminate_backend(a.pid) from pg_stat_activity a where a.usename = p_role;
-  execute format('drop role if exists %I', p_role);
+  -- Its sessions ended and the login dropped, by the bootstrap's function (db/bootstrap-database.sql).
+  perform svc_bootstrap.bi_login_drop(p_role);
 end
 $$;
+
+
+--
+-- Name: FUNCTION reporting_revoke(p_role text); Type: COMMENT; Schema: control; Owner: -
+--
+
+COMMENT ON FUNCTION control.reporting_revoke(p_role text) IS 'Drops a BI login: its binding, its open sessions and the login itself (svc-admin reporting revoke).';
 
 
 --
@@ -13096,6 +13069,137 @@ begin
     'data', jsonb_build_object('from', v_from, 'to', v_to, 'members', v_members));
 end
 $$;
+
+
+--
+-- Name: bi_login_create(text, text); Type: FUNCTION; Schema: svc_bootstrap; Owner: -
+--
+
+CREATE FUNCTION svc_bootstrap.bi_login_create(p_role text, p_password_verifier text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET "citus.enable_ddl_propagation" TO 'off'
+    SET "citus.enable_create_role_propagation" TO 'off'
+    AS $_$
+begin
+  if p_role is null or p_role !~ '^svc_bi_[0-9a-f]{12}$' then
+    raise exception 'not a BI login''s name: %', p_role using errcode = '22023';
+  end if;
+  -- PostgreSQL's own form (RFC 5803): SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>.
+  if p_password_verifier is null
+     or p_password_verifier !~ '^SCRAM-SHA-256\$[1-9][0-9]{3,6}:[A-Za-z0-9+/]+=*\$[A-Za-z0-9+/]{43}=:[A-Za-z0-9+/]{43}=$' then
+    raise exception 'a BI login''s password is a SCRAM-SHA-256 verifier' using errcode = '22023';
+  end if;
+  execute format('create role %I login password %L inherit nosuperuser nobypassrls nocreatedb nocreaterole connection limit 5 in role svc_reporting',
+                 p_role, p_password_verifier);
+  execute format('alter role %I set default_transaction_read_only = on', p_role);
+  execute format('alter role %I set statement_timeout = %L', p_role, '30s');
+  execute format('alter role %I set search_path = reporting', p_role);
+end
+$_$;
+
+
+--
+-- Name: bi_login_drop(text); Type: FUNCTION; Schema: svc_bootstrap; Owner: -
+--
+
+CREATE FUNCTION svc_bootstrap.bi_login_drop(p_role text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET "citus.enable_ddl_propagation" TO 'off'
+    SET "citus.enable_create_role_propagation" TO 'off'
+    AS $_$
+begin
+  if p_role is null or p_role !~ '^svc_bi_[0-9a-f]{12}$' then
+    raise exception 'not a BI login''s name: %', p_role using errcode = '22023';
+  end if;
+  if not exists (select from pg_roles where rolname = p_role) then
+    return;
+  end if;
+  if not pg_has_role(p_role, 'svc_reporting', 'member') then
+    raise exception 'not a BI login: %', p_role using errcode = '22023';
+  end if;
+  perform pg_terminate_backend(a.pid) from pg_stat_activity a where a.usename = p_role;
+  execute format('drop role %I', p_role);
+end
+$_$;
+
+
+--
+-- Name: prepare_workers(); Type: FUNCTION; Schema: svc_bootstrap; Owner: -
+--
+
+CREATE FUNCTION svc_bootstrap.prepare_workers() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+declare
+  v_failed text;
+begin
+  select string_agg(format('%s:%s: %s', nodename, nodeport, result), '; ') into v_failed
+    from run_command_on_workers($w$
+      do $b$
+      begin
+        set local citus.enable_ddl_propagation = off;
+        -- As db/bootstrap.sql on every node: a node Citus added carries the roles, not this grant.
+        grant set on parameter "svc.gate_organization" to svc_schema;
+        -- A worker's sessions of these roles are Citus's, for the coordinator's sessions, and their
+        -- statements are text with every argument written out: a client's secret, a token's
+        -- digest, every organization's data. Untracked, pg_stat_activity shows no session of
+        -- another its statement; only a superuser may turn it on again (PGC_SUSET).
+        alter role svc_runtime set track_activities = off;
+        alter role svc_worker set track_activities = off;
+        alter role svc_admin set track_activities = off;
+        if to_regnamespace('svc_dblink') is not null then
+          revoke execute on all functions in schema svc_dblink from public;
+        end if;
+        -- After DDL on the api schema, or a GRANT or REVOKE, by a superuser or a member of svc_api
+        -- (the schema's owner), every copy of an api view on this node refuses to be read until it
+        -- is made again (app_private.current_shard_views): the generation advances, holding the
+        -- shard views' advisory lock shared until the change ends, so that a refresh
+        -- (app_private.shard_views_create) waits for it. The copies' own DDL changes nothing. An
+        -- event trigger runs its function as whoever makes the change, a superuser included: the
+        -- function is this bootstrap's, which no role of the service may change, and it runs no
+        -- function of theirs.
+        create schema if not exists svc_bootstrap;
+        revoke all on schema svc_bootstrap from public;
+        create or replace function svc_bootstrap.shard_views_stale() returns event_trigger
+            language plpgsql
+            set search_path to 'pg_catalog', 'pg_temp'
+            as $f$
+        begin
+          if not (exists (select from pg_roles where rolname = current_user and rolsuper)
+                  or pg_has_role(current_user, 'svc_api', 'MEMBER'))
+             or current_setting('svc.making_shard_views', true) = 'on' then
+            return;
+          end if;
+          if tg_event = 'sql_drop' then
+            if not exists (select from pg_event_trigger_dropped_objects() o where o.schema_name = 'api') then
+              return;
+            end if;
+          elsif tg_tag not in ('GRANT', 'REVOKE')
+                and not exists (select from pg_event_trigger_ddl_commands() c where c.schema_name = 'api') then
+            return;
+          end if;
+          if to_regclass('app_private.shard_views_generation') is not null then
+            perform pg_advisory_xact_lock_shared(2026, 37);
+            perform nextval('app_private.shard_views_generation');
+          end if;
+        end
+        $f$;
+        revoke all on function svc_bootstrap.shard_views_stale() from public;
+        drop event trigger if exists shard_views_stale;
+        drop event trigger if exists shard_views_dropped;
+        create event trigger shard_views_stale on ddl_command_end execute function svc_bootstrap.shard_views_stale();
+        create event trigger shard_views_dropped on sql_drop execute function svc_bootstrap.shard_views_stale();
+      end
+      $b$ $w$)
+   where not success;
+  if v_failed is not null then
+    raise exception 'preparing the workers failed: %', v_failed;
+  end if;
+end
+$_$;
 
 
 --
@@ -18831,6 +18935,48 @@ ALTER TABLE app_private.invoice_number_counters ENABLE ROW LEVEL SECURITY;
 ALTER TABLE app_private.job_outbox ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: bi_logins svc-admin finds a BI login's binding; Type: POLICY; Schema: app_private; Owner: -
+--
+
+CREATE POLICY "svc-admin finds a BI login's binding" ON app_private.bi_logins FOR SELECT TO svc_admin USING (true);
+
+
+--
+-- Name: POLICY "svc-admin finds a BI login's binding" ON bi_logins; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON POLICY "svc-admin finds a BI login's binding" ON app_private.bi_logins IS 'svc_admin finds the binding it removes by the login''s name (svc-admin reporting revoke); it is granted that column alone, not the organization or the Roles.';
+
+
+--
+-- Name: bi_logins svc-admin records a BI login's binding; Type: POLICY; Schema: app_private; Owner: -
+--
+
+CREATE POLICY "svc-admin records a BI login's binding" ON app_private.bi_logins FOR INSERT TO svc_admin WITH CHECK (true);
+
+
+--
+-- Name: POLICY "svc-admin records a BI login's binding" ON bi_logins; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON POLICY "svc-admin records a BI login's binding" ON app_private.bi_logins IS 'svc_admin (svc-admin reporting grant, through control.reporting_grant) binds a new BI login to an organization and Roles; an operator acts for every organization, and the table''s checks bound the login''s name and the Roles.';
+
+
+--
+-- Name: bi_logins svc-admin removes a BI login's binding; Type: POLICY; Schema: app_private; Owner: -
+--
+
+CREATE POLICY "svc-admin removes a BI login's binding" ON app_private.bi_logins FOR DELETE TO svc_admin USING (true);
+
+
+--
+-- Name: POLICY "svc-admin removes a BI login's binding" ON bi_logins; Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON POLICY "svc-admin removes a BI login's binding" ON app_private.bi_logins IS 'svc_admin removes a BI login''s binding (svc-admin reporting revoke, through control.reporting_revoke) before the login itself is dropped.';
+
+
+--
 -- Name: ticket_number_counters; Type: ROW SECURITY; Schema: app_private; Owner: -
 --
 
@@ -18962,5 +19108,5 @@ ALTER TABLE graphile_worker._private_tasks ENABLE ROW LEVEL SECURITY;
 -- PostgreSQL database dump complete
 --
 
-\unrestrict kSpJLuh2JAG6gZxLsTwak2iliXmlxbLUSffynw2Nlr1X1ZAffYQwYQSzbfUQpHe
+\unrestrict uhVqQc7RxZB9Gso5rZLIXWqmMAIDK2Z7VnrpILDi7Vb4ziX46L0e5ULhmisn1v2
 

@@ -1,8 +1,8 @@
 // svc-admin: the control plane for administrators. Each command wraps one function of the
 // `control` schema and prints exactly one JSON object on stdout; errors print one JSON object
-// on stderr and exit non-zero (2: usage, 1: refused or failed). Reads DATABASE_URL (an owner
-// connection URL); the commands run as svc_admin (ADMIN_DATABASE_URL, or DATABASE_URL with that
-// user and SVC_ADMIN_DB_PASSWORD), those that make or drop database roles on the owner connection.
+// on stderr and exit non-zero (2: usage, 1: refused or failed). Every command runs as svc_admin
+// (ADMIN_DATABASE_URL, or DATABASE_URL with that user and SVC_ADMIN_DB_PASSWORD); a BI login is
+// made and dropped through two functions of the bootstrap's that may (db/bootstrap-database.sql).
 // Commands and their flags are data (command.ts), one module per group; command-line.ts reads a
 // command line against them, this module runs the command.
 import postgres from 'postgres';
@@ -68,8 +68,8 @@ export async function run(argv: string[], databaseUrl = process.env.DATABASE_URL
   try {
     const resolved = resolve(argv, COMMANDS, GROUPS);
     if ('help' in resolved) return { code: 0, text: resolved.help };
-    if (!databaseUrl) throw new UsageError('DATABASE_URL is not set; svc-admin needs an owner connection URL, e.g. postgres://postgres@127.0.0.1:5432/svc');
-    const sql = postgres(resolved.spec.owner ? databaseUrl : adminUrlFrom(databaseUrl), { max: 1, onnotice: () => {} });
+    if (!databaseUrl) throw new UsageError('DATABASE_URL is not set; svc-admin needs the database\'s URL, e.g. postgres://postgres@127.0.0.1:5432/svc (it logs in as svc_admin)');
+    const sql = postgres(adminUrlFrom(databaseUrl), { max: 1, onnotice: () => {} });
     try {
       return { code: 0, out: await sql.begin((tx) => resolved.spec.run(tx as unknown as Sql, resolved.flags, databaseUrl)) };
     } finally {

@@ -20,8 +20,8 @@ const placeholder = (flag: FlagSpec) =>
   flag.values ? flag.values.join('|') : flag.kind === 'boolean' ? 'true|false' : flag.value ?? 'VALUE';
 
 const FOOTER = [
-  'Reads DATABASE_URL (an owner connection URL) and runs as svc_admin (ADMIN_DATABASE_URL, or DATABASE_URL with that user and',
-  'SVC_ADMIN_DB_PASSWORD); BI logins are made on the owner connection. On success prints one JSON object on stdout;',
+  'Runs as svc_admin: ADMIN_DATABASE_URL, or DATABASE_URL with that user and SVC_ADMIN_DB_PASSWORD.',
+  'On success prints one JSON object on stdout;',
   'on failure one JSON object on stderr ({"error", "detail", ...}) and exit code 2 (usage) or 1 (refused).',
 ];
 

@@ -27,9 +27,8 @@ export interface CommandSpec {
   /** The keys of the JSON object printed on success, for help. */
   prints: string;
   flags: readonly FlagSpec[];
-  /** Runs on the owner connection rather than as svc_admin: it makes or drops database roles. */
-  owner?: true;
-  /** `url`: the owner connection URL (DATABASE_URL), whatever role the command runs as. */
+  /** `url`: DATABASE_URL, whose server and database a printed connection string names; the command
+   * runs as svc_admin. */
   run: (sql: Sql, f: Flags, url: string) => Promise<Record<string, unknown>>;
 }
 

@@ -12,8 +12,6 @@ export const reportingCommands: CommandGroup = {
       summary: 'A read-only database login for a BI tool, bound to one organization and Roles (the reporting views, a 30 s statement timeout); the password is shown once',
       prints: '{"role","password","connection_string"}',
       flags: [ORG, { name: 'roles', value: 'LIST', required: true, description: ROLES_HINT }],
-      // CREATE ROLE: svc_admin has no CREATEROLE (on PostgreSQL 15 it would grant any role but a superuser).
-      owner: true,
       run: async (sql, f, url) => {
         // The server gets the verifier only: the password is shown here, once, and kept nowhere.
         const password = randomBytes(32).toString('hex');
@@ -26,7 +24,6 @@ export const reportingCommands: CommandGroup = {
       summary: 'Remove a BI login (its open sessions end)',
       prints: '{"role","revoked"}',
       flags: [{ name: 'role', value: 'NAME', required: true, description: 'The login (svc_bi_…)' }],
-      owner: true,
       run: async (sql, f) => {
         await sql`select control.reporting_revoke(${need(f, 'role')})`;
         return { role: f.role, revoked: true };

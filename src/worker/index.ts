@@ -22,7 +22,7 @@
 //                   the outcome on the message (sent, or failed when refused or out of attempts).
 // A timer re-queues attempts whose worker died mid-flight (their lease ran out).
 // Every job runs as svc_worker (config.workerDatabaseUrl: owner of nothing, no credential, db/README.md
-// "Schemas and roles"); citus_prepare alone, DDL on shards, opens the owner connection.
+// "Schemas and roles").
 import postgres from 'postgres';
 import pg from 'pg';
 import { nodePostgresConfig } from '../db/url.ts';
@@ -428,15 +428,9 @@ export async function startWorker(config: Config,
     }),
     conversation_expire: async () => { await sql`select control.expire_conversation_contexts(interval '30 days')`; },
     // On Citus: shard groups moved by hand get their copies of the api views and their shards'
-    // grants; registered only there. That is DDL on the shards: the owner connection makes it.
-    citus_prepare: async () => {
-      const owner = postgres(config.databaseUrl, { max: 1, onnotice: () => {} });
-      try {
-        await owner`select app_private.citus_prepare_if_needed()`;
-      } finally {
-        await owner.end({ timeout: 5 });
-      }
-    },
+    // grants; registered only there. That is DDL on the shards, which the helper makes as the
+    // schema's owner (a definer that takes no argument).
+    citus_prepare: async () => { await sql`select app_private.citus_prepare_if_needed()`; },
     run_purge: async () => { await sql`select control.purge_expired_runs(make_interval(secs => ${config.agents.runRetentionSeconds}))`; },
     ticket_reply_email: inOrganization<{ message_id: string }>(async (org, p, helpers) => {
       await sendTicketReply(sql, mailer, org, p.message_id, { attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });

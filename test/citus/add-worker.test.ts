@@ -1,10 +1,12 @@
-// Growing the cluster (issue 37; migration 20261205003350): a worker added with
-// `call app_private.citus_add_worker(host, port)` gets its own context key, our privileges and the
-// copies of the api views; the shard groups the rebalance moved onto it serve their organizations'
+// Growing the cluster: a node given the roles (db/bootstrap.sql) and its database, added with
+// `call app_private.citus_add_worker(host, port)` by a superuser, gets what the cluster's bootstrap
+// makes on a worker, its own context key, our privileges and the copies of the api views, made as
+// the schema's owner; the shard groups the rebalance moved onto it serve their organizations'
 // requests as before, through the copies. Runs under `make test-citus`: it starts a node of its own.
 import t from 'tap';
 import postgres from 'postgres';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { startApp, CITUS_WORKERS } from '../helpers/app.ts';
 import { beginRequest, inRequest, oneConnection, type Tagged } from '../helpers/sql.ts';
 import { editDatabaseUrl } from '../../src/db/url.ts';
@@ -40,8 +42,10 @@ t.test('a worker added, rebalanced onto and serving the organizations that moved
   const named = (await a.admin<{ name: string }[]>`
     select d.datname::text as name from pg_dist_object o join pg_database d on d.oid = o.objid
      where o.classid = 'pg_database'::regclass`).map((r) => r.name);
+  // As a DBA adds a node: the roles (db/bootstrap.sql), the database given to svc_schema, Citus.
   const server = postgres(node.url, oneConnection);
-  for (const name of new Set([database, ...named])) await server.unsafe(`create database ${name}`);
+  await server.unsafe(readFileSync('db/bootstrap.sql', 'utf8'));
+  for (const name of new Set([database, ...named])) await server.unsafe(`create database ${name} owner svc_schema`);
   await server.end();
   const added = postgres(editDatabaseUrl(node.url, { database }), oneConnection);
   t.teardown(() => added.end());

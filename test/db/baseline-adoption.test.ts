@@ -4,15 +4,18 @@
 // of it, and leaves a new database to run the baseline.
 // The proof that the squash changed nothing is scripts/catalog-diff.ts (db/README.md); here, a
 // database the old chain (from git history) made, adopted, compares equal to one the baseline made.
+// On a cluster, a coordinator the previous release migrated (the cluster's first baseline, run as a
+// superuser) records the replacement's versions and, after the bootstrap, equals a new database.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import postgres from 'postgres';
-import { createTestDatabase, oneServer } from '../helpers/database.ts';
+import { CITUS_WORKERS, createTestDatabase, oneServer } from '../helpers/database.ts';
+import { createClusterDatabase, dropClusterDatabase } from '../../scripts/citus.ts';
 import { REPOSITORY } from '../helpers/repository.ts';
-import { adoptBaseline, baselineVersions, migrate, MIGRATIONS_DIR, OLD_CHAIN_LAST, withDatabase } from '../../scripts/db.ts';
+import { adoptBaseline, baselineVersions, migrate, MIGRATIONS_DIR, OLD_CHAIN_LAST, REPLACED_CLUSTER_BASELINE, withDatabase } from '../../scripts/db.ts';
 import { compareDatabases, migrationsOf } from '../../scripts/catalog-diff.ts';
 
 const versions = async (url: string) => {
@@ -128,3 +131,40 @@ t.test('a new database runs the baseline', oneServer('a database of its own on t
   t.ok(await probeMade(withDatabase(server, name)), 'the baseline ran');
   t.same(await versions(withDatabase(server, name)), ['20261128000100'], 'dbmate ran it');
 });
+
+t.test('a coordinator that ran the cluster\'s first baseline records its replacement: nothing re-run, the catalog equal',
+  { skip: CITUS_WORKERS.length === 0 && 'a Citus cluster only: make test-citus' }, async (t) => {
+    const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8', cwd: REPOSITORY }).trim();
+    // The last revision that holds the first baseline's placement file.
+    const first = `db/citus/migrations/${REPLACED_CLUSTER_BASELINE[0]}_baseline_citus_placement.sql`;
+    const last = git('log', '-1', '--format=%H', '--', first);
+    const rev = git('ls-tree', '--name-only', last, first) ? last : `${last}^`;
+    const oldDir = migrationsOf(rev);
+    const cluster = { coordinator: process.env.SVC_TEST_SERVER_URL!, workers: CITUS_WORKERS };
+    const [older, newer] = [`svc_t_${process.env.SVC_TEST_RUN}_oldcluster`, `svc_t_${process.env.SVC_TEST_RUN}_newcluster`];
+    t.teardown(async () => {
+      for (const name of [older, newer]) await dropClusterDatabase(cluster, name);
+      rmSync(dirname(dirname(oldDir)), { recursive: true, force: true });
+    });
+    const url = await createClusterDatabase(cluster, older);
+    await migrate(url, oldDir, { asGiven: true });
+    t.ok((await versions(url)).includes(REPLACED_CLUSTER_BASELINE.at(-1)!), `the first baseline ran, as a superuser (${rev.slice(0, 7)})`);
+    const relayKey = async () => {
+      const sql = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        return (await sql<{ k: string }[]>`select encode(inner_key, 'hex') as k from app_private.relay_keys`)[0]!.k;
+      } finally {
+        await sql.end();
+      }
+    };
+    const key = await relayKey();
+    await migrate(url);
+    const replacement = baselineVersions(MIGRATIONS_DIR, true).filter((v) => !baselineVersions().includes(v));
+    const applied = await versions(url);
+    t.same(replacement.filter((v) => !applied.includes(v)), [], `the replacement's versions recorded (${replacement.join(', ')})`);
+    t.equal(await relayKey(), key, 'none of it ran (the relay\'s key is the one the first baseline made)');
+    const fresh = await createClusterDatabase(cluster, newer);
+    await migrate(fresh);
+    const { lines, nodes } = await compareDatabases(url, fresh);
+    t.same(lines, [], `after the bootstrap, the catalog on ${nodes} nodes is a new database's`);
+  });

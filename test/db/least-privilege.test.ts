@@ -17,14 +17,6 @@ import { run as svcAdmin } from '../../src/admin/cli.ts';
 
 const where = CITUS_WORKERS.length ? 'on the Citus cluster' : 'on one server';
 
-/** On a cluster, security-definer functions still owned by the migrating role (a superuser: a
- * cluster's migrations still need one), with why: the list only shrinks. Every other definer, and
- * on one server every one, belongs to a role that neither is a superuser nor bypasses row
- * security, so the row policies apply inside it. */
-const NOT_YET: Record<string, string> = CITUS_WORKERS.length ? {
-  'app_private.shard_views_advance()': 'reached only by DDL (a Citus event trigger on the migrating role\'s statements); reads no table, bumps a node\'s own sequence',
-} : {};
-
 t.test(`the client directory is read through its lookup alone (${where})`, async (t) => {
   const a = await startApp(t);
   const admin = a.admin;
@@ -186,13 +178,12 @@ t.test(`no function a request or a BI login may call runs as a superuser (${wher
   t.ok(definers.length > 150, `${definers.length} security-definer functions`);
   const above = definers.filter((d) => d.above_policies);
   const reachable = above.filter((d) => d.runtime || d.reporting).map((d) => d.fn);
-  t.same(reachable.filter((fn) => !NOT_YET[fn]), [], 'none that svc_runtime or a BI login may execute belongs to a superuser or a role that bypasses row security (but NOT_YET)');
-  t.same(above.map((d) => d.fn).filter((fn) => !NOT_YET[fn]), [], 'nor does any other: triggers and the helpers of jobs and the control plane included');
-  t.same(Object.keys(NOT_YET).filter((fn) => definers.some((d) => d.fn === fn) && !above.some((d) => d.fn === fn)), [],
-    'NOT_YET names no definer that is under the policies now');
+  t.same(reachable, [], 'none that svc_runtime or a BI login may execute belongs to a superuser or a role that bypasses row security');
+  t.same(above.map((d) => d.fn), [], 'nor does any other: triggers and the helpers of jobs and the control plane included');
   const owners = [...new Set(definers.filter((d) => !d.above_policies).map((d) => d.owner as string))].sort();
-  // On one server the schema's owner keeps the one definer a DDL event reaches (app_private.shard_views_advance).
-  t.same(owners, ['svc_api', 'svc_directory', 'svc_gate', 'svc_owner', ...(CITUS_WORKERS.length ? ['svc_relay'] : ['svc_schema']), 'svc_status'], 'the owners under the policies');
+  // The schema's owner keeps one definer, the job that prepares a cluster's moved shard groups
+  // (app_private.citus_prepare_if_needed: DDL on the workers, no argument); svc_relay, the BI relay's.
+  t.same(owners, ['svc_api', 'svc_directory', 'svc_gate', 'svc_owner', ...(CITUS_WORKERS.length ? ['svc_relay'] : []), 'svc_schema', 'svc_status'], 'the owners under the policies');
   const [schemas] = await a.admin`select array_agg(distinct format('%s %s', p.proowner::regrole, p.pronamespace::regnamespace)) as missing
     from pg_proc p where p.proowner::regrole::text like 'svc\_%' and not has_schema_privilege(p.proowner, p.pronamespace, 'usage')`;
   t.same(schemas!.missing, null, 'each owner uses the schemas of what it owns (a Citus node being added refuses a function otherwise)');
@@ -298,53 +289,73 @@ t.test(`a command with its WHERE removed reads and changes only its request's or
   }
 });
 
-t.test(`no function a request, a BI session or a job reaches belongs to a superuser (${where})`, async (t) => {
+t.test(`no function of ours belongs to a superuser (${where})`, async (t) => {
   const a = await startApp(t);
-  // The cluster's administration (DDL, migrations and svc-admin run it) stays with the migrating role,
-  // and so do the control plane's commands, which svc-admin runs on the owner connection; the
-  // control schema's purges are jobs, and belong to svc_owner.
-  const administration = /^(app_private\.(citus_|shard_views_(create|drop)\(|tg_shard_views_|shard_groups_|policy_expression\()|control\.(?!purge_|expire_))/;
-  const owned = await a.admin`select p.oid::regprocedure::text as fn,
-      has_function_privilege('svc_reporting', p.oid, 'execute') as reporting
+  // The cluster's administration and the control plane's commands included.
+  const owned = await a.admin`select p.oid::regprocedure::text as fn
     from pg_proc p join pg_roles r on r.oid = p.proowner join pg_namespace n on n.oid = p.pronamespace
    where (r.rolsuper or r.rolbypassrls) and n.nspname in ('api', 'app', 'app_private', 'control', 'reporting', 'reporting_private', 'skills')
      and not exists (select from pg_depend d where d.classid = 'pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e')
    order by 1`;
-  t.same(owned.filter((f) => !NOT_YET[f.fn] && !administration.test(f.fn)).map((f) => f.fn), [],
-    'every function of ours but the cluster\'s administration and NOT_YET belongs to a role under the policies');
-  t.same(owned.filter((f) => f.reporting && !NOT_YET[f.fn]).map((f) => f.fn), [], 'a BI login may execute none that a superuser owns (but NOT_YET)');
-  t.same(Object.keys(NOT_YET).filter((fn) => !owned.some((f) => f.fn === fn)), [], 'NOT_YET names only functions a superuser still owns');
+  t.same(owned.map((f) => f.fn), [], 'every function of ours belongs to a role under the policies');
 });
 
-t.test('the schema belongs to svc_schema, and the migrations run as svc_deploy acting as it (on one server)',
-  { skip: CITUS_WORKERS.length > 0 && 'a cluster\'s migrations still run as a superuser (its placement, BI relay and workers\' preparation need one)' }, async (t) => {
+t.test(`the schema belongs to svc_schema, and the migrations run as svc_deploy acting as it (${where})`, async (t) => {
   const a = await startApp(t);
+  const cluster = CITUS_WORKERS.length > 0;
   const roles = await a.admin`select rolname, rolsuper, rolbypassrls, rolcanlogin, rolcreaterole, rolcreatedb, rolconfig
     from pg_roles where rolname in ('svc_schema', 'svc_deploy') order by 1`;
   t.same(roles, [
     { rolname: 'svc_deploy', rolsuper: false, rolbypassrls: false, rolcanlogin: true, rolcreaterole: false, rolcreatedb: false, rolconfig: ['role=svc_schema'] },
-    { rolname: 'svc_schema', rolsuper: false, rolbypassrls: false, rolcanlogin: false, rolcreaterole: false, rolcreatedb: false, rolconfig: null },
-  ], 'the owner never logs in; the deploy login is neither a superuser nor bypasses row security, and every session of it is svc_schema\'s');
-  // Every object of ours: owned by a role that neither is a superuser nor bypasses row security.
-  const above = await a.admin`
-    select kind || ' ' || name as object from (
-      select 'schema' as kind, n.nspname::text as name, n.nspowner as owner from pg_namespace n
-       where n.nspname in ('api', 'app', 'app_private', 'control', 'reporting', 'skills', 'graphile_worker')
-      union all
-      select 'relation', c.oid::regclass::text, c.relowner from pg_class c join pg_namespace n on n.oid = c.relnamespace
-       where n.nspname in ('api', 'app', 'app_private', 'control', 'reporting', 'skills', 'graphile_worker') and c.relname !~ '^test_'
-      union all
-      select 'function', p.oid::regprocedure::text, p.proowner from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-       where n.nspname in ('api', 'app', 'app_private', 'control', 'reporting', 'skills', 'graphile_worker') and p.proname !~ '^test_'
-      union all
-      select 'relation', 'public.schema_migrations', c.relowner from pg_class c where c.oid = 'public.schema_migrations'::regclass
-    ) o join pg_roles r on r.oid = o.owner
-    where r.rolsuper or r.rolbypassrls order by 1`;
-  t.same(above.map((o) => o.object), [], 'no schema, relation or function of ours belongs to a superuser or a role that bypasses row security');
-  const [db] = await a.admin`select pg_get_userbyid(datdba) as owner from pg_database where datname = current_database()`;
+    // On a cluster Citus opens its connections to the workers as the statement's role: the owner
+    // logs in there, node to node, without a password of its own.
+    { rolname: 'svc_schema', rolsuper: false, rolbypassrls: false, rolcanlogin: cluster, rolcreaterole: false, rolcreatedb: false, rolconfig: null },
+  ], 'the deploy login is neither a superuser nor bypasses row security, and every session of it is svc_schema\'s');
+  const [password] = await a.admin`select rolpassword is null as none from pg_authid where rolname = 'svc_schema'`;
+  t.ok(password!.none, 'svc_schema has no password');
+  // Every object of ours on every node (a worker's own copies of the api views included): owned by
+  // a role that neither is a superuser nor bypasses row security.
+  const database = new URL(a.adminUrl).pathname.slice(1);
+  for (const [i, url] of [a.adminUrl, ...CITUS_WORKERS.map((w) => editDatabaseUrl(w, { database }))].entries()) {
+    const node = postgres(url, oneConnection);
+    try {
+      const ours = `n.nspname in ('api', 'app', 'app_private', 'control', 'reporting', 'skills', 'graphile_worker', 'reporting_private', 'svc_dblink') or n.nspname ~ '^api_shard_'`;
+      const above = await node.unsafe(`
+        select kind || ' ' || name as object from (
+          select 'schema' as kind, n.nspname::text as name, n.nspowner as owner from pg_namespace n where ${ours}
+          union all
+          select 'relation', c.oid::regclass::text, c.relowner from pg_class c join pg_namespace n on n.oid = c.relnamespace
+           where (${ours}) and c.relname !~ '^test_'
+             and not exists (select from pg_depend d where d.classid = 'pg_class'::regclass and d.objid = c.oid and d.deptype = 'e')
+          union all
+          select 'function', p.oid::regprocedure::text, p.proowner from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+           where (${ours}) and p.proname !~ '^test_'
+             and not exists (select from pg_depend d where d.classid = 'pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e')
+          union all
+          select 'relation', 'public.schema_migrations', c.relowner from pg_class c where c.oid = to_regclass('public.schema_migrations')
+        ) o join pg_roles r on r.oid = o.owner
+        where r.rolsuper or r.rolbypassrls order by 1`);
+      t.same(above.map((o) => o.object), [], `${i ? `worker ${i}` : 'the coordinator or server'}: no schema, relation or function of ours belongs to a superuser or a role that bypasses row security`);
+      if (i > 0) {
+        // What only a superuser may make there is the bootstrap's, and no role of the service may change or call it.
+        const triggers = await node`select t.evtname, p.oid::regprocedure::text as fn, r.rolsuper as superuser,
+            has_function_privilege('svc_schema', p.oid, 'execute') as callable
+          from pg_event_trigger t join pg_proc p on p.oid = t.evtfoid join pg_roles r on r.oid = p.proowner order by 1`;
+        t.same(triggers, [
+          { evtname: 'shard_views_dropped', fn: 'svc_bootstrap.shard_views_stale()', superuser: true, callable: false },
+          { evtname: 'shard_views_stale', fn: 'svc_bootstrap.shard_views_stale()', superuser: true, callable: false },
+        ], `worker ${i}: the event triggers run the bootstrap's function, a superuser's`);
+      }
+    } finally {
+      await node.end();
+    }
+  }
   const [tasks] = await a.admin`select pg_get_userbyid(relowner) as owner from pg_class where oid = 'app.tasks'::regclass`;
   t.equal(tasks!.owner, 'svc_schema', 'the tables belong to svc_schema');
-  t.not(db!.owner, undefined);
+  if (cluster) {
+    const [prepare] = await a.admin`select has_function_privilege('svc_schema', 'svc_bootstrap.prepare_workers()', 'execute') as callable`;
+    t.equal(prepare!.callable, false, 'the bootstrap\'s preparation of the workers is a superuser\'s alone');
+  }
 });
 
 t.test(`the worker logs in as svc_worker: every organization's jobs, no credential, no power over the schema (${where})`, async (t) => {
@@ -411,9 +422,8 @@ t.test(`svc-admin runs its commands as svc_admin: every organization's control p
     const refused = await svcAdmin(['org', 'set-status', '--org', org, '--status', 'suspended'], a.adminUrl);
     t.equal(refused.code, 1, 'a command runs on svc-admin\'s own login, not the owner connection');
     t.match(JSON.stringify(refused.err), /svc_admin_nobody/, 'which the database names in its refusal');
-    const granted = await svcAdmin(['reporting', 'grant', '--org', org, '--roles', 'manager'], a.adminUrl);
-    t.equal(granted.code, 0, 'a BI login is made on the owner connection (CREATE ROLE)');
-    t.equal((await svcAdmin(['reporting', 'revoke', '--role', (granted.out as { role: string }).role], a.adminUrl)).code, 0, 'and dropped there');
+    t.equal((await svcAdmin(['reporting', 'grant', '--org', org, '--roles', 'manager'], a.adminUrl)).code, 1,
+      'and so does a BI login\'s: no command runs on a superuser\'s connection');
   } finally {
     if (saved === undefined) delete process.env.ADMIN_DATABASE_URL;
     else process.env.ADMIN_DATABASE_URL = saved;
@@ -430,7 +440,6 @@ t.test(`svc-admin runs its commands as svc_admin: every organization's control p
     ['a secret\'s digest', 'select secret_sha256 from app.client_secrets'],
     ['a token digest', 'select token_sha256 from app_private.access_tokens'],
     ['a BI login', 'select * from app_private.bi_logins'],
-    ['a BI login of its own', `select control.reporting_grant('${org}', '{manager}', '${scramVerifier('x')}')`],
     ['a job\'s purge', 'select control.purge_expired_access_tokens()'],
     ['a table of its own', 'create table app.admin_scratch (id int)'],
     ['a change to a table', 'alter table app.tasks add column admin_scratch int'],
@@ -439,6 +448,30 @@ t.test(`svc-admin runs its commands as svc_admin: every organization's control p
   ] as const) {
     t.match(await failure(adminSql.unsafe(statement)), /^42501 /, `it may not touch ${what}`);
   }
+  // A BI login, made and dropped through the control plane's two commands, which call the
+  // bootstrap's functions (CREATE ROLE); those make and drop nothing but a BI login.
+  const [bi] = await adminSql`select * from control.reporting_grant(${org}, '{manager}', ${scramVerifier(randomBytes(16).toString('hex'))})`;
+  t.match(bi!.role_name, /^svc_bi_[0-9a-f]{12}$/, 'svc_admin makes a BI login through control.reporting_grant');
+  const [made] = await a.admin`select pg_has_role(${bi!.role_name}, 'svc_reporting', 'member') as reporting,
+      (select rolcanlogin from pg_roles where rolname = ${bi!.role_name}) as login`;
+  t.same(made, { reporting: true, login: true }, 'a login, a member of svc_reporting');
+  await adminSql`select control.reporting_revoke(${bi!.role_name})`;
+  t.equal((await a.admin`select count(*)::int as n from pg_roles where rolname = ${bi!.role_name}`)[0]!.n, 0,
+    'and drops it through control.reporting_revoke');
+  for (const [what, statement] of [
+    ['a login of another name', `select svc_bootstrap.bi_login_create('svc_runtime_2', '${scramVerifier('x')}')`],
+    ['a password as text', `select svc_bootstrap.bi_login_create('svc_bi_${'0'.repeat(12)}', 'secret')`],
+    ['to drop a login of the service', `select svc_bootstrap.bi_login_drop('svc_runtime')`],
+  ] as const) {
+    t.match(await failure(adminSql.unsafe(statement)), /^22023 /, `the BI logins' functions refuse ${what}`);
+  }
+  const [owner] = await a.admin`select r.rolcanlogin as login, r.rolcreaterole as createrole, r.rolsuper or r.rolbypassrls as above,
+      (select count(*)::int from pg_auth_members m where m.roleid = r.oid) as members,
+      (select array_agg(p.oid::regprocedure::text order by p.oid::regprocedure::text) from pg_proc p where p.proowner = r.oid) as owns
+    from pg_roles r where r.rolname = 'svc_bi_logins'`;
+  t.same(owner, { login: false, createrole: true, above: false, members: 0,
+    owns: ['svc_bootstrap.bi_login_create(text,text)', 'svc_bootstrap.bi_login_drop(text)'] },
+  'the BI logins\' functions belong to svc_bi_logins, which never logs in, has no member and owns nothing else');
 });
 
 t.test(`a capability link's beginning reads only the organization its signature names (${where})`, async (t) => {

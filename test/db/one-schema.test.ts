@@ -25,9 +25,12 @@ const CLUSTER_ONLY: Record<string, string> = {
   // The extensions themselves (Citus, and dblink for the BI relay).
   'citus; Type: EXTENSION; Schema: -': 'the cluster',
   'EXTENSION citus; Type: COMMENT; Schema: -': 'the cluster',
-  'dblink; Type: EXTENSION; Schema: -': 'the BI relay (baseline_citus_relay)',
+  'dblink; Type: EXTENSION; Schema: -': 'the BI relay (db/citus/bootstrap.sql)',
   'EXTENSION dblink; Type: COMMENT; Schema: -': 'the BI relay',
   'svc_dblink; Type: SCHEMA; Schema: -': 'the BI relay',
+  // What only a superuser may make on a cluster, and no role of the service may change.
+  'svc_bootstrap; Type: SCHEMA; Schema: -': 'the cluster\'s bootstrap (db/citus/bootstrap.sql)',
+  'prepare_workers(); Type: FUNCTION; Schema: svc_bootstrap': 'the cluster\'s bootstrap: what a worker keeps of its own',
   // A BI login reads its organization's rows on the workers through a relay with a proof per query.
   'reporting_private; Type: SCHEMA; Schema: -': 'the BI relay',
   'relay_keys; Type: TABLE; Schema: app_private': 'the BI relay',

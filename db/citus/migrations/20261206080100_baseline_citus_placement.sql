@@ -1,10 +1,18 @@
 -- migrate:up
 
-/** The baseline, 14 of 16. On a Citus cluster only: where each table's rows live, and which functions run where. This folder's migrations run on a Citus
- * coordinator only, in one chain with db/migrations in version order (scripts/db.ts). */
+/** The cluster's baseline, 1 of 3: where each table's rows live, and which functions run where. This folder's migrations run on a Citus
+ * coordinator only, in one chain with db/migrations in version order (scripts/db.ts), after the
+ * cluster's bootstrap (db/citus/bootstrap.sql) and as the deploy login; they replaced the cluster's
+ * first baseline (20261206061400 to 20261206070100), which a superuser ran, and a database that ran
+ * that one has their versions recorded instead (scripts/db.ts). */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
 set local search_path = '';
+
+-- While this file runs, the owners of our functions and views may create in the schemas: Citus makes
+-- each function on the workers and then gives it to its owner, which PostgreSQL allows a role that
+-- is not a superuser only when the new owner may create in the function's schema. Taken back at its end.
+grant create on schema api, app, app_private, control, reporting, skills to svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 /** The cluster's layout: every tenant table distributed by its organization (app.organizations by
  * its id), colocated so that an organization's rows of every table sit on one node; the global
@@ -129,19 +137,10 @@ begin
   perform create_distributed_function('app_private.webhook_fanout(text,text,integer)'::regprocedure, '$1', colocate_with => 'app.organizations', force_delegation => true);
   perform create_distributed_function('app_private.webhook_fanout_batch(text,integer,integer)'::regprocedure, '$1', colocate_with => 'app.organizations', force_delegation => true);
   perform create_distributed_function('app_private.webhook_record_attempt(text,text,integer,timestamp with time zone,integer,integer,text,boolean,integer,double precision,integer,integer)'::regprocedure, '$1', colocate_with => 'app.organizations', force_delegation => true);
-  -- Citus's functions that run SQL on other nodes, or set a distributed transaction's id (which
-  -- a caller could replay), are not the runtime role's: revoked from PUBLIC here (the workers keep
-  -- assign_distributed_transaction_id for the coordinator's own connections).
-  for r in select p.oid::regprocedure::text as fn from pg_proc p
-            where p.pronamespace = 'pg_catalog'::regnamespace
-              and p.proname in ('assign_distributed_transaction_id', 'run_command_on_workers', 'run_command_on_placements',
-                                'run_command_on_shards', 'run_command_on_colocated_placements', 'run_command_on_all_nodes',
-                                'run_command_on_coordinator', 'master_run_on_worker', 'citus_run_local_command')
-              and has_function_privilege('public', p.oid, 'execute') loop
-    execute format('revoke execute on function %s from public', r.fn);
-  end loop;
 end
 $citus$;
+
+revoke create on schema api, app, app_private, control, reporting, skills from svc_api, svc_owner, svc_gate, svc_directory, svc_status;
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the baseline is not undone: restore a backup, or drop the database'); end $$;

@@ -1,7 +1,10 @@
 -- migrate:up
 
-/** The baseline, 15 of 16. On a Citus cluster only: the BI relay, and the cluster's texts of three skills that read an api view across an organization (replaced by one text in 20261206070000_skills_one_text). This folder's migrations run on a Citus
- * coordinator only, in one chain with db/migrations in version order (scripts/db.ts). */
+/** The cluster's baseline, 2 of 3: the BI relay. This folder's migrations run on a Citus
+ * coordinator only, in one chain with db/migrations in version order (scripts/db.ts), after the
+ * cluster's bootstrap (db/citus/bootstrap.sql) and as the deploy login; they replaced the cluster's
+ * first baseline (20261206061400 to 20261206070100), which a superuser ran, and a database that ran
+ * that one has their versions recorded instead (scripts/db.ts). */
 set local check_function_bodies = false;
 set local client_min_messages = warning;
 set local search_path = '';
@@ -19,24 +22,6 @@ set local search_path = '';
  * superuser nor bypasses row security. */
 do $$
 begin
-  -- The relay's login on the workers: it reads, and only as long as a BI statement may run.
-  if not exists (select from pg_roles where rolname = 'svc_reporting_relay') then
-    create role svc_reporting_relay login nosuperuser nobypassrls nocreatedb nocreaterole noinherit;
-  end if;
-  -- The owner of the relay's functions.
-  if not exists (select from pg_roles where rolname = 'svc_relay') then
-    create role svc_relay nologin nosuperuser nobypassrls nocreatedb nocreaterole inherit;
-  end if;
-end
-$$;
-alter role svc_reporting_relay set default_transaction_read_only = on;
-alter role svc_reporting_relay set statement_timeout = '30s';
-grant svc_reporting_relay to svc_relay;
--- citus.node_conninfo (the nodes' TLS and other connection settings) is a superuser's setting to read.
-grant pg_read_all_settings to svc_relay;
-grant select on table pg_catalog.pg_dist_authinfo to svc_relay;
-do $$
-begin
   execute format('grant connect on database %I to svc_reporting_relay', current_database());
 end
 $$;
@@ -45,11 +30,9 @@ $$;
 
 create schema reporting_private;
 
--- schema svc_dblink
-
-create schema svc_dblink;
-
-create extension if not exists dblink schema svc_dblink;
+-- While this file runs, the owners of its functions and views may create in their schemas (`alter … owner
+-- to` a role needs it when the migrating role is not a superuser); taken back at its end.
+grant create on schema app_private, reporting, reporting_private to svc_api, svc_owner, svc_relay;
 
 -- function app_private.backend_started()
 
@@ -237,116 +220,6 @@ create function reporting_private.bi_rows_of(p_view text, p_organization_id text
 alter function reporting_private.bi_rows_of(p_view text, p_organization_id text, p_roles text[], p_proof text) owner to svc_relay;
 
 comment on function reporting_private.bi_rows_of(p_view text, p_organization_id text, p_roles text[], p_proof text) is 'On the worker that holds the organization: the rows of reporting view p_view for p_organization_id and Roles p_roles, only in a session of svc_reporting_relay that carries the coordinator''s proof for this backend (REPORTING_RELAY_ONLY otherwise). It signs that organization''s request context and reads the view over this node''s copies of the api views and its shards, so the policies of that context decide the rows; it runs as svc_relay, which reads nothing without that context.';
-
-/** Three skills read an api view across the organization: on a cluster they read the view's
- * function instead (its rows on the organization's shards), a second text of each. */
-
--- function skills.invoices_billable_time(jsonb, text)
-
-create or replace function skills.invoices_billable_time(p_args jsonb, p_subject text) returns jsonb
-    language plpgsql stable
-    set search_path to 'pg_catalog', 'pg_temp'
-    as $$
-declare
-  v_lines jsonb;
-  v_entries jsonb;
-begin
-  if not exists (select from api.projects() p where p.id = p_args ->> 'project_id') then
-    perform app_private.raise('SVN04', 'PROJECT_NOT_FOUND', format('no project %s in your organization', p_args ->> 'project_id'));
-  end if;
-  select coalesce(jsonb_agg(jsonb_build_object('member_id', g.member_id, 'minutes', g.minutes) order by g.member_id), '[]'),
-         coalesce(jsonb_agg(to_jsonb(g.ids)), '[]')
-    into v_lines, v_entries
-    from (select e.member_id, sum((e.doc ->> 'minutes')::integer)::integer as minutes, array_agg(e.id order by e.id) as ids
-            from api.time_entries() e
-           where e.project_id = p_args ->> 'project_id' and e.work_date between (p_args ->> 'from')::date and (p_args ->> 'to')::date
-             and e.deleted_at is null and e.billable and e.status = 'approved'
-           group by e.member_id) g;
-  return jsonb_build_object('summary', format('%s member(s) with approved billable time', jsonb_array_length(v_lines)),
-    'resources', jsonb_build_array(jsonb_build_object('type', 'project', 'id', p_args ->> 'project_id')),
-    'data', jsonb_build_object('members', v_lines));
-end
-$$;
-
-alter function skills.invoices_billable_time(p_args jsonb, p_subject text) owner to svc_owner;
-
--- function skills.tasks_find_attention(jsonb, text)
-
-create or replace function skills.tasks_find_attention(p_args jsonb, p_subject text) returns jsonb
-    language plpgsql stable security definer
-    set search_path to 'pg_catalog', 'pg_temp'
-    as $$
-declare
-  v__organization_id text := app.current_organization_id();
-  v_project text := p_args ->> 'project_id';
-  v_docs jsonb;
-  v_tasks jsonb;
-begin
-  if not exists (select from api.projects(v_project) p where p.id = v_project) then
-    perform app_private.raise('SVN04', 'PROJECT_NOT_FOUND', format('no project %s in your organization', v_project));
-  end if;
-  select coalesce(jsonb_object_agg(t.id, t.doc), '{}') into v_docs from api.tasks() t where t.project_id = v_project and t.archived_at is null;
-  with open_tasks as (
-    select x.id, v_docs -> x.id as doc, x.status, x.due_at, x.version,
-           (select count(*) from app.task_dependencies d
-              join app.tasks p on p.organization_id = v__organization_id and p.id = d.predecessor_task_id
-              join app.task_workflow_statuses s on s.organization_id = v__organization_id and s.workflow_id = p.workflow_id and s.status = p.status
-             where d.organization_id = v__organization_id and d.task_id = x.id and s.category = 'open') as open_predecessors
-      from app.tasks x
-      join app.task_workflow_statuses s on s.organization_id = v__organization_id and s.workflow_id = x.workflow_id and s.status = x.status
-     where x.organization_id = v__organization_id and x.project_id = v_project and v_docs ? x.id and s.category = 'open')
-  select coalesce(jsonb_agg(jsonb_build_object('id', o.id, 'name', o.doc ->> 'name', 'status', o.status,
-           'due_at', o.doc -> 'due_at', 'assignee_member_ids', coalesce(o.doc -> 'assignee_member_ids', '[]'),
-           'transitions', coalesce((select jsonb_agg(tr ->> 'name') from jsonb_array_elements(o.doc -> 'transitions') tr), '[]'),
-           'overdue', o.due_at < now(), 'open_predecessors', o.open_predecessors, 'version', o.version) order by o.due_at nulls last, o.id), '[]')
-    into v_tasks
-    from open_tasks o
-   where o.due_at < now() or o.open_predecessors > 0 or o.status = 'blocked';
-  return jsonb_build_object('summary', format('%s task(s) of %s need attention', jsonb_array_length(v_tasks), v_project),
-    'resources', coalesce((select jsonb_agg(jsonb_build_object('type', 'task', 'id', x ->> 'id')) from jsonb_array_elements(v_tasks) x), '[]'),
-    'data', jsonb_build_object('project_id', v_project,
-      'manager_member_id', (select p.manager_member_id from api.projects(v_project) p where p.id = v_project), 'tasks', v_tasks));
-end
-$$;
-
-alter function skills.tasks_find_attention(p_args jsonb, p_subject text) owner to svc_api;
-
--- function skills.time_missing_days(jsonb, text)
-
-create or replace function skills.time_missing_days(p_args jsonb, p_subject text) returns jsonb
-    language plpgsql stable
-    set search_path to 'pg_catalog', 'pg_temp'
-    as $$
-declare
-  v_from date := (p_args ->> 'from')::date;
-  v_to date := (p_args ->> 'to')::date;
-  v_members jsonb;
-begin
-  if v_to < v_from or v_to > v_from + 92 then
-    perform app_private.raise('SVV22', 'VALIDATION_FAILED', 'to must be on or after from, and at most 92 days later', '/to');
-  end if;
-  with days as (
-    select d::date as day from generate_series(v_from, v_to, interval '1 day') d where extract(isodow from d) < 6),
-  members as (
-    select m.id, m.display_name from api.members() m
-     where m.status = 'active' and (p_subject is null or m.id = p_subject)),
-  worked as (
-    select distinct e.member_id, e.work_date from api.time_entries() e
-     where e.work_date between v_from and v_to and e.deleted_at is null)
-  select coalesce(jsonb_agg(jsonb_build_object('member_id', x.id, 'display_name', x.display_name, 'missing_dates', x.missing)
-                            order by x.id), '[]')
-    into v_members
-    from (select m.id, m.display_name, jsonb_agg(to_char(d.day, 'YYYY-MM-DD') order by d.day) as missing
-            from members m cross join days d
-           where not exists (select from worked w where w.member_id = m.id and w.work_date = d.day)
-           group by m.id, m.display_name) x;
-  return jsonb_build_object('summary', format('%s member(s) with missing time from %s to %s', jsonb_array_length(v_members), v_from, v_to),
-    'resources', coalesce((select jsonb_agg(jsonb_build_object('type', 'member', 'id', x ->> 'member_id')) from jsonb_array_elements(v_members) x), '[]'),
-    'data', jsonb_build_object('from', v_from, 'to', v_to, 'members', v_members));
-end
-$$;
-
-alter function skills.time_missing_days(p_args jsonb, p_subject text) owner to svc_owner;
 
 -- table app_private.relay_keys
 
@@ -701,94 +574,9 @@ grant execute on function reporting_private.bi_rows(p_view text) to svc_reportin
 revoke all on function reporting_private.bi_rows_of(p_view text, p_organization_id text, p_roles text[], p_proof text) from public;
 grant execute on function reporting_private.bi_rows_of(p_view text, p_organization_id text, p_roles text[], p_proof text) to svc_reporting_relay;
 
-revoke all on function svc_dblink.dblink(text) from public;
-
-revoke all on function svc_dblink.dblink(text, boolean) from public;
-
-revoke all on function svc_dblink.dblink(text, text) from public;
-grant execute on function svc_dblink.dblink(text, text) to svc_relay;
-
-revoke all on function svc_dblink.dblink(text, text, boolean) from public;
-
-revoke all on function svc_dblink.dblink_build_sql_delete(text, int2vector, integer, text[]) from public;
-
-revoke all on function svc_dblink.dblink_build_sql_insert(text, int2vector, integer, text[], text[]) from public;
-
-revoke all on function svc_dblink.dblink_build_sql_update(text, int2vector, integer, text[], text[]) from public;
-
-revoke all on function svc_dblink.dblink_cancel_query(text) from public;
-
-revoke all on function svc_dblink.dblink_close(text) from public;
-
-revoke all on function svc_dblink.dblink_close(text, boolean) from public;
-
-revoke all on function svc_dblink.dblink_close(text, text) from public;
-
-revoke all on function svc_dblink.dblink_close(text, text, boolean) from public;
-
-revoke all on function svc_dblink.dblink_connect(text) from public;
-
-revoke all on function svc_dblink.dblink_connect(text, text) from public;
-
-grant execute on function svc_dblink.dblink_connect_u(text, text) to svc_relay;
-
-revoke all on function svc_dblink.dblink_current_query() from public;
-
-revoke all on function svc_dblink.dblink_disconnect() from public;
-
-revoke all on function svc_dblink.dblink_disconnect(text) from public;
-grant execute on function svc_dblink.dblink_disconnect(text) to svc_relay;
-
-revoke all on function svc_dblink.dblink_error_message(text) from public;
-
-revoke all on function svc_dblink.dblink_exec(text) from public;
-
-revoke all on function svc_dblink.dblink_exec(text, boolean) from public;
-
-revoke all on function svc_dblink.dblink_exec(text, text) from public;
-
-revoke all on function svc_dblink.dblink_exec(text, text, boolean) from public;
-
-revoke all on function svc_dblink.dblink_fdw_validator(options text[], catalog oid) from public;
-
-revoke all on function svc_dblink.dblink_fetch(text, integer) from public;
-
-revoke all on function svc_dblink.dblink_fetch(text, integer, boolean) from public;
-
-revoke all on function svc_dblink.dblink_fetch(text, text, integer) from public;
-
-revoke all on function svc_dblink.dblink_fetch(text, text, integer, boolean) from public;
-
-revoke all on function svc_dblink.dblink_get_connections() from public;
-grant execute on function svc_dblink.dblink_get_connections() to svc_relay;
-
-revoke all on function svc_dblink.dblink_get_notify(out notify_name text, out be_pid integer, out extra text) from public;
-
-revoke all on function svc_dblink.dblink_get_notify(conname text, out notify_name text, out be_pid integer, out extra text) from public;
-
-revoke all on function svc_dblink.dblink_get_pkey(text) from public;
-
-revoke all on function svc_dblink.dblink_get_result(text) from public;
-
-revoke all on function svc_dblink.dblink_get_result(text, boolean) from public;
-
-revoke all on function svc_dblink.dblink_is_busy(text) from public;
-
-revoke all on function svc_dblink.dblink_open(text, text) from public;
-
-revoke all on function svc_dblink.dblink_open(text, text, boolean) from public;
-
-revoke all on function svc_dblink.dblink_open(text, text, text) from public;
-
-revoke all on function svc_dblink.dblink_open(text, text, text, boolean) from public;
-
-revoke all on function svc_dblink.dblink_send_query(text, text) from public;
-
 grant select on table app.payments to svc_relay;
 
 grant select on table app_private.relay_keys to svc_relay;
-
-grant select on table pg_catalog.pg_dist_authinfo to svc_relay;
 
 grant select on table reporting_private.approvals to svc_relay;
 
@@ -805,6 +593,8 @@ grant select on table reporting_private.tasks to svc_relay;
 grant select on table reporting_private.tickets to svc_relay;
 
 grant select on table reporting_private.time_entries to svc_relay;
+
+revoke create on schema app_private, reporting, reporting_private from svc_api, svc_owner, svc_relay;
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the baseline is not undone: restore a backup, or drop the database'); end $$;

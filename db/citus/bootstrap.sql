@@ -1,0 +1,152 @@
+-- The cluster's bootstrap: what only a superuser may do on a Citus cluster, run once per database on
+-- its coordinator (again at will: it changes nothing the second time), after db/bootstrap.sql ran on
+-- every node, the database got the citus extension and its workers, and before the migrations.
+-- scripts/db.ts migrate runs both when DATABASE_URL is a superuser's on a coordinator, then migrates
+-- as svc_deploy (db/README.md, "Schemas and roles"). A worker added later gets db/bootstrap.sql and
+-- this file's worker part from app_private.citus_add_worker's caller, a superuser.
+
+-- Citus opens its connections to the workers as the role of the statement, and a migration's role
+-- is svc_schema: on a cluster it logs in, node to node only, authenticated as the cluster
+-- authenticates its nodes (a certificate, pg_dist_authinfo); it has no password.
+-- One transaction on the coordinator (Citus makes its changes on the workers as part of it), then the
+-- workers' own part, over connections of their own that see it committed.
+begin;
+set local lock_timeout = '10s';
+
+-- (Citus makes the same change on the workers.)
+alter role svc_schema login password null;
+
+-- The BI relay (docs/scaling.md, "BI on a cluster"): svc_reporting_relay is the login the
+-- coordinator opens on a worker for a BI read, and it only reads, for as long as a BI statement
+-- may run; svc_relay owns the relay's functions and may open that connection, reading its password
+-- where Citus keeps it (pg_dist_authinfo) and the nodes' connection settings (citus.node_conninfo, a
+-- superuser's setting to read). svc_schema makes the relay's functions and gives them to svc_relay.
+do $$
+begin
+  if not exists (select from pg_roles where rolname = 'svc_reporting_relay') then
+    create role svc_reporting_relay login nosuperuser nobypassrls nocreatedb nocreaterole noinherit;
+  end if;
+  if not exists (select from pg_roles where rolname = 'svc_relay') then
+    create role svc_relay nologin nosuperuser nobypassrls nocreatedb nocreaterole inherit;
+  end if;
+end
+$$;
+alter role svc_reporting_relay set default_transaction_read_only = on;
+alter role svc_reporting_relay set statement_timeout = '30s';
+grant svc_reporting_relay to svc_relay;
+grant pg_read_all_settings to svc_relay;
+grant svc_relay to svc_schema;
+grant select on table pg_catalog.pg_dist_authinfo to svc_relay;
+
+-- dblink, for the relay alone: in a schema of its own, every function revoked from PUBLIC, the
+-- four the relay calls granted to svc_relay.
+create schema if not exists svc_dblink authorization svc_schema;
+create extension if not exists dblink schema svc_dblink;
+revoke execute on all functions in schema svc_dblink from public;
+grant execute on function svc_dblink.dblink(text, text), svc_dblink.dblink_connect_u(text, text),
+  svc_dblink.dblink_disconnect(text), svc_dblink.dblink_get_connections() to svc_relay;
+
+-- Citus's functions that run SQL on other nodes, or set a distributed transaction's id (which a
+-- caller could replay), are not the runtime role's: revoked from PUBLIC (the workers keep
+-- assign_distributed_transaction_id for the coordinator's own connections). The schema's owner
+-- prepares the workers with three of them (and the one they call).
+do $$
+declare
+  r record;
+begin
+  for r in select p.oid::regprocedure::text as fn from pg_proc p
+            where p.pronamespace = 'pg_catalog'::regnamespace
+              and p.proname in ('assign_distributed_transaction_id', 'run_command_on_workers', 'run_command_on_placements',
+                                'run_command_on_shards', 'run_command_on_colocated_placements', 'run_command_on_all_nodes',
+                                'run_command_on_coordinator', 'master_run_on_worker', 'citus_run_local_command')
+              and has_function_privilege('public', p.oid, 'execute') loop
+    execute format('revoke execute on function %s from public', r.fn);
+  end loop;
+  for r in select p.oid::regprocedure::text as fn from pg_proc p
+            where p.pronamespace = 'pg_catalog'::regnamespace
+              and p.proname in ('run_command_on_workers', 'run_command_on_placements', 'run_command_on_shards', 'master_run_on_worker') loop
+    execute format('grant execute on function %s to svc_schema', r.fn);
+  end loop;
+end
+$$;
+
+-- What a worker keeps of its own (Citus does not carry it), in a function of this bootstrap's
+-- schema, which only a superuser may change or call: run here, and again by
+-- app_private.citus_add_worker for a node added later.
+create schema if not exists svc_bootstrap;
+revoke all on schema svc_bootstrap from public;
+create or replace function svc_bootstrap.prepare_workers() returns void
+    language plpgsql
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $p$
+declare
+  v_failed text;
+begin
+  select string_agg(format('%s:%s: %s', nodename, nodeport, result), '; ') into v_failed
+    from run_command_on_workers($w$
+      do $b$
+      begin
+        set local citus.enable_ddl_propagation = off;
+        -- As db/bootstrap.sql on every node: a node Citus added carries the roles, not this grant.
+        grant set on parameter "svc.gate_organization" to svc_schema;
+        -- A worker's sessions of these roles are Citus's, for the coordinator's sessions, and their
+        -- statements are text with every argument written out: a client's secret, a token's
+        -- digest, every organization's data. Untracked, pg_stat_activity shows no session of
+        -- another its statement; only a superuser may turn it on again (PGC_SUSET).
+        alter role svc_runtime set track_activities = off;
+        alter role svc_worker set track_activities = off;
+        alter role svc_admin set track_activities = off;
+        if to_regnamespace('svc_dblink') is not null then
+          revoke execute on all functions in schema svc_dblink from public;
+        end if;
+        -- After DDL on the api schema, or a GRANT or REVOKE, by a superuser or a member of svc_api
+        -- (the schema's owner), every copy of an api view on this node refuses to be read until it
+        -- is made again (app_private.current_shard_views): the generation advances, holding the
+        -- shard views' advisory lock shared until the change ends, so that a refresh
+        -- (app_private.shard_views_create) waits for it. The copies' own DDL changes nothing. An
+        -- event trigger runs its function as whoever makes the change, a superuser included: the
+        -- function is this bootstrap's, which no role of the service may change, and it runs no
+        -- function of theirs.
+        create schema if not exists svc_bootstrap;
+        revoke all on schema svc_bootstrap from public;
+        create or replace function svc_bootstrap.shard_views_stale() returns event_trigger
+            language plpgsql
+            set search_path to 'pg_catalog', 'pg_temp'
+            as $f$
+        begin
+          if not (exists (select from pg_roles where rolname = current_user and rolsuper)
+                  or pg_has_role(current_user, 'svc_api', 'MEMBER'))
+             or current_setting('svc.making_shard_views', true) = 'on' then
+            return;
+          end if;
+          if tg_event = 'sql_drop' then
+            if not exists (select from pg_event_trigger_dropped_objects() o where o.schema_name = 'api') then
+              return;
+            end if;
+          elsif tg_tag not in ('GRANT', 'REVOKE')
+                and not exists (select from pg_event_trigger_ddl_commands() c where c.schema_name = 'api') then
+            return;
+          end if;
+          if to_regclass('app_private.shard_views_generation') is not null then
+            perform pg_advisory_xact_lock_shared(2026, 37);
+            perform nextval('app_private.shard_views_generation');
+          end if;
+        end
+        $f$;
+        revoke all on function svc_bootstrap.shard_views_stale() from public;
+        drop event trigger if exists shard_views_stale;
+        drop event trigger if exists shard_views_dropped;
+        create event trigger shard_views_stale on ddl_command_end execute function svc_bootstrap.shard_views_stale();
+        create event trigger shard_views_dropped on sql_drop execute function svc_bootstrap.shard_views_stale();
+      end
+      $b$ $w$)
+   where not success;
+  if v_failed is not null then
+    raise exception 'preparing the workers failed: %', v_failed;
+  end if;
+end
+$p$;
+revoke all on function svc_bootstrap.prepare_workers() from public;
+commit;
+
+select svc_bootstrap.prepare_workers();
