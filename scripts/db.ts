@@ -223,8 +223,8 @@ const HANDOVER = `do $handover$
 /** The bootstrap, as a superuser: db/bootstrap.sql (the roles, their memberships, a parameter's
  * grant) on the server, and on a Citus cluster on every node; the database, made if missing and
  * owned by svc_schema on every node; what a superuser's migrations made there handed to svc_schema
- * (a database an earlier release migrated as a superuser); db/bootstrap-database.sql in it (svc-admin's
- * BI logins); and on a cluster db/citus/bootstrap.sql on the coordinator's database. */
+ * (a database an earlier release migrated as a superuser), after db/citus/bootstrap.sql on a
+ * cluster's coordinator; and db/bootstrap-database.sql in it (svc-admin's BI logins). */
 export async function bootstrap(url: string): Promise<void> {
   const database = new URL(url).pathname.slice(1);
   const { citus } = await whoIs(url);
@@ -255,15 +255,17 @@ export async function bootstrap(url: string): Promise<void> {
   }
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
+    // The cluster's part first: its event triggers then run the bootstrap's function during the
+    // handover below, not one the handover gives to svc_schema.
+    if (citus) await sql.unsafe(readFileSync('db/citus/bootstrap.sql', 'utf8'));
     await sql.unsafe(HANDOVER);
-    await sql.unsafe(readFileSync('db/bootstrap-database.sql', 'utf8'));
     if (citus) {
       // Then each worker's own objects, over connections that see the coordinator's change committed.
       const failed = await sql<{ node: string; result: string }[]>`select format('%s:%s', nodename, nodeport) as node, result
         from run_command_on_workers(${`set citus.enable_ddl_propagation = off; ${HANDOVER}`}) where not success`;
       if (failed.length) throw new Error(`handing the workers' objects to svc_schema failed: ${failed.map((f) => `${f.node}: ${f.result}`).join('; ')}`);
-      await sql.unsafe(readFileSync('db/citus/bootstrap.sql', 'utf8'));
     }
+    await sql.unsafe(readFileSync('db/bootstrap-database.sql', 'utf8'));
   } finally {
     await sql.end();
   }
@@ -289,6 +291,30 @@ export interface MigrateOptions {
  * bootstrap first, then the migrations as svc_deploy. With any other login, the migrations as that
  * login (a deploy pipeline's svc_deploy URL, once a DBA ran the bootstrap). */
 export async function migrate(url: string, dir = MIGRATIONS_DIR, options: MigrateOptions = {}): Promise<void> {
+  const unlock = await serverLock(url);
+  try {
+    await migrateLocked(url, dir, options);
+  } finally {
+    await unlock();
+  }
+}
+
+/** One migration at a time on a server (a cluster: its coordinator), whichever database: the
+ * bootstrap's roles and Citus's propagation of each object's owner to the workers write shared
+ * catalogs, and two at once failed ("tuple concurrently updated"). A session advisory lock in the
+ * server's postgres database (advisory locks are per database); none where that cannot be reached. */
+async function serverLock(url: string): Promise<() => Promise<void>> {
+  const sql = postgres(withDatabase(url, 'postgres'), { max: 1, onnotice: () => {} });
+  try {
+    await sql`select pg_advisory_lock(hashtext('svc migrate'))`;
+  } catch {
+    await sql.end();
+    return async () => {};
+  }
+  return async () => { await sql.end(); };
+}
+
+async function migrateLocked(url: string, dir: string, options: MigrateOptions): Promise<void> {
   const who = await whoIs(url);
   const deploy = who.superuser && !options.asGiven;
   if (deploy) await bootstrap(url);

@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict uhVqQc7RxZB9Gso5rZLIXWqmMAIDK2Z7VnrpILDi7Vb4ziX46L0e5ULhmisn1v2
+\restrict 4B896z5W3rwX600fhk14oDqePPSWf4ZGTORnr9CXlLliG1G6aAT6DqYtNveiuGc
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -6141,7 +6141,7 @@ COMMENT ON PROCEDURE app_private.citus_add_worker(IN p_host text, IN p_port inte
 --
 
 CREATE FUNCTION app_private.citus_context_keys() RETURNS void
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
@@ -6178,6 +6178,13 @@ begin
   end if;
 end
 $_$;
+
+
+--
+-- Name: FUNCTION citus_context_keys(); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.citus_context_keys() IS 'On Citus: each worker''s own key for the request context (app_private.context_keys), made where it has none. A definer of the schema''s owner, so that the table belongs to svc_schema whoever calls it; it takes no argument and reads no organization''s rows.';
 
 
 --
@@ -6237,7 +6244,7 @@ $_$;
 --
 
 CREATE FUNCTION app_private.citus_drop_shard_views() RETURNS void
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
@@ -6253,6 +6260,13 @@ begin
   end if;
 end
 $$;
+
+
+--
+-- Name: FUNCTION citus_drop_shard_views(); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.citus_drop_shard_views() IS 'On Citus: drops each worker''s copies of the api views (before a migration that drops or retypes a column a view reads). A definer of the schema''s owner, which owns the copies; it takes no argument.';
 
 
 --
@@ -6286,6 +6300,11 @@ begin
         if to_regclass('app_private.shard_views_generation') is not null and to_regrole('svc_relay') is not null then
           grant select on sequence app_private.shard_views_generation to svc_relay;
         end if;
+        -- The event triggers advance the generation as the role that changes the api views: a
+        -- member of svc_api, their owner (db/citus/bootstrap.sql).
+        if to_regclass('app_private.shard_views_generation') is not null then
+          grant usage on sequence app_private.shard_views_generation to svc_api;
+        end if;
       end
       $g$ $w$)
    where not success;
@@ -6300,7 +6319,7 @@ $_$;
 -- Name: FUNCTION citus_node_grants(); Type: COMMENT; Schema: app_private; Owner: -
 --
 
-COMMENT ON FUNCTION app_private.citus_node_grants() IS 'On Citus: each worker''s own objects (which Citus does not propagate): svc_gate''s read of its context key, its sequences for svc_owner, svc_worker and svc_admin, and the api views'' copies'' generation for svc_relay. The service logins'' settings there are the cluster bootstrap''s (db/citus/bootstrap.sql).';
+COMMENT ON FUNCTION app_private.citus_node_grants() IS 'On Citus: each worker''s own objects (which Citus does not propagate): svc_gate''s read of its context key, its sequences for svc_owner, svc_worker and svc_admin, and the api views'' copies'' generation for svc_relay to read and for svc_api to advance. The service logins'' settings there are the cluster bootstrap''s (db/citus/bootstrap.sql).';
 
 
 --
@@ -6373,7 +6392,7 @@ $$;
 --
 
 CREATE FUNCTION app_private.citus_refresh_shard_views() RETURNS void
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
@@ -6413,6 +6432,13 @@ begin
   end if;
 end
 $_$;
+
+
+--
+-- Name: FUNCTION citus_refresh_shard_views(); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON FUNCTION app_private.citus_refresh_shard_views() IS 'On Citus: makes each worker''s copies of the api views over each shard group it holds again (app_private.shard_views_create on every placement of app.organizations), at the node''s current generation. A definer of the schema''s owner, so that the copies belong to svc_schema and svc_api whoever calls it; it takes no argument and reads no organization''s rows.';
 
 
 --
@@ -19108,5 +19134,5 @@ ALTER TABLE graphile_worker._private_tasks ENABLE ROW LEVEL SECURITY;
 -- PostgreSQL database dump complete
 --
 
-\unrestrict uhVqQc7RxZB9Gso5rZLIXWqmMAIDK2Z7VnrpILDi7Vb4ziX46L0e5ULhmisn1v2
+\unrestrict 4B896z5W3rwX600fhk14oDqePPSWf4ZGTORnr9CXlLliG1G6aAT6DqYtNveiuGc
 

@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict vlaoD4S2IReTbRs8DzteBC91zcmU2fesn8ISpxH6Dq4PsrchaBOUonajbFsENsW
+\restrict hz0zWyboMcIr0Dl0dsEcvLpbZrJaucNc1EQ78GUhgMukuGhMVvqU69rlfAudg4r
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -5273,7 +5273,7 @@ $$;
 --
 
 CREATE FUNCTION app_private.citus_context_keys() RETURNS void
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
@@ -5369,7 +5369,7 @@ $_$;
 --
 
 CREATE FUNCTION app_private.citus_drop_shard_views() RETURNS void
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
@@ -5417,6 +5417,11 @@ begin
         end loop;
         if to_regclass('app_private.shard_views_generation') is not null and to_regrole('svc_relay') is not null then
           grant select on sequence app_private.shard_views_generation to svc_relay;
+        end if;
+        -- The event triggers advance the generation as the role that changes the api views: a
+        -- member of svc_api, their owner (db/citus/bootstrap.sql).
+        if to_regclass('app_private.shard_views_generation') is not null then
+          grant usage on sequence app_private.shard_views_generation to svc_api;
         end if;
       end
       $g$ $w$)
@@ -5491,7 +5496,7 @@ $$;
 --
 
 CREATE FUNCTION app_private.citus_refresh_shard_views() RETURNS void
-    LANGUAGE plpgsql
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 declare
@@ -15761,5 +15766,5 @@ CREATE EVENT TRIGGER shard_views_stale ON ddl_command_end
 -- PostgreSQL database dump complete
 --
 
-\unrestrict vlaoD4S2IReTbRs8DzteBC91zcmU2fesn8ISpxH6Dq4PsrchaBOUonajbFsENsW
+\unrestrict hz0zWyboMcIr0Dl0dsEcvLpbZrJaucNc1EQ78GUhgMukuGhMVvqU69rlfAudg4r
 

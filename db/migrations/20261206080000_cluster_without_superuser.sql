@@ -78,6 +78,11 @@ begin
         if to_regclass('app_private.shard_views_generation') is not null and to_regrole('svc_relay') is not null then
           grant select on sequence app_private.shard_views_generation to svc_relay;
         end if;
+        -- The event triggers advance the generation as the role that changes the api views: a
+        -- member of svc_api, their owner (db/citus/bootstrap.sql).
+        if to_regclass('app_private.shard_views_generation') is not null then
+          grant usage on sequence app_private.shard_views_generation to svc_api;
+        end if;
       end
       $g$ $w$)
    where not success;
@@ -87,7 +92,7 @@ begin
 end
 $_$;
 
-comment on function app_private.citus_node_grants() is 'On Citus: each worker''s own objects (which Citus does not propagate): svc_gate''s read of its context key, its sequences for svc_owner, svc_worker and svc_admin, and the api views'' copies'' generation for svc_relay. The service logins'' settings there are the cluster bootstrap''s (db/citus/bootstrap.sql).';
+comment on function app_private.citus_node_grants() is 'On Citus: each worker''s own objects (which Citus does not propagate): svc_gate''s read of its context key, its sequences for svc_owner, svc_worker and svc_admin, and the api views'' copies'' generation for svc_relay to read and for svc_api to advance. The service logins'' settings there are the cluster bootstrap''s (db/citus/bootstrap.sql).';
 
 create or replace function app_private.citus_relay_privileges() returns void
     language plpgsql
@@ -249,6 +254,15 @@ alter function app_private.citus_prepare_if_needed() owner to svc_schema;
 revoke all on function app_private.citus_prepare_if_needed() from public;
 grant execute on function app_private.citus_prepare_if_needed() to svc_worker;
 
+-- The helpers that make objects on the workers make them as the schema's owner, whoever calls them (a
+-- superuser after a rebalance by hand), so that it may change them later.
+alter function app_private.citus_context_keys() security definer;
+comment on function app_private.citus_context_keys() is 'On Citus: each worker''s own key for the request context (app_private.context_keys), made where it has none. A definer of the schema''s owner, so that the table belongs to svc_schema whoever calls it; it takes no argument and reads no organization''s rows.';
+alter function app_private.citus_refresh_shard_views() security definer;
+comment on function app_private.citus_refresh_shard_views() is 'On Citus: makes each worker''s copies of the api views over each shard group it holds again (app_private.shard_views_create on every placement of app.organizations), at the node''s current generation. A definer of the schema''s owner, so that the copies belong to svc_schema and svc_api whoever calls it; it takes no argument and reads no organization''s rows.';
+alter function app_private.citus_drop_shard_views() security definer;
+comment on function app_private.citus_drop_shard_views() is 'On Citus: drops each worker''s copies of the api views (before a migration that drops or retypes a column a view reads). A definer of the schema''s owner, which owns the copies; it takes no argument.';
+
 -- The event triggers on the workers now call the bootstrap's function (db/citus/bootstrap.sql).
 do $$
 begin
@@ -262,6 +276,17 @@ end
 $$;
 drop function app_private.tg_shard_views_stale();
 drop function app_private.shard_views_advance();
+
+-- The grant above on a cluster's workers now (a new cluster's baseline runs it again).
+do $$
+begin
+  if exists (select from pg_extension where extname = 'citus') and to_regclass('pg_catalog.pg_dist_partition') is not null then
+    if exists (select from pg_dist_partition where logicalrelid = 'app.organizations'::regclass) then
+      perform app_private.citus_node_grants();
+    end if;
+  end if;
+end
+$$;
 
 -- migrate:down
 set local lock_timeout = '3s';
@@ -305,6 +330,12 @@ $$;
 revoke all on procedure app_private.citus_add_worker(in p_host text, in p_port integer, in p_shard_transfer_mode text) from public;
 
 comment on procedure app_private.citus_add_worker(in p_host text, in p_port integer, in p_shard_transfer_mode text) is null;
+alter function app_private.citus_context_keys() security invoker;
+comment on function app_private.citus_context_keys() is null;
+alter function app_private.citus_refresh_shard_views() security invoker;
+comment on function app_private.citus_refresh_shard_views() is null;
+alter function app_private.citus_drop_shard_views() security invoker;
+comment on function app_private.citus_drop_shard_views() is null;
 
 create or replace function app_private.citus_node_grants() returns void
     language plpgsql

@@ -67,6 +67,15 @@ t.test('a worker added, rebalanced onto and serving the organizations that moved
     select r.rolname::text as role from pg_db_role_setting s join pg_roles r on r.oid = s.setrole
      where s.setdatabase = 0 and 'track_activities=off' = any(s.setconfig) order by 1`).map((r) => r.role);
   t.same(untracked, ['svc_admin', 'svc_runtime', 'svc_worker'], 'and the service logins\' statements untracked there');
+  const superusers = (await added<{ object: string }[]>`
+    select format('%s %s', c.relkind, c.oid::regclass) as object from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      join pg_roles r on r.oid = c.relowner
+     where r.rolsuper and (n.nspname in ('api', 'app', 'app_private', 'reporting', 'reporting_private') or n.nspname like 'api\_shard\_%')
+       and c.relname !~ '^test_'
+    union all
+    select format('schema %s', n.nspname) from pg_namespace n join pg_roles r on r.oid = n.nspowner
+     where r.rolsuper and n.nspname like 'api\_shard\_%'`).map((r) => r.object);
+  t.same(superusers, [], 'what the preparation made there belongs to the schema\'s owner, not to the superuser who added the node');
 
   for (const shard of moved) {
     const p = byGroup.get(shard)!;

@@ -148,7 +148,7 @@ t.test('a coordinator that ran the cluster\'s first baseline records its replace
     });
     const url = await createClusterDatabase(cluster, older);
     await migrate(url, oldDir, { asGiven: true });
-    t.ok((await versions(url)).includes(REPLACED_CLUSTER_BASELINE.at(-1)!), `the first baseline ran, as a superuser (${rev.slice(0, 7)})`);
+    t.ok((await versions(url)).includes(REPLACED_CLUSTER_BASELINE.at(-1)!), `the first baseline ran, as a superuser (${git('rev-parse', '--short', rev)})`);
     const relayKey = async () => {
       const sql = postgres(url, { max: 1, onnotice: () => {} });
       try {

@@ -24,7 +24,9 @@ export async function createTestDatabase(t: Test): Promise<{ adminUrl: string; r
   const servers = [SERVER, ...CITUS_WORKERS];
   for (const server of servers) {
     const root = postgres(server, { max: 1, onnotice: () => {} });
-    await root.unsafe(`create database ${name} template ${TEMPLATE}`);
+    // Owned by svc_schema, as scripts/db.ts makes a service's database: its DDL (a cluster's copies of
+    // the api views on the workers) needs to create schemas there.
+    await root.unsafe(`create database ${name} template ${TEMPLATE} owner svc_schema`);
     await root.end();
   }
   t.teardown(async () => {
