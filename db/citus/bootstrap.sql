@@ -5,15 +5,15 @@
 -- as svc_deploy (db/README.md, "Schemas and roles"). A worker added later gets db/bootstrap.sql and
 -- this file's worker part from app_private.citus_add_worker's caller, a superuser.
 
--- Citus opens its connections to the workers as the role of the statement, and a migration's role
--- is svc_schema: on a cluster it logs in, node to node only, authenticated as the cluster
--- authenticates its nodes (a certificate, pg_dist_authinfo); it has no password.
 -- One transaction on the coordinator (Citus makes its changes on the workers as part of it), then the
 -- workers' own part, over connections of their own that see it committed.
 begin;
 set local lock_timeout = '10s';
 
--- (Citus makes the same change on the workers.)
+-- Citus opens its connections to the workers as the role of the statement, and a migration's role
+-- is svc_schema: on a cluster it logs in, node to node only, authenticated as the cluster
+-- authenticates its nodes (a certificate, pg_dist_authinfo); it has no password. (Citus makes the
+-- same change on the workers.)
 alter role svc_schema login password null;
 
 -- The BI relay (docs/scaling.md, "BI on a cluster"): svc_reporting_relay is the login the
