@@ -54,6 +54,20 @@ end
 $$;
 alter role svc_bi_logins nologin inherit createrole nosuperuser nobypassrls nocreatedb;
 grant pg_signal_backend to svc_bi_logins;
+-- PostgreSQL 16 and later let a CREATEROLE role grant only the roles it administers (and give it
+-- the roles it creates to administer): svc_reporting, and the BI logins made before it made them.
+grant svc_reporting to svc_bi_logins with admin option;
+do $$
+declare
+  r record;
+begin
+  for r in select m.rolname from pg_roles m
+            where m.rolname ~ '^svc_bi_[0-9a-f]{12}$' and pg_has_role(m.oid, 'svc_reporting', 'member')
+              and not exists (select from pg_auth_members a where a.roleid = m.oid and a.member = 'svc_bi_logins'::regrole and a.admin_option) loop
+    execute format('grant %I to svc_bi_logins with admin option', r.rolname);
+  end loop;
+end
+$$;
 -- A function's SET clause of a parameter of ours: PostgreSQL lets only a superuser, or a role
 -- granted it, fix it on a function it gives away.
 grant set on parameter "svc.gate_organization" to svc_schema;
