@@ -6,6 +6,9 @@
 -- in two functions of svc_bi_logins that only a superuser may change, which svc_admin alone may call
 -- and which make nothing but a BI login: a role named svc_bi_<12 hex digits>, a member of
 -- svc_reporting and of nothing else, whose password arrives as a SCRAM verifier.
+-- A superuser's session: a search_path that no role of the service can reach (the database, and with
+-- it `public` and its settings, may be svc_schema's).
+set search_path = pg_catalog, pg_temp;
 create schema if not exists svc_bootstrap;
 revoke all on schema svc_bootstrap from public;
 grant usage on schema svc_bootstrap to svc_admin, svc_bi_logins;

@@ -6,6 +6,9 @@
 -- The roles: each logs in for one job or owns one kind of object; none is a superuser or bypasses
 -- row security. The baseline's roles file makes the same ones where missing, so that a database
 -- migrated by a superuser without this file ends the same.
+-- A superuser's session: a search_path that no role of the service can reach (the database, and with
+-- it `public` and its settings, may be svc_schema's).
+set search_path = pg_catalog, pg_temp;
 do $$
 declare
   r record;

@@ -6018,32 +6018,24 @@ begin
   if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
     perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', 'this database has no citus extension: there is no cluster to grow');
   end if;
-  if not exists (select from pg_catalog.pg_dist_node where nodename = p_host and nodeport = p_port) then
-    perform pg_catalog.citus_add_node(p_host, p_port);
-  elsif not exists (select from pg_catalog.pg_dist_node where nodename = p_host and nodeport = p_port and isactive) then
-    perform pg_catalog.citus_activate_node(p_host, p_port);
+  -- Citus adds a node only for a superuser, who runs no code of ours: the cluster's bootstrap does it.
+  if not exists (select from pg_catalog.pg_dist_node where nodename = p_host and nodeport = p_port and isactive) then
+    perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', format('%s:%s is not an active node of the cluster: a superuser adds it first (call svc_bootstrap.add_node(%L, %s))', p_host, p_port, p_host, p_port));
   end if;
-  commit;
-  -- What the node keeps of its own that only a superuser may make (db/citus/bootstrap.sql); the
-  -- rest as the schema's owner, which makes it everywhere else (and may change it later).
-  perform svc_bootstrap.prepare_workers();
-  commit;
-  set role svc_schema;
   call app_private.citus_prepare_workers();
-  reset role;
   commit;
   -- A rebalance still running (this call run again after its wait was cut short) is waited for,
   -- not started twice (Citus refuses that).
   if not exists (select from pg_catalog.pg_dist_background_job where state in ('scheduled', 'running', 'cancelling', 'failing')) then
-    perform pg_catalog.citus_rebalance_start(shard_transfer_mode => p_shard_transfer_mode::citus.shard_transfer_mode);
+    -- Started by the cluster bootstrap's function: the rebalancer moves rows as the role that starts
+    -- it, and under forced row security the deploy login's would move none.
+    perform svc_bootstrap.rebalance_start(p_shard_transfer_mode);
   end if;
   commit;
   perform pg_catalog.citus_rebalance_wait();
   commit;
   -- The moved shard groups: copies on the nodes that now hold them, none where they left.
-  set role svc_schema;
   call app_private.citus_prepare_workers();
-  reset role;
 end
 $$;
 
@@ -6052,7 +6044,7 @@ $$;
 -- Name: PROCEDURE citus_add_worker(IN p_host text, IN p_port integer, IN p_shard_transfer_mode text); Type: COMMENT; Schema: app_private; Owner: -
 --
 
-COMMENT ON PROCEDURE app_private.citus_add_worker(IN p_host text, IN p_port integer, IN p_shard_transfer_mode text) IS 'On Citus: adds a worker (whose server ran db/bootstrap.sql and holds the database, owned by svc_schema, with the citus extension), prepares it and rebalances the shard groups onto it. A superuser calls it, as Citus adds a node only for one: what only a superuser may make on a worker comes from the cluster''s bootstrap (svc_bootstrap.prepare_workers), the rest is made as svc_schema, which makes it on every other node.';
+COMMENT ON PROCEDURE app_private.citus_add_worker(IN p_host text, IN p_port integer, IN p_shard_transfer_mode text) IS 'On Citus: prepares a worker a superuser added (call svc_bootstrap.add_node(host, port), db/citus/bootstrap.sql), rebalances the shard groups onto it and prepares the nodes that now hold them. The deploy login calls it: a superuser runs no code that a role of the service may change.';
 
 
 --

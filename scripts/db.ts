@@ -13,6 +13,11 @@ import { isMain } from '../src/is-main.ts';
 
 const quietLogger = new Logger(() => () => {});
 
+/** A connection of this module's: one session, quiet, with a search_path that no role of the
+ * service can reach (it may own the database, and with it `public` and the database's settings),
+ * since most of these sessions are a superuser's. */
+const SESSION = { max: 1, onnotice: () => {}, connection: { search_path: 'pg_catalog, pg_temp' } };
+
 export const MIGRATIONS_DIR = 'db/migrations';
 
 /** The migrations that run on a Citus coordinator only (the tables' placement, the BI relay, the
@@ -24,7 +29,7 @@ export const clusterMigrationsDir = (dir = MIGRATIONS_DIR): string => join(dirna
  * extension in the database) db/citus/migrations too. */
 async function chainOf(url: string, dir: string): Promise<string[]> {
   const cluster = clusterMigrationsDir(dir);
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const sql = postgres(url, SESSION);
   try {
     const [r] = await sql<{ citus: boolean }[]>`select exists (select from pg_extension where extname = 'citus') as citus`;
     // A chain from before the folder (another revision's) holds its cluster steps in db/migrations.
@@ -75,10 +80,10 @@ function dbmateBin(): string {
  * git log -- db/migrations/<this>_*): a database that ran it has what the baseline makes. */
 export const OLD_CHAIN_LAST = '20261206050000';
 
-/** The cluster's first baseline (db/citus/migrations in git history: git log -- 'db/citus/migrations/20261206061400_*'),
- * which ran as a superuser; db/citus/migrations' baseline replaced it, to run as svc_deploy after
- * db/citus/bootstrap.sql. */
-export const REPLACED_CLUSTER_BASELINE = ['20261206061400', '20261206061500', '20261206061600'];
+/** The cluster's first baseline and the privileges' copy after 20261206070000 (db/citus/migrations in
+ * git history: git log -- 'db/citus/migrations/20261206061400_*'), which ran as a superuser;
+ * db/citus/migrations' baseline replaced them, to run as svc_deploy after db/citus/bootstrap.sql. */
+export const REPLACED_CLUSTER_BASELINE = ['20261206061400', '20261206061500', '20261206061600', '20261206070100'];
 
 /** The baseline's versions (files named `<version>_baseline_<area>.sql`), oldest first: db/migrations'
  * and, for a Citus coordinator, db/citus/migrations' too. */
@@ -96,7 +101,7 @@ export async function adoptBaseline(url: string, dir = MIGRATIONS_DIR): Promise<
   const chain = await chainOf(url, dir);
   const baseline = baselineVersions(dir, chain.length > 1);
   if (!baseline.length) return [];
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const sql = postgres(url, SESSION);
   try {
     return await sql.begin(async (tx) => {
       const [found] = await tx<{ table: string | null }[]>`select to_regclass('public.schema_migrations')::text as table`;
@@ -155,7 +160,7 @@ export const deployUrl = (url: string): string =>
  * Citus coordinator; both false for a database that does not exist yet (its server is asked). */
 async function whoIs(url: string): Promise<{ superuser: boolean; citus: boolean }> {
   const ask = async (u: string, citus: boolean) => {
-    const sql = postgres(u, { max: 1, onnotice: () => {} });
+    const sql = postgres(u, SESSION);
     try {
       const [r] = await sql.unsafe<{ superuser: boolean; citus: boolean }[]>(`select rolsuper as superuser, ${citus
         ? `exists (select from pg_extension where extname = 'citus')` : 'false'} as citus from pg_roles where rolname = current_user`);
@@ -230,7 +235,7 @@ export async function bootstrap(url: string): Promise<void> {
   const { citus } = await whoIs(url);
   let workers: string[] = [];
   if (citus) {
-    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    const sql = postgres(url, SESSION);
     try {
       workers = (await sql<{ node: string }[]>`select format('%s:%s', case when nodename ~ ':' then '[' || nodename || ']' else nodename end, nodeport) as node
         from pg_dist_node where noderole = 'primary' and groupid <> 0 order by nodeport`).map((r) => r.node);
@@ -241,7 +246,7 @@ export async function bootstrap(url: string): Promise<void> {
   // Each node: the roles (a role is a server's, not a database's), then the database given to
   // svc_schema, from a database without Citus (a worker refuses ALTER DATABASE in its own).
   for (const node of [url, ...workers.map((hosts) => editDatabaseUrl(url, { hosts }))]) {
-    const server = postgres(withDatabase(node, 'postgres'), { max: 1, onnotice: () => {} });
+    const server = postgres(withDatabase(node, 'postgres'), SESSION);
     try {
       await server.unsafe(readFileSync('db/bootstrap.sql', 'utf8'));
       // The deploy login's password before it logs in (a SCRAM verifier: statement texts reach logs).
@@ -253,7 +258,7 @@ export async function bootstrap(url: string): Promise<void> {
       await server.end();
     }
   }
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const sql = postgres(url, SESSION);
   try {
     // The cluster's part first: its event triggers then run the bootstrap's function during the
     // handover below, not one the handover gives to svc_schema.
@@ -262,7 +267,7 @@ export async function bootstrap(url: string): Promise<void> {
     if (citus) {
       // Then each worker's own objects, over connections that see the coordinator's change committed.
       const failed = await sql<{ node: string; result: string }[]>`select format('%s:%s', nodename, nodeport) as node, result
-        from run_command_on_workers(${`set citus.enable_ddl_propagation = off; ${HANDOVER}`}) where not success`;
+        from run_command_on_workers(${`set search_path = pg_catalog, pg_temp; set citus.enable_ddl_propagation = off; ${HANDOVER}`}) where not success`;
       if (failed.length) throw new Error(`handing the workers' objects to svc_schema failed: ${failed.map((f) => `${f.node}: ${f.result}`).join('; ')}`);
     }
     await sql.unsafe(readFileSync('db/bootstrap-database.sql', 'utf8'));
@@ -304,7 +309,7 @@ export async function migrate(url: string, dir = MIGRATIONS_DIR, options: Migrat
  * catalogs, and two at once failed ("tuple concurrently updated"). A session advisory lock in the
  * server's postgres database (advisory locks are per database); none where that cannot be reached. */
 async function serverLock(url: string): Promise<() => Promise<void>> {
-  const sql = postgres(withDatabase(url, 'postgres'), { max: 1, onnotice: () => {} });
+  const sql = postgres(withDatabase(url, 'postgres'), SESSION);
   try {
     await sql`select pg_advisory_lock(hashtext('svc migrate'))`;
   } catch {
@@ -323,7 +328,7 @@ async function migrateLocked(url: string, dir: string, options: MigrateOptions):
   dbmate(as, await chainOf(as, dir), 'up');
   // graphile-worker's own schema (the job queue the outbox triggers write to), at its pinned version.
   await runMigrations({ connectionString: as, logger: quietLogger });
-  const sql = postgres(as, { max: 1, onnotice: () => {} });
+  const sql = postgres(as, SESSION);
   try {
     // graphile-worker's schema is made above, after the migrations: what svc_owner needs of it to
     // queue jobs is granted now, on every run (app_private.job_queue_privileges).
@@ -339,7 +344,7 @@ async function migrateLocked(url: string, dir: string, options: MigrateOptions):
 /** The logins' passwords, as SCRAM verifiers (the statement text reaches logs and
  * pg_stat_statements): SVC_<ROLE>_DB_PASSWORD, else the role's name (development and tests). */
 async function setPasswords(url: string): Promise<void> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const sql = postgres(url, SESSION);
   try {
     for (const name of ['SVC_RUNTIME_DB_PASSWORD', 'SVC_WORKER_DB_PASSWORD', 'SVC_ADMIN_DB_PASSWORD', 'SVC_DEPLOY_DB_PASSWORD']) {
       if (process.env.NODE_ENV === 'production' && !process.env[name]) {

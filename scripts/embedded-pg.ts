@@ -200,19 +200,28 @@ export async function startEmbedded(name: string, port: number,
   // the port asked for that runs on other data leaves this one to start on the next free port.
   const running = await runningOn(dataDir);
   if (running !== undefined) return { url: urlOf(running), dataDir, stop: async () => {} };
-  port = await freePortFrom(port);
-  const url = urlOf(port);
   const packaged = opts.nativeDir ? { nativeDir: opts.nativeDir, version: opts.version ?? 'custom' } : packagedBinaries();
   const bin = binariesFor(as, packaged.nativeDir, packaged.version);
   if (!existsSync(join(dataDir, 'PG_VERSION'))) initdb(bin, dataDir, as);
   const pgCtl = join(bin, 'bin', 'pg_ctl');
-  // No Unix socket (TCP only): socket paths are length-limited and would clash between checkouts.
-  const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=300 -c fsync=on${opts.options ? ` ${opts.options}` : ''}`;
-  const started = run(pgCtl, ['start', '-D', dataDir, '-w', '-t', '60', '-s', '-l', join(dataDir, 'server.log'), '-o', options], as);
-  if (started.status !== 0) {
-    throw new EmbeddedPgError(`The embedded PostgreSQL did not start on port ${port} (see ${join(dataDir, 'server.log')}): `
-      + 'free the port or set EMBEDDED_PG_PORT, or set DATABASE_URL.');
+  const log = join(dataDir, 'server.log');
+  // A port found free can be taken before the server binds it (by another server starting, or an
+  // outgoing connection's local port in the ephemeral range): the next free one is tried then.
+  for (let attempt = 1; ; attempt++) {
+    port = await freePortFrom(port);
+    // No Unix socket (TCP only): socket paths are length-limited and would clash between checkouts.
+    const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=300 -c fsync=on${opts.options ? ` ${opts.options}` : ''}`;
+    const logged = existsSync(log) ? readFileSync(log, 'utf8').length : 0;
+    const started = run(pgCtl, ['start', '-D', dataDir, '-w', '-t', '60', '-s', '-l', log, '-o', options], as);
+    if (started.status === 0) break;
+    const taken = existsSync(log) && /Address already in use/.test(readFileSync(log, 'utf8').slice(logged));
+    if (!taken || attempt === 5) {
+      throw new EmbeddedPgError(`The embedded PostgreSQL did not start on port ${port} (see ${log}): `
+        + 'free the port or set EMBEDDED_PG_PORT, or set DATABASE_URL.');
+    }
+    port += 1;
   }
+  const url = urlOf(port);
   return {
     url,
     dataDir,

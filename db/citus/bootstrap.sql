@@ -5,6 +5,9 @@
 -- as svc_deploy (db/README.md, "Schemas and roles"). A worker added later gets db/bootstrap.sql and
 -- this file's worker part from app_private.citus_add_worker's caller, a superuser.
 
+-- A superuser's session: a search_path that no role of the service can reach (the database, and with
+-- it `public` and its settings, may be svc_schema's).
+set search_path = pg_catalog, pg_temp;
 -- One transaction on the coordinator (Citus makes its changes on the workers as part of it), then the
 -- workers' own part, over connections of their own that see it committed.
 begin;
@@ -12,15 +15,14 @@ set local lock_timeout = '10s';
 
 -- Citus opens its connections to the workers as the role of the statement, and a migration's role
 -- is svc_schema: on a cluster it logs in, node to node only, authenticated as the cluster
--- authenticates its nodes (a certificate, pg_dist_authinfo); it has no password. (Citus makes the
--- same change on the workers.)
+-- authenticates its nodes (a certificate, pg_dist_authinfo); it has no password. (The workers' part
+-- below makes the same change there.)
 alter role svc_schema login password null;
 
 -- The BI relay (docs/scaling.md, "BI on a cluster"): svc_reporting_relay is the login the
 -- coordinator opens on a worker for a BI read, and it only reads, for as long as a BI statement
--- may run; svc_relay owns the relay's functions and may open that connection, reading its password
--- where Citus keeps it (pg_dist_authinfo) and the nodes' connection settings (citus.node_conninfo, a
--- superuser's setting to read). svc_schema makes the relay's functions and gives them to svc_relay.
+-- may run; svc_relay owns the relay's functions and may open that connection. svc_schema makes the
+-- relay's functions and gives them to svc_relay.
 do $$
 begin
   if not exists (select from pg_roles where rolname = 'svc_reporting_relay') then
@@ -34,9 +36,36 @@ $$;
 alter role svc_reporting_relay set default_transaction_read_only = on;
 alter role svc_reporting_relay set statement_timeout = '30s';
 grant svc_reporting_relay to svc_relay;
-grant pg_read_all_settings to svc_relay;
 grant svc_relay to svc_schema;
-grant select on table pg_catalog.pg_dist_authinfo to svc_relay;
+-- The relay's connection settings are read where Citus keeps the nodes' (citus.node_conninfo, a
+-- superuser's setting to read; pg_dist_authinfo, which may hold any role's password) by one function
+-- of this bootstrap's, which answers the relay login's alone: it belongs to svc_relay_secrets, which
+-- may read both, never logs in, has no member and owns nothing else; svc_relay may call it.
+do $$
+begin
+  if not exists (select from pg_roles where rolname = 'svc_relay_secrets') then
+    create role svc_relay_secrets nologin inherit nosuperuser nobypassrls nocreatedb nocreaterole;
+  end if;
+end
+$$;
+grant pg_read_all_settings to svc_relay_secrets;
+grant select on table pg_catalog.pg_dist_authinfo to svc_relay_secrets;
+revoke pg_read_all_settings from svc_relay;
+revoke select on table pg_catalog.pg_dist_authinfo from svc_relay;
+create schema if not exists svc_bootstrap;
+revoke all on schema svc_bootstrap from public;
+grant usage on schema svc_bootstrap to svc_relay, svc_relay_secrets;
+create or replace function svc_bootstrap.relay_connection(p_nodeid integer) returns text
+    language sql stable security definer
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $$
+  select concat_ws(' ', nullif(current_setting('citus.node_conninfo', true), ''),
+    (select a.authinfo from pg_dist_authinfo a
+      where a.rolename = 'svc_reporting_relay' and a.nodeid in (p_nodeid, 0) order by a.nodeid desc limit 1))
+$$;
+alter function svc_bootstrap.relay_connection(integer) owner to svc_relay_secrets;
+revoke all on function svc_bootstrap.relay_connection(integer) from public;
+grant execute on function svc_bootstrap.relay_connection(integer) to svc_relay;
 
 -- dblink, for the relay alone: in a schema of its own, every function revoked from PUBLIC, the
 -- four the relay calls granted to svc_relay.
@@ -71,10 +100,8 @@ end
 $$;
 
 -- What a worker keeps of its own (Citus does not carry it), in a function of this bootstrap's
--- schema, which only a superuser may change or call: run here, and again by
--- app_private.citus_add_worker for a node added later.
-create schema if not exists svc_bootstrap;
-revoke all on schema svc_bootstrap from public;
+-- schema, which only a superuser may change or call: run here, and by svc_bootstrap.add_node for a
+-- node added later.
 create or replace function svc_bootstrap.prepare_workers() returns void
     language plpgsql
     set search_path to 'pg_catalog', 'pg_temp'
@@ -86,9 +113,13 @@ begin
     from run_command_on_workers($w$
       do $b$
       begin
+        set local search_path = pg_catalog, pg_temp;
         set local citus.enable_ddl_propagation = off;
         -- As db/bootstrap.sql on every node: a node Citus added carries the roles, not this grant.
         grant set on parameter "svc.gate_organization" to svc_schema;
+        -- Citus's connections to this node log in as svc_schema for a migration's statements (the
+        -- coordinator's change of a role made outside its database does not reach the workers).
+        alter role svc_schema login password null;
         -- A worker's sessions of these roles are Citus's, for the coordinator's sessions, and their
         -- statements are text with every argument written out: a client's secret, a token's
         -- digest, every organization's data. Untracked, pg_stat_activity shows no session of
@@ -150,3 +181,40 @@ revoke all on function svc_bootstrap.prepare_workers() from public;
 commit;
 
 select svc_bootstrap.prepare_workers();
+
+-- Growing the cluster: the node (whose server ran db/bootstrap.sql and holds this database, owned by
+-- svc_schema, with the citus extension) added and given what only a superuser may make there. Then
+-- the deploy login prepares it and rebalances onto it: call app_private.citus_add_worker(host, port).
+-- As a superuser, outside a transaction block: call svc_bootstrap.add_node('host', 5432);
+create or replace procedure svc_bootstrap.add_node(in p_host text, in p_port integer)
+    language plpgsql
+    as $p$
+begin
+  -- (A procedure that commits takes no SET clause: the search_path is set for each transaction.)
+  perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+  if not exists (select from pg_dist_node where nodename = p_host and nodeport = p_port) then
+    perform citus_add_node(p_host, p_port);
+  elsif not exists (select from pg_dist_node where nodename = p_host and nodeport = p_port and isactive) then
+    perform citus_activate_node(p_host, p_port);
+  end if;
+  commit;
+  perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+  perform svc_bootstrap.prepare_workers();
+end
+$p$;
+revoke all on procedure svc_bootstrap.add_node(text, integer) from public;
+
+-- The rebalancer moves an organization's rows as the role that starts it, and the schema's owner is
+-- under forced row security, which would leave it nothing to move: a superuser's function starts it,
+-- which the deploy login may call (app_private.citus_add_worker). It does nothing else.
+create or replace function svc_bootstrap.rebalance_start(p_shard_transfer_mode text) returns void
+    language plpgsql security definer
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $p$
+begin
+  execute format('select citus_rebalance_start(shard_transfer_mode => %L)', p_shard_transfer_mode);
+end
+$p$;
+revoke all on function svc_bootstrap.rebalance_start(text) from public;
+grant usage on schema svc_bootstrap to svc_schema;
+grant execute on function svc_bootstrap.rebalance_start(text) to svc_schema;

@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict hz0zWyboMcIr0Dl0dsEcvLpbZrJaucNc1EQ78GUhgMukuGhMVvqU69rlfAudg4r
+\restrict giUqrbBdDwjoRiiXHZeuntLcXJZ4AzeyAkqqxIGciSLuAsIunwH5Fw9kKgvQvI6
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -5238,32 +5238,24 @@ begin
   if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
     perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', 'this database has no citus extension: there is no cluster to grow');
   end if;
-  if not exists (select from pg_catalog.pg_dist_node where nodename = p_host and nodeport = p_port) then
-    perform pg_catalog.citus_add_node(p_host, p_port);
-  elsif not exists (select from pg_catalog.pg_dist_node where nodename = p_host and nodeport = p_port and isactive) then
-    perform pg_catalog.citus_activate_node(p_host, p_port);
+  -- Citus adds a node only for a superuser, who runs no code of ours: the cluster's bootstrap does it.
+  if not exists (select from pg_catalog.pg_dist_node where nodename = p_host and nodeport = p_port and isactive) then
+    perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', format('%s:%s is not an active node of the cluster: a superuser adds it first (call svc_bootstrap.add_node(%L, %s))', p_host, p_port, p_host, p_port));
   end if;
-  commit;
-  -- What the node keeps of its own that only a superuser may make (db/citus/bootstrap.sql); the
-  -- rest as the schema's owner, which makes it everywhere else (and may change it later).
-  perform svc_bootstrap.prepare_workers();
-  commit;
-  set role svc_schema;
   call app_private.citus_prepare_workers();
-  reset role;
   commit;
   -- A rebalance still running (this call run again after its wait was cut short) is waited for,
   -- not started twice (Citus refuses that).
   if not exists (select from pg_catalog.pg_dist_background_job where state in ('scheduled', 'running', 'cancelling', 'failing')) then
-    perform pg_catalog.citus_rebalance_start(shard_transfer_mode => p_shard_transfer_mode::citus.shard_transfer_mode);
+    -- Started by the cluster bootstrap's function: the rebalancer moves rows as the role that starts
+    -- it, and under forced row security the deploy login's would move none.
+    perform svc_bootstrap.rebalance_start(p_shard_transfer_mode);
   end if;
   commit;
   perform pg_catalog.citus_rebalance_wait();
   commit;
   -- The moved shard groups: copies on the nodes that now hold them, none where they left.
-  set role svc_schema;
   call app_private.citus_prepare_workers();
-  reset role;
 end
 $$;
 
@@ -10871,9 +10863,9 @@ CREATE FUNCTION reporting_private.bi_rows(p_view text) RETURNS SETOF jsonb
     if n.nodename is null then
       perform app_private.raise('SV500', 'REPORTING_UNAVAILABLE', 'no active worker holds this organization''s rows');
     end if;
-    select a.authinfo into v_auth from pg_dist_authinfo a
-     where a.rolename = 'svc_reporting_relay' and a.nodeid in (n.nodeid, 0)
-     order by a.nodeid desc limit 1;
+    -- The nodes' connection settings and the relay's password, where Citus keeps them, through the
+    -- cluster bootstrap's one function that reads them (db/citus/bootstrap.sql).
+    v_auth := svc_bootstrap.relay_connection(n.nodeid);
     if v_connection = any (coalesce(svc_dblink.dblink_get_connections(), '{}')) then
       perform svc_dblink.dblink_disconnect(v_connection);
     end if;
@@ -10882,7 +10874,7 @@ CREATE FUNCTION reporting_private.bi_rows(p_view text) RETURNS SETOF jsonb
     perform svc_dblink.dblink_connect_u(v_connection,
       concat_ws(' ', format('host=%s port=%s dbname=%s user=svc_reporting_relay',
                             app_private.conninfo_value(n.nodename), n.nodeport, app_private.conninfo_value(current_database())),
-                nullif(current_setting('citus.node_conninfo', true), ''), v_auth));
+                nullif(v_auth, '')));
     begin
       select x.pid, x.started into v_pid, v_started
         from svc_dblink.dblink(v_connection, 'select pg_backend_pid(), (select (extract(epoch from a.backend_start) * 1000000)::bigint
@@ -11178,6 +11170,28 @@ $$;
 
 
 --
+-- Name: add_node(text, integer); Type: PROCEDURE; Schema: svc_bootstrap; Owner: -
+--
+
+CREATE PROCEDURE svc_bootstrap.add_node(IN p_host text, IN p_port integer)
+    LANGUAGE plpgsql
+    AS $$
+begin
+  -- (A procedure that commits takes no SET clause: the search_path is set for each transaction.)
+  perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+  if not exists (select from pg_dist_node where nodename = p_host and nodeport = p_port) then
+    perform citus_add_node(p_host, p_port);
+  elsif not exists (select from pg_dist_node where nodename = p_host and nodeport = p_port and isactive) then
+    perform citus_activate_node(p_host, p_port);
+  end if;
+  commit;
+  perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+  perform svc_bootstrap.prepare_workers();
+end
+$$;
+
+
+--
 -- Name: bi_login_create(text, text); Type: FUNCTION; Schema: svc_bootstrap; Owner: -
 --
 
@@ -11246,9 +11260,13 @@ begin
     from run_command_on_workers($w$
       do $b$
       begin
+        set local search_path = pg_catalog, pg_temp;
         set local citus.enable_ddl_propagation = off;
         -- As db/bootstrap.sql on every node: a node Citus added carries the roles, not this grant.
         grant set on parameter "svc.gate_organization" to svc_schema;
+        -- Citus's connections to this node log in as svc_schema for a migration's statements (the
+        -- coordinator's change of a role made outside its database does not reach the workers).
+        alter role svc_schema login password null;
         -- A worker's sessions of these roles are Citus's, for the coordinator's sessions, and their
         -- statements are text with every argument written out: a client's secret, a token's
         -- digest, every organization's data. Untracked, pg_stat_activity shows no session of
@@ -11306,6 +11324,34 @@ begin
   end if;
 end
 $_$;
+
+
+--
+-- Name: rebalance_start(text); Type: FUNCTION; Schema: svc_bootstrap; Owner: -
+--
+
+CREATE FUNCTION svc_bootstrap.rebalance_start(p_shard_transfer_mode text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  execute format('select citus_rebalance_start(shard_transfer_mode => %L)', p_shard_transfer_mode);
+end
+$$;
+
+
+--
+-- Name: relay_connection(integer); Type: FUNCTION; Schema: svc_bootstrap; Owner: -
+--
+
+CREATE FUNCTION svc_bootstrap.relay_connection(p_nodeid integer) RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  select concat_ws(' ', nullif(current_setting('citus.node_conninfo', true), ''),
+    (select a.authinfo from pg_dist_authinfo a
+      where a.rolename = 'svc_reporting_relay' and a.nodeid in (p_nodeid, 0) order by a.nodeid desc limit 1))
+$$;
 
 
 --
@@ -15766,5 +15812,5 @@ CREATE EVENT TRIGGER shard_views_stale ON ddl_command_end
 -- PostgreSQL database dump complete
 --
 
-\unrestrict hz0zWyboMcIr0Dl0dsEcvLpbZrJaucNc1EQ78GUhgMukuGhMVvqU69rlfAudg4r
+\unrestrict giUqrbBdDwjoRiiXHZeuntLcXJZ4AzeyAkqqxIGciSLuAsIunwH5Fw9kKgvQvI6
 

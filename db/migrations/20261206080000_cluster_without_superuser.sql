@@ -6,8 +6,9 @@
  * is the bootstrap's (an event trigger runs it for a superuser's DDL too, so no role of the service
  * may change it). The helpers that prepare the workers no longer make those, the event trigger's
  * function and its definer go, and the job that prepares a moved shard group calls its helper as
- * svc_worker: the helper runs as the schema's owner. A worker added later gets the bootstrap's part
- * and then the rest as svc_schema (citus_add_worker), and the copies of the api views are given to
+ * svc_worker: the helper runs as the schema's owner. A worker is added by a superuser with the
+ * bootstrap's svc_bootstrap.add_node, then prepared and rebalanced onto by the deploy login
+ * (citus_add_worker), and the copies of the api views are given to
  * svc_api by a role that is not a superuser (shard_views_create lets svc_api create in the copies'
  * schema while it makes them). On one server these helpers do nothing. */
 set local lock_timeout = '3s';
@@ -20,36 +21,28 @@ begin
   if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
     perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', 'this database has no citus extension: there is no cluster to grow');
   end if;
-  if not exists (select from pg_catalog.pg_dist_node where nodename = p_host and nodeport = p_port) then
-    perform pg_catalog.citus_add_node(p_host, p_port);
-  elsif not exists (select from pg_catalog.pg_dist_node where nodename = p_host and nodeport = p_port and isactive) then
-    perform pg_catalog.citus_activate_node(p_host, p_port);
+  -- Citus adds a node only for a superuser, who runs no code of ours: the cluster's bootstrap does it.
+  if not exists (select from pg_catalog.pg_dist_node where nodename = p_host and nodeport = p_port and isactive) then
+    perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', format('%s:%s is not an active node of the cluster: a superuser adds it first (call svc_bootstrap.add_node(%L, %s))', p_host, p_port, p_host, p_port));
   end if;
-  commit;
-  -- What the node keeps of its own that only a superuser may make (db/citus/bootstrap.sql); the
-  -- rest as the schema's owner, which makes it everywhere else (and may change it later).
-  perform svc_bootstrap.prepare_workers();
-  commit;
-  set role svc_schema;
   call app_private.citus_prepare_workers();
-  reset role;
   commit;
   -- A rebalance still running (this call run again after its wait was cut short) is waited for,
   -- not started twice (Citus refuses that).
   if not exists (select from pg_catalog.pg_dist_background_job where state in ('scheduled', 'running', 'cancelling', 'failing')) then
-    perform pg_catalog.citus_rebalance_start(shard_transfer_mode => p_shard_transfer_mode::citus.shard_transfer_mode);
+    -- Started by the cluster bootstrap's function: the rebalancer moves rows as the role that starts
+    -- it, and under forced row security the deploy login's would move none.
+    perform svc_bootstrap.rebalance_start(p_shard_transfer_mode);
   end if;
   commit;
   perform pg_catalog.citus_rebalance_wait();
   commit;
   -- The moved shard groups: copies on the nodes that now hold them, none where they left.
-  set role svc_schema;
   call app_private.citus_prepare_workers();
-  reset role;
 end
 $$;
 
-comment on procedure app_private.citus_add_worker(in p_host text, in p_port integer, in p_shard_transfer_mode text) is 'On Citus: adds a worker (whose server ran db/bootstrap.sql and holds the database, owned by svc_schema, with the citus extension), prepares it and rebalances the shard groups onto it. A superuser calls it, as Citus adds a node only for one: what only a superuser may make on a worker comes from the cluster''s bootstrap (svc_bootstrap.prepare_workers), the rest is made as svc_schema, which makes it on every other node.';
+comment on procedure app_private.citus_add_worker(in p_host text, in p_port integer, in p_shard_transfer_mode text) is 'On Citus: prepares a worker a superuser added (call svc_bootstrap.add_node(host, port), db/citus/bootstrap.sql), rebalances the shard groups onto it and prepares the nodes that now hold them. The deploy login calls it: a superuser runs no code that a role of the service may change.';
 
 create or replace function app_private.citus_node_grants() returns void
     language plpgsql

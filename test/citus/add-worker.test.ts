@@ -1,7 +1,7 @@
-// Growing the cluster: a node given the roles (db/bootstrap.sql) and its database, added with
-// `call app_private.citus_add_worker(host, port)` by a superuser, gets what the cluster's bootstrap
-// makes on a worker, its own context key, our privileges and the copies of the api views, made as
-// the schema's owner; the shard groups the rebalance moved onto it serve their organizations'
+// Growing the cluster: a node given the roles (db/bootstrap.sql) and its database, added by a
+// superuser with `call svc_bootstrap.add_node(host, port)` (what the cluster's bootstrap makes on a
+// worker) and prepared by the deploy login with `call app_private.citus_add_worker(host, port)`, gets
+// its own context key, our privileges and the copies of the api views, made as the schema's owner; the shard groups the rebalance moved onto it serve their organizations'
 // requests as before, through the copies. Runs under `make test-citus`: it starts a node of its own.
 import t from 'tap';
 import postgres from 'postgres';
@@ -51,7 +51,13 @@ t.test('a worker added, rebalanced onto and serving the organizations that moved
   t.teardown(() => added.end());
   await added`create extension citus`;
 
-  await a.admin.unsafe(`call app_private.citus_add_worker('127.0.0.1', ${port}, 'block_writes')`);
+  // A superuser adds the node (the bootstrap's procedure); the deploy login prepares it and rebalances.
+  const deploy = postgres(editDatabaseUrl(a.adminUrl, { username: 'svc_deploy', password: process.env.SVC_DEPLOY_DB_PASSWORD ?? 'svc_deploy' }), oneConnection);
+  t.teardown(() => deploy.end());
+  t.match(await deploy.unsafe(`call app_private.citus_add_worker('127.0.0.1', ${port}, 'block_writes')`).then(() => 'ok', (e) => `${e.code} ${e.detail}`),
+    /^SV500 .*a superuser adds it first/, 'the deploy login cannot add a node itself');
+  await a.admin.unsafe(`call svc_bootstrap.add_node('127.0.0.1', ${port})`);
+  await deploy.unsafe(`call app_private.citus_add_worker('127.0.0.1', ${port}, 'block_writes')`);
 
   const [{ workers }] = await a.admin`select count(*)::int as workers from pg_dist_node where groupid <> 0 and isactive` as [{ workers: number }];
   t.equal(workers, CITUS_WORKERS.length + 1, 'the node is a worker of the cluster');
