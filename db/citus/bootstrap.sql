@@ -2,8 +2,8 @@
 -- its coordinator (again at will: it changes nothing the second time), after db/bootstrap.sql ran on
 -- every node, the database got the citus extension and its workers, and before the migrations.
 -- scripts/db.ts migrate runs both when DATABASE_URL is a superuser's on a coordinator, then migrates
--- as svc_deploy (db/README.md, "Schemas and roles"). A worker added later gets db/bootstrap.sql and
--- this file's worker part from app_private.citus_add_worker's caller, a superuser.
+-- as svc_deploy (db/README.md, "Schemas and roles"). A worker added later gets db/bootstrap.sql, then
+-- this file's worker part from svc_bootstrap.add_node (below), which a superuser calls.
 
 -- A superuser's session: a search_path that no role of the service can reach (the database, and with
 -- it `public` and its settings, may be svc_schema's).
@@ -37,10 +37,14 @@ alter role svc_reporting_relay set default_transaction_read_only = on;
 alter role svc_reporting_relay set statement_timeout = '30s';
 grant svc_reporting_relay to svc_relay;
 grant svc_relay to svc_schema;
--- The relay's connection settings are read where Citus keeps the nodes' (citus.node_conninfo, a
--- superuser's setting to read; pg_dist_authinfo, which may hold any role's password) by one function
--- of this bootstrap's, which answers the relay login's alone: it belongs to svc_relay_secrets, which
--- may read both, never logs in, has no member and owns nothing else; svc_relay may call it.
+-- The relay's connection is opened by one function of this bootstrap's, with a connection string it
+-- makes itself: the relay's login on the node that holds an organization, the nodes' connection
+-- settings (citus.node_conninfo, a superuser's setting to read) and the relay's password or
+-- certificate where Citus keeps them (pg_dist_authinfo, which may hold any role's password). It
+-- belongs to svc_relay_secrets, which may read both and open a connection without a password
+-- (dblink_connect_u, which could log in as any role the server's own credentials let it), never logs
+-- in, has no member, owns nothing else, and calls no function a role of the service may change;
+-- svc_relay (the BI relay's functions) may call it, and use the connection it opened.
 do $$
 begin
   if not exists (select from pg_roles where rolname = 'svc_relay_secrets') then
@@ -54,26 +58,56 @@ revoke pg_read_all_settings from svc_relay;
 revoke select on table pg_catalog.pg_dist_authinfo from svc_relay;
 create schema if not exists svc_bootstrap;
 revoke all on schema svc_bootstrap from public;
-grant usage on schema svc_bootstrap to svc_relay, svc_relay_secrets;
-create or replace function svc_bootstrap.relay_connection(p_nodeid integer) returns text
-    language sql stable security definer
-    set search_path to 'pg_catalog', 'pg_temp'
-    as $$
-  select concat_ws(' ', nullif(current_setting('citus.node_conninfo', true), ''),
-    (select a.authinfo from pg_dist_authinfo a
-      where a.rolename = 'svc_reporting_relay' and a.nodeid in (p_nodeid, 0) order by a.nodeid desc limit 1))
+-- Only a superuser may have made it: what is in it runs for superusers, or with their grants.
+do $$
+begin
+  if not (select r.rolsuper from pg_namespace n join pg_roles r on r.oid = n.nspowner where n.nspname = 'svc_bootstrap') then
+    raise exception 'schema svc_bootstrap belongs to a role that is not a superuser: drop it, then run the bootstrap again';
+  end if;
+end
 $$;
-alter function svc_bootstrap.relay_connection(integer) owner to svc_relay_secrets;
-revoke all on function svc_bootstrap.relay_connection(integer) from public;
-grant execute on function svc_bootstrap.relay_connection(integer) to svc_relay;
+grant usage on schema svc_bootstrap to svc_relay, svc_relay_secrets;
+create or replace function svc_bootstrap.relay_connect(p_nodeid integer) returns text
+    language plpgsql security definer
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $f$
+declare
+  n record;
+  v_name text := 'svc_bi_relay_' || pg_backend_pid();
+begin
+  select d.nodename, d.nodeport into n from pg_dist_node d where d.nodeid = p_nodeid and d.isactive and d.noderole = 'primary';
+  if n.nodename is null then
+    raise exception 'no active primary node %', p_nodeid using errcode = '22023';
+  end if;
+  if v_name = any (coalesce(svc_dblink.dblink_get_connections(), '{}')) then
+    perform svc_dblink.dblink_disconnect(v_name);
+  end if;
+  -- Values quoted as libpq reads them: in single quotes, a backslash and a quote escaped.
+  perform svc_dblink.dblink_connect_u(v_name, concat_ws(' ',
+    format('host=%s port=%s dbname=%s user=svc_reporting_relay',
+           '''' || replace(replace(n.nodename, '\', '\\'), '''', '\''') || '''', n.nodeport,
+           '''' || replace(replace(current_database(), '\', '\\'), '''', '\''') || ''''),
+    nullif(current_setting('citus.node_conninfo', true), ''),
+    (select a.authinfo from pg_dist_authinfo a
+      where a.rolename = 'svc_reporting_relay' and a.nodeid in (p_nodeid, 0) order by a.nodeid desc limit 1)));
+  return v_name;
+end
+$f$;
+alter function svc_bootstrap.relay_connect(integer) owner to svc_relay_secrets;
+revoke all on function svc_bootstrap.relay_connect(integer) from public;
+grant execute on function svc_bootstrap.relay_connect(integer) to svc_relay;
 
--- dblink, for the relay alone: in a schema of its own, every function revoked from PUBLIC, the
--- four the relay calls granted to svc_relay.
+-- dblink, for the relay alone: in a schema of its own, every function revoked from PUBLIC, the three
+-- the relay calls granted to svc_relay, the connection without a password to svc_relay_secrets.
 create schema if not exists svc_dblink authorization svc_schema;
 create extension if not exists dblink schema svc_dblink;
 revoke execute on all functions in schema svc_dblink from public;
-grant execute on function svc_dblink.dblink(text, text), svc_dblink.dblink_connect_u(text, text),
-  svc_dblink.dblink_disconnect(text), svc_dblink.dblink_get_connections() to svc_relay;
+grant execute on function svc_dblink.dblink(text, text), svc_dblink.dblink_disconnect(text),
+  svc_dblink.dblink_get_connections() to svc_relay;
+revoke execute on function svc_dblink.dblink_connect_u(text, text) from svc_relay;
+grant usage on schema svc_dblink to svc_relay_secrets;
+grant execute on function svc_dblink.dblink_connect_u(text, text), svc_dblink.dblink_disconnect(text),
+  svc_dblink.dblink_get_connections() to svc_relay_secrets;
 
 -- Citus's functions that run SQL on other nodes, or set a distributed transaction's id (which a
 -- caller could replay), are not the runtime role's: revoked from PUBLIC (the workers keep
@@ -140,6 +174,9 @@ begin
         -- function of theirs.
         create schema if not exists svc_bootstrap;
         revoke all on schema svc_bootstrap from public;
+        if not (select r.rolsuper from pg_namespace n join pg_roles r on r.oid = n.nspowner where n.nspname = 'svc_bootstrap') then
+          raise exception 'schema svc_bootstrap belongs to a role that is not a superuser: drop it, then run the bootstrap again';
+        end if;
         create or replace function svc_bootstrap.shard_views_stale() returns event_trigger
             language plpgsql
             set search_path to 'pg_catalog', 'pg_temp'

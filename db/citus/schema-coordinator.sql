@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict oyAxcpJjz2nnj6a5mRSUF1CehIXzrVhC3iO9yfSAYzP0jPBjVU7cJGD6epAhuMP
+\restrict 6dEDbbFu5PXIVdOF0jjVeiPWlbJcCUBv4GtVpyaKoQV8wIVfI1HDNUarpXwR8NX
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -12739,7 +12739,6 @@ CREATE FUNCTION reporting_private.bi_rows(p_view text) RETURNS SETOF jsonb
   declare
     b record := app_private.bi_context();
     n record;
-    v_auth text;
     v_connection text := 'svc_bi_relay_' || pg_backend_pid();
     v_pid integer;
     v_started bigint;
@@ -12762,18 +12761,10 @@ CREATE FUNCTION reporting_private.bi_rows(p_view text) RETURNS SETOF jsonb
     if n.nodename is null then
       perform app_private.raise('SV500', 'REPORTING_UNAVAILABLE', 'no active worker holds this organization''s rows');
     end if;
-    -- The nodes' connection settings and the relay's password, where Citus keeps them, through the
-    -- cluster bootstrap's one function that reads them (db/citus/bootstrap.sql).
-    v_auth := svc_bootstrap.relay_connection(n.nodeid);
-    if v_connection = any (coalesce(svc_dblink.dblink_get_connections(), '{}')) then
-      perform svc_dblink.dblink_disconnect(v_connection);
-    end if;
-    -- dblink_connect_u: the relay's password comes from pg_dist_authinfo, or the node's own
-    -- authentication (a certificate, .pgpass); the connection string is fixed here.
-    perform svc_dblink.dblink_connect_u(v_connection,
-      concat_ws(' ', format('host=%s port=%s dbname=%s user=svc_reporting_relay',
-                            app_private.conninfo_value(n.nodename), n.nodeport, app_private.conninfo_value(current_database())),
-                nullif(v_auth, '')));
+    -- The relay's connection, opened by the cluster bootstrap's one function that may
+    -- (db/citus/bootstrap.sql): its settings and password are read where Citus keeps them, with a
+    -- connection string it makes itself.
+    v_connection := svc_bootstrap.relay_connect(n.nodeid);
     begin
       select x.pid, x.started into v_pid, v_started
         from svc_dblink.dblink(v_connection, 'select pg_backend_pid(), (select (extract(epoch from a.backend_start) * 1000000)::bigint
@@ -12794,7 +12785,7 @@ CREATE FUNCTION reporting_private.bi_rows(p_view text) RETURNS SETOF jsonb
 -- Name: FUNCTION bi_rows(p_view text); Type: COMMENT; Schema: reporting_private; Owner: -
 --
 
-COMMENT ON FUNCTION reporting_private.bi_rows(p_view text) IS 'A BI login''s read of a reporting view on a cluster: for the login''s organization and Roles (app_private.bi_context), it connects over dblink as svc_reporting_relay to the worker that holds that organization and calls reporting_private.bi_rows_of there with a proof bound to that worker''s backend (app_private.bi_relay_proof), so that the relay''s password alone reads nothing. It runs as svc_relay, which may open the relay''s connection and learn its settings and password from the cluster bootstrap''s svc_bootstrap.relay_connection; a BI login may not.';
+COMMENT ON FUNCTION reporting_private.bi_rows(p_view text) IS 'A BI login''s read of a reporting view on a cluster: for the login''s organization and Roles (app_private.bi_context), it connects over dblink as svc_reporting_relay to the worker that holds that organization and calls reporting_private.bi_rows_of there with a proof bound to that worker''s backend (app_private.bi_relay_proof), so that the relay''s password alone reads nothing. It runs as svc_relay, whose connection the cluster bootstrap''s svc_bootstrap.relay_connect opens; a BI login may do neither.';
 
 
 --
@@ -13207,6 +13198,9 @@ begin
         -- function of theirs.
         create schema if not exists svc_bootstrap;
         revoke all on schema svc_bootstrap from public;
+        if not (select r.rolsuper from pg_namespace n join pg_roles r on r.oid = n.nspowner where n.nspname = 'svc_bootstrap') then
+          raise exception 'schema svc_bootstrap belongs to a role that is not a superuser: drop it, then run the bootstrap again';
+        end if;
         create or replace function svc_bootstrap.shard_views_stale() returns event_trigger
             language plpgsql
             set search_path to 'pg_catalog', 'pg_temp'
@@ -13261,16 +13255,34 @@ $$;
 
 
 --
--- Name: relay_connection(integer); Type: FUNCTION; Schema: svc_bootstrap; Owner: -
+-- Name: relay_connect(integer); Type: FUNCTION; Schema: svc_bootstrap; Owner: -
 --
 
-CREATE FUNCTION svc_bootstrap.relay_connection(p_nodeid integer) RETURNS text
-    LANGUAGE sql STABLE SECURITY DEFINER
+CREATE FUNCTION svc_bootstrap.relay_connect(p_nodeid integer) RETURNS text
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-  select concat_ws(' ', nullif(current_setting('citus.node_conninfo', true), ''),
+declare
+  n record;
+  v_name text := 'svc_bi_relay_' || pg_backend_pid();
+begin
+  select d.nodename, d.nodeport into n from pg_dist_node d where d.nodeid = p_nodeid and d.isactive and d.noderole = 'primary';
+  if n.nodename is null then
+    raise exception 'no active primary node %', p_nodeid using errcode = '22023';
+  end if;
+  if v_name = any (coalesce(svc_dblink.dblink_get_connections(), '{}')) then
+    perform svc_dblink.dblink_disconnect(v_name);
+  end if;
+  -- Values quoted as libpq reads them: in single quotes, a backslash and a quote escaped.
+  perform svc_dblink.dblink_connect_u(v_name, concat_ws(' ',
+    format('host=%s port=%s dbname=%s user=svc_reporting_relay',
+           '''' || replace(replace(n.nodename, '\', '\\'), '''', '\''') || '''', n.nodeport,
+           '''' || replace(replace(current_database(), '\', '\\'), '''', '\''') || ''''),
+    nullif(current_setting('citus.node_conninfo', true), ''),
     (select a.authinfo from pg_dist_authinfo a
-      where a.rolename = 'svc_reporting_relay' and a.nodeid in (p_nodeid, 0) order by a.nodeid desc limit 1))
+      where a.rolename = 'svc_reporting_relay' and a.nodeid in (p_nodeid, 0) order by a.nodeid desc limit 1)));
+  return v_name;
+end
 $$;
 
 
@@ -19180,5 +19192,5 @@ ALTER TABLE graphile_worker._private_tasks ENABLE ROW LEVEL SECURITY;
 -- PostgreSQL database dump complete
 --
 
-\unrestrict oyAxcpJjz2nnj6a5mRSUF1CehIXzrVhC3iO9yfSAYzP0jPBjVU7cJGD6epAhuMP
+\unrestrict 6dEDbbFu5PXIVdOF0jjVeiPWlbJcCUBv4GtVpyaKoQV8wIVfI1HDNUarpXwR8NX
 

@@ -166,5 +166,7 @@ t.test('a coordinator that ran the cluster\'s first baseline records its replace
     const fresh = await createClusterDatabase(cluster, newer);
     await migrate(fresh);
     const { lines, nodes } = await compareDatabases(url, fresh);
-    t.same(lines, [], `after the bootstrap, the catalog on ${nodes} nodes is a new database's`);
+    // Roles are the servers', the same for both databases: a difference there is another test's
+    // change between the two reads (least-privilege.test.ts turns a role's tracking on for a moment).
+    t.same(lines.filter((l) => !/ role svc_/.test(l)), [], `after the bootstrap, the catalog on ${nodes} nodes is a new database's`);
   });

@@ -31,7 +31,7 @@ const CLUSTER_ONLY: Record<string, string> = {
   // What only a superuser may make on a cluster, and no role of the service may change.
   'prepare_workers(); Type: FUNCTION; Schema: svc_bootstrap': 'the cluster\'s bootstrap: what a worker keeps of its own',
   'add_node(text, integer); Type: PROCEDURE; Schema: svc_bootstrap': 'the cluster\'s bootstrap: a node added by a superuser',
-  'relay_connection(integer); Type: FUNCTION; Schema: svc_bootstrap': 'the cluster\'s bootstrap: the BI relay\'s connection settings',
+  'relay_connect(integer); Type: FUNCTION; Schema: svc_bootstrap': 'the cluster\'s bootstrap: the BI relay\'s connection',
   'rebalance_start(text); Type: FUNCTION; Schema: svc_bootstrap': 'the cluster\'s bootstrap: the rebalancer, which moves rows as its starter',
   // A BI login reads its organization's rows on the workers through a relay with a proof per query.
   'reporting_private; Type: SCHEMA; Schema: -': 'the BI relay',

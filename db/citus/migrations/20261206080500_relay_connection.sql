@@ -1,11 +1,23 @@
 -- migrate:up
 
-/** On Citus, the BI relay reads its connection's settings and password through the cluster
- * bootstrap's svc_bootstrap.relay_connection (db/citus/bootstrap.sql), which answers the relay
- * login's alone, instead of reading pg_dist_authinfo and citus.node_conninfo itself: those may hold
- * any role's password, and svc_relay's members include the schema's owner. */
+/** On Citus, the BI relay's connection is opened by the cluster bootstrap's svc_bootstrap.relay_connect
+ * (db/citus/bootstrap.sql), with a connection string it makes itself, instead of by the relay with
+ * dblink_connect_u and what it read of pg_dist_authinfo and citus.node_conninfo: a connection without
+ * a password logs in as any role the server's own credentials let it, pg_dist_authinfo may hold any
+ * role's password, and svc_relay's members include the schema's owner. */
 set local lock_timeout = '3s';
 set local statement_timeout = '60s';
+
+-- After the bootstrap that makes that function and takes the relay's own grants back.
+do $$
+begin
+  if to_regprocedure('svc_bootstrap.relay_connect(integer)') is null
+     or has_function_privilege('svc_relay', 'svc_dblink.dblink_connect_u(text, text)', 'execute')
+     or has_table_privilege('svc_relay', 'pg_catalog.pg_dist_authinfo', 'select') then
+    perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', 'run db/citus/bootstrap.sql as a superuser on the coordinator''s database first: it opens the BI relay''s connection now');
+  end if;
+end
+$$;
 
 create or replace function reporting_private.bi_rows(p_view text) returns setof jsonb
     language plpgsql security definer
@@ -14,7 +26,6 @@ create or replace function reporting_private.bi_rows(p_view text) returns setof 
   declare
     b record := app_private.bi_context();
     n record;
-    v_auth text;
     v_connection text := 'svc_bi_relay_' || pg_backend_pid();
     v_pid integer;
     v_started bigint;
@@ -37,18 +48,10 @@ create or replace function reporting_private.bi_rows(p_view text) returns setof 
     if n.nodename is null then
       perform app_private.raise('SV500', 'REPORTING_UNAVAILABLE', 'no active worker holds this organization''s rows');
     end if;
-    -- The nodes' connection settings and the relay's password, where Citus keeps them, through the
-    -- cluster bootstrap's one function that reads them (db/citus/bootstrap.sql).
-    v_auth := svc_bootstrap.relay_connection(n.nodeid);
-    if v_connection = any (coalesce(svc_dblink.dblink_get_connections(), '{}')) then
-      perform svc_dblink.dblink_disconnect(v_connection);
-    end if;
-    -- dblink_connect_u: the relay's password comes from pg_dist_authinfo, or the node's own
-    -- authentication (a certificate, .pgpass); the connection string is fixed here.
-    perform svc_dblink.dblink_connect_u(v_connection,
-      concat_ws(' ', format('host=%s port=%s dbname=%s user=svc_reporting_relay',
-                            app_private.conninfo_value(n.nodename), n.nodeport, app_private.conninfo_value(current_database())),
-                nullif(v_auth, '')));
+    -- The relay's connection, opened by the cluster bootstrap's one function that may
+    -- (db/citus/bootstrap.sql): its settings and password are read where Citus keeps them, with a
+    -- connection string it makes itself.
+    v_connection := svc_bootstrap.relay_connect(n.nodeid);
     begin
       select x.pid, x.started into v_pid, v_started
         from svc_dblink.dblink(v_connection, 'select pg_backend_pid(), (select (extract(epoch from a.backend_start) * 1000000)::bigint
@@ -64,7 +67,7 @@ create or replace function reporting_private.bi_rows(p_view text) returns setof 
   end
   $$;
 
-comment on function reporting_private.bi_rows(p_view text) is 'A BI login''s read of a reporting view on a cluster: for the login''s organization and Roles (app_private.bi_context), it connects over dblink as svc_reporting_relay to the worker that holds that organization and calls reporting_private.bi_rows_of there with a proof bound to that worker''s backend (app_private.bi_relay_proof), so that the relay''s password alone reads nothing. It runs as svc_relay, which may open the relay''s connection and learn its settings and password from the cluster bootstrap''s svc_bootstrap.relay_connection; a BI login may not.';
+comment on function reporting_private.bi_rows(p_view text) is 'A BI login''s read of a reporting view on a cluster: for the login''s organization and Roles (app_private.bi_context), it connects over dblink as svc_reporting_relay to the worker that holds that organization and calls reporting_private.bi_rows_of there with a proof bound to that worker''s backend (app_private.bi_relay_proof), so that the relay''s password alone reads nothing. It runs as svc_relay, whose connection the cluster bootstrap''s svc_bootstrap.relay_connect opens; a BI login may do neither.';
 
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the relay''s own read of pg_dist_authinfo is not put back (the cluster''s bootstrap revoked it): restore a backup'); end $$;
