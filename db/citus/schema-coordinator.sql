@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict 6dEDbbFu5PXIVdOF0jjVeiPWlbJcCUBv4GtVpyaKoQV8wIVfI1HDNUarpXwR8NX
+\restrict adeEUtosUCWidBG6fXep6kVIDkYxZoL5H9YnoqiPAabR024wa28k6HY4tQ1rJgV
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -6527,16 +6527,6 @@ begin
   return v_visible;
 end
 $$;
-
-
---
--- Name: conninfo_value(text); Type: FUNCTION; Schema: app_private; Owner: -
---
-
-CREATE FUNCTION app_private.conninfo_value(p text) RETURNS text
-    LANGUAGE sql IMMUTABLE
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$ select '''' || replace(replace(p, '\', '\\'), '''', '\''') || '''' $$;
 
 
 --
@@ -19192,5 +19182,5 @@ ALTER TABLE graphile_worker._private_tasks ENABLE ROW LEVEL SECURITY;
 -- PostgreSQL database dump complete
 --
 
-\unrestrict 6dEDbbFu5PXIVdOF0jjVeiPWlbJcCUBv4GtVpyaKoQV8wIVfI1HDNUarpXwR8NX
+\unrestrict adeEUtosUCWidBG6fXep6kVIDkYxZoL5H9YnoqiPAabR024wa28k6HY4tQ1rJgV
 

@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict ld9REsIZoXdMXm2mmXHz8gZThjE8Oq7zlqYQLagoEMn4LNeCwgb6hxPNLidTgEH
+\restrict OC5B8M3i1mZyaZFteNgfa9GWQ2uNvIWf5X1ws60ggZOGyzTOg4oTUYbGgH83aL4
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -5624,16 +5624,6 @@ begin
   return v_visible;
 end
 $$;
-
-
---
--- Name: conninfo_value(text); Type: FUNCTION; Schema: app_private; Owner: -
---
-
-CREATE FUNCTION app_private.conninfo_value(p text) RETURNS text
-    LANGUAGE sql IMMUTABLE
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$ select '''' || replace(replace(p, '\', '\\'), '''', '\''') || '''' $$;
 
 
 --
@@ -15824,5 +15814,5 @@ CREATE EVENT TRIGGER shard_views_stale ON ddl_command_end
 -- PostgreSQL database dump complete
 --
 
-\unrestrict ld9REsIZoXdMXm2mmXHz8gZThjE8Oq7zlqYQLagoEMn4LNeCwgb6hxPNLidTgEH
+\unrestrict OC5B8M3i1mZyaZFteNgfa9GWQ2uNvIWf5X1ws60ggZOGyzTOg4oTUYbGgH83aL4
 

@@ -69,5 +69,8 @@ create or replace function reporting_private.bi_rows(p_view text) returns setof 
 
 comment on function reporting_private.bi_rows(p_view text) is 'A BI login''s read of a reporting view on a cluster: for the login''s organization and Roles (app_private.bi_context), it connects over dblink as svc_reporting_relay to the worker that holds that organization and calls reporting_private.bi_rows_of there with a proof bound to that worker''s backend (app_private.bi_relay_proof), so that the relay''s password alone reads nothing. It runs as svc_relay, whose connection the cluster bootstrap''s svc_bootstrap.relay_connect opens; a BI login may do neither.';
 
+-- The relay quoted its connection string's values with this; the bootstrap's function does now.
+drop function app_private.conninfo_value(text);
+
 -- migrate:down
 do $$ begin perform app_private.raise('SV500', 'IRREVERSIBLE_MIGRATION', 'the relay''s own read of pg_dist_authinfo is not put back (the cluster''s bootstrap revoked it): restore a backup'); end $$;
