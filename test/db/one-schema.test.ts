@@ -39,7 +39,6 @@ const CLUSTER_ONLY: Record<string, string> = {
   'TABLE relay_keys; Type: COMMENT; Schema: app_private': 'the BI relay',
   'relay_keys relay_keys_pkey; Type: CONSTRAINT; Schema: app_private': 'the BI relay',
   'bi_relay_proof(integer, bigint, text, text, text[]); Type: FUNCTION; Schema: app_private': 'the BI relay',
-  'conninfo_value(text); Type: FUNCTION; Schema: app_private': 'the BI relay',
   'backend_started(); Type: FUNCTION; Schema: app_private': 'the BI relay',
   'reporting_rows_read(text); Type: FUNCTION; Schema: app_private': 'the BI relay',
   'bi_rows(text); Type: FUNCTION; Schema: reporting_private': 'the BI relay',
