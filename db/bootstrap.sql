@@ -71,6 +71,22 @@ begin
   end loop;
 end
 $$;
+-- Rows moved as they are, under no policy: a shard move or rebalance on a cluster (the rebalancer
+-- copies an organization's rows as the role that starts it), a restore (pg_restore --role=svc_mover).
+-- A superuser doing either would run the functions of the tables' checks, defaults and triggers,
+-- which svc_schema may change; svc_mover runs them with no privilege svc_schema lacks: it is a member
+-- of svc_schema, which owns the tables and could lift their row security itself. It has no member,
+-- owns nothing (on a cluster, one function: svc_bootstrap.rebalance_start), and logs in only on a
+-- cluster, node to node, where the rebalancer's connections are its own.
+do $$
+begin
+  if not exists (select from pg_roles where rolname = 'svc_mover') then
+    create role svc_mover;
+  end if;
+end
+$$;
+alter role svc_mover inherit bypassrls nosuperuser nocreatedb nocreaterole;
+grant svc_schema to svc_mover;
 -- A function's SET clause of a parameter of ours: PostgreSQL lets only a superuser, or a role
 -- granted it, fix it on a function it gives away.
 grant set on parameter "svc.gate_organization" to svc_schema;

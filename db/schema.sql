@@ -6011,12 +6011,15 @@ COMMENT ON FUNCTION app_private.check_subject(p_subject_member_id text) IS 'Chec
 -- Name: citus_add_worker(text, integer, text); Type: PROCEDURE; Schema: app_private; Owner: -
 --
 
-CREATE PROCEDURE app_private.citus_add_worker(IN p_host text, IN p_port integer, IN p_shard_transfer_mode text DEFAULT 'auto'::text)
+CREATE PROCEDURE app_private.citus_add_worker(IN p_host text, IN p_port integer, IN p_shard_transfer_mode text DEFAULT 'block_writes'::text)
     LANGUAGE plpgsql
     AS $$
 begin
   if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
     perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', 'this database has no citus extension: there is no cluster to grow');
+  end if;
+  if p_shard_transfer_mode is distinct from 'block_writes' then
+    perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', format('shard transfer mode %s: the tables force row security, so a shard group moves only by block_writes (a logical move''s subscription may not write into them)', coalesce(p_shard_transfer_mode, 'null')));
   end if;
   -- Citus adds a node only for a superuser, who runs no code of ours: the cluster's bootstrap does it.
   if not exists (select from pg_catalog.pg_dist_node where nodename = p_host and nodeport = p_port and isactive) then
@@ -6027,8 +6030,8 @@ begin
   -- A rebalance still running (this call run again after its wait was cut short) is waited for,
   -- not started twice (Citus refuses that).
   if not exists (select from pg_catalog.pg_dist_background_job where state in ('scheduled', 'running', 'cancelling', 'failing')) then
-    -- Started by the cluster bootstrap's function: the rebalancer moves rows as the role that starts
-    -- it, and under forced row security the deploy login's would move none.
+    -- The rebalancer copies rows as the role that starts it: svc_mover, in the cluster bootstrap's
+    -- function (under forced row security the deploy login would copy none).
     perform svc_bootstrap.rebalance_start(p_shard_transfer_mode);
   end if;
   commit;
@@ -6044,7 +6047,7 @@ $$;
 -- Name: PROCEDURE citus_add_worker(IN p_host text, IN p_port integer, IN p_shard_transfer_mode text); Type: COMMENT; Schema: app_private; Owner: -
 --
 
-COMMENT ON PROCEDURE app_private.citus_add_worker(IN p_host text, IN p_port integer, IN p_shard_transfer_mode text) IS 'On Citus: prepares a worker a superuser added (call svc_bootstrap.add_node(host, port), db/citus/bootstrap.sql), rebalances the shard groups onto it and prepares the nodes that now hold them. The deploy login calls it: a superuser runs no code that a role of the service may change.';
+COMMENT ON PROCEDURE app_private.citus_add_worker(IN p_host text, IN p_port integer, IN p_shard_transfer_mode text) IS 'On Citus: prepares a worker a superuser added (call svc_bootstrap.add_node(host, port), db/citus/bootstrap.sql), rebalances the shard groups onto it (block_writes: a moved group''s writes wait while it is copied) and prepares the nodes that now hold them. The deploy login calls it: a superuser runs no code that a role of the service may change.';
 
 
 --
@@ -6368,7 +6371,7 @@ begin
   end if;
   select string_agg(format('%s:%s: %s', nodename, nodeport, result), '; ') into v_failed
     from run_command_on_workers($w$do $r$ begin set local citus.enable_ddl_propagation = off;
-      revoke all on schema svc_dblink, reporting_private from public;
+      revoke all on schema reporting_private from public;
       grant usage on schema reporting_private to svc_reporting_relay;
       revoke all on function reporting_private.bi_rows_of(text, text, text[], text) from public;
       grant execute on function reporting_private.bi_rows_of(text, text, text[], text) to svc_reporting_relay;
@@ -18646,4 +18649,6 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261206061300'),
     ('20261206070000'),
     ('20261206080000'),
-    ('20261206080400');
+    ('20261206080400'),
+    ('20261206090000'),
+    ('20261206090100');

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { startEmbedded, throwawayDataRoot, type EmbeddedHandle } from './embedded-pg.ts';
 import { editDatabaseUrl } from '../src/db/url.ts';
+import { SUPERUSER_SESSION } from './db.ts';
 
 export const CITUS_PG = '/usr/lib/postgresql/15';
 
@@ -89,7 +90,7 @@ async function trustLoopback(node: EmbeddedHandle) {
   const text = readFileSync(hba, 'utf8');
   if (text.includes(line)) return;
   writeFileSync(hba, `${line}\n${text}`);
-  const sql = postgres(node.url, { max: 1, onnotice: () => {} });
+  const sql = postgres(node.url, SUPERUSER_SESSION);
   try {
     await sql`select pg_reload_conf()`;
   } finally {
@@ -104,14 +105,14 @@ const portOf = (url: string) => Number(new URL(url).port);
 export async function createClusterDatabase(cluster: Pick<Cluster, 'coordinator' | 'workers'>, database: string): Promise<string> {
   const shardCount = Number(process.env.CITUS_SHARD_COUNT ?? 8);
   for (const url of [cluster.coordinator, ...cluster.workers]) {
-    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    const sql = postgres(url, SUPERUSER_SESSION);
     try {
       await sql.unsafe(`drop database if exists ${database} with (force)`);
       await sql.unsafe(`create database ${database}`);
     } finally {
       await sql.end();
     }
-    const db = postgres(editDatabaseUrl(url, { database }), { max: 1, onnotice: () => {} });
+    const db = postgres(editDatabaseUrl(url, { database }), SUPERUSER_SESSION);
     try {
       await db.unsafe('create extension citus');
       await db.unsafe(`alter database ${database} set citus.shard_count = ${shardCount}`);
@@ -120,7 +121,7 @@ export async function createClusterDatabase(cluster: Pick<Cluster, 'coordinator'
     }
   }
   const url = editDatabaseUrl(cluster.coordinator, { database });
-  const db = postgres(url, { max: 1, onnotice: () => {} });
+  const db = postgres(url, SUPERUSER_SESSION);
   try {
     await db`select citus_set_coordinator_host('127.0.0.1', ${portOf(cluster.coordinator)})`;
     for (const w of cluster.workers) await db`select citus_add_node('127.0.0.1', ${portOf(w)})`;
@@ -141,7 +142,7 @@ export async function dropClusterDatabase(cluster: Pick<Cluster, 'coordinator' |
  * next recovery (citus.recover_2pc_interval, a minute). The database goes anyway, so such a
  * transaction is rolled back here. */
 export async function dropDatabase(serverUrl: string, database: string): Promise<void> {
-  const sql = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  const sql = postgres(serverUrl, SUPERUSER_SESSION);
   try {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -151,7 +152,7 @@ export async function dropDatabase(serverUrl: string, database: string): Promise
         if ((e as { code?: string }).code !== '55006' || attempt === 5) throw e;
         const prepared = await sql<{ gid: string }[]>`select gid from pg_prepared_xacts where database = ${database}`;
         if (prepared.length) {
-          const db = postgres(editDatabaseUrl(serverUrl, { database }), { max: 1, onnotice: () => {} });
+          const db = postgres(editDatabaseUrl(serverUrl, { database }), SUPERUSER_SESSION);
           try {
             for (const { gid } of prepared) await db.unsafe(`rollback prepared '${gid.replaceAll("'", "''")}'`).catch(() => {});
           } finally {

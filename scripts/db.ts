@@ -16,7 +16,10 @@ const quietLogger = new Logger(() => () => {});
 /** A connection of this module's: one session, quiet, with a search_path that no role of the
  * service can reach (it may own the database, and with it `public` and the database's settings),
  * since most of these sessions are a superuser's. */
-const SESSION = { max: 1, onnotice: () => {}, connection: { search_path: 'pg_catalog, pg_temp' } };
+/** A superuser's connection: a search_path that no role of the service can reach (the database, and
+ * with it `public`, may be svc_schema's). Every statement on it names its schema. */
+export const SUPERUSER_SESSION = { max: 1, onnotice: () => {}, connection: { search_path: 'pg_catalog, pg_temp' } };
+const SESSION = SUPERUSER_SESSION;
 
 export const MIGRATIONS_DIR = 'db/migrations';
 
@@ -177,8 +180,9 @@ async function whoIs(url: string): Promise<{ superuser: boolean; citus: boolean 
   }
 }
 
-/** Our schemas, and on a cluster the relay's and each worker's copies of the api views. */
-const OUR_SCHEMAS = `n.nspname in ('api', 'app', 'app_private', 'control', 'reporting', 'skills', 'graphile_worker', 'reporting_private', 'svc_dblink')
+/** Our schemas, and on a cluster each worker's copies of the api views (the relay's dblink schema is
+ * the cluster bootstrap's, a superuser's). */
+const OUR_SCHEMAS = `n.nspname in ('api', 'app', 'app_private', 'control', 'reporting', 'skills', 'graphile_worker', 'reporting_private')
   or n.nspname ~ '^api_shard_\\d+$'`;
 
 /** Hands what a superuser's migrations made in this database (an earlier release's) to svc_schema:
@@ -367,7 +371,7 @@ async function setPasswords(url: string): Promise<void> {
 
 /** The test-only fixtures (test/fixtures/*.sql), applied to a migrated template database. */
 export async function loadTestFixtures(url: string): Promise<void> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const sql = postgres(url, SESSION);
   try {
     for (const f of readdirSync('test/fixtures').filter((n) => n.endsWith('.sql')).sort()) {
       await sql.unsafe(readFileSync(`test/fixtures/${f}`, 'utf8'));

@@ -2,7 +2,7 @@
 // a demo organization with content on first run, then the server.
 import postgres from 'postgres';
 import { randomUUID } from 'node:crypto';
-import { serverUrl, migrate, withDatabase, embeddedPort } from './db.ts';
+import { serverUrl, migrate, withDatabase, embeddedPort, SUPERUSER_SESSION } from './db.ts';
 import { run as admin } from '../src/admin/cli.ts';
 import { loadConfig } from '../src/config.ts';
 import { serve } from '../src/main.ts';
@@ -13,7 +13,7 @@ interface DemoClient { org: string; clientId: string; clientSecret: string; cust
 
 /** The organization, its people, customers and API Client: the control plane's part. */
 async function seedOrganization(url: string): Promise<DemoClient | undefined> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const sql = postgres(url, SUPERUSER_SESSION);
   const [existing] = await sql`select o.id, c.id as client_id from app.organizations o
     left join app.api_clients c on c.organization_id = o.id and c.status <> 'deleted' where o.name = ${DEMO_ORG} limit 1`;
   await sql.end();

@@ -18,6 +18,9 @@ set local lock_timeout = '10s';
 -- authenticates its nodes (a certificate, pg_dist_authinfo); it has no password. (The workers' part
 -- below makes the same change there.)
 alter role svc_schema login password null;
+-- The rebalancer's tasks log in as the role that started them, svc_mover (db/bootstrap.sql), on the
+-- coordinator and on every node a shard group leaves or reaches: node to node, as svc_schema.
+alter role svc_mover login password null;
 
 -- The BI relay (docs/scaling.md, "BI on a cluster"): svc_reporting_relay is the login the
 -- coordinator opens on a worker for a BI read, and it only reads, for as long as a BI statement
@@ -98,8 +101,19 @@ revoke all on function svc_bootstrap.relay_connect(integer) from public;
 grant execute on function svc_bootstrap.relay_connect(integer) to svc_relay;
 
 -- dblink, for the relay alone: in a schema of its own, every function revoked from PUBLIC, the three
--- the relay calls granted to svc_relay, the connection without a password to svc_relay_secrets.
-create schema if not exists svc_dblink authorization svc_schema;
+-- the relay calls granted to svc_relay, the connection without a password to svc_relay_secrets. The
+-- schema is a superuser's: its owner could rename it and put a function of its own in its place,
+-- which svc_bootstrap.relay_connect would run with svc_relay_secrets' privileges.
+create schema if not exists svc_dblink;
+do $$
+begin
+  if not (select r.rolsuper from pg_namespace n join pg_roles r on r.oid = n.nspowner where n.nspname = 'svc_dblink') then
+    execute format('alter schema svc_dblink owner to %I', current_user);
+  end if;
+end
+$$;
+revoke all on schema svc_dblink from public;
+grant usage on schema svc_dblink to svc_relay;
 create extension if not exists dblink schema svc_dblink;
 revoke execute on all functions in schema svc_dblink from public;
 grant execute on function svc_dblink.dblink(text, text), svc_dblink.dblink_disconnect(text),
@@ -154,6 +168,7 @@ begin
         -- Citus's connections to this node log in as svc_schema for a migration's statements (the
         -- coordinator's change of a role made outside its database does not reach the workers).
         alter role svc_schema login password null;
+        alter role svc_mover login password null;
         -- A worker's sessions of these roles are Citus's, for the coordinator's sessions, and their
         -- statements are text with every argument written out: a client's secret, a token's
         -- digest, every organization's data. Untracked, pg_stat_activity shows no session of
@@ -162,6 +177,11 @@ begin
         alter role svc_worker set track_activities = off;
         alter role svc_admin set track_activities = off;
         if to_regnamespace('svc_dblink') is not null then
+          if not (select r.rolsuper from pg_namespace n join pg_roles r on r.oid = n.nspowner where n.nspname = 'svc_dblink') then
+            execute format('alter schema svc_dblink owner to %I', current_user);
+          end if;
+          revoke all on schema svc_dblink from public;
+          grant usage on schema svc_dblink to svc_relay;
           revoke execute on all functions in schema svc_dblink from public;
         end if;
         -- After DDL on the api schema, or a GRANT or REVOKE, by a superuser or a member of svc_api
@@ -219,6 +239,50 @@ commit;
 
 select svc_bootstrap.prepare_workers();
 
+-- Citus copies a reference table to a node that lacks it as its own extension's owner, a superuser,
+-- whoever asks (the rebalance's first task, or a later create_distributed_table), and the copy runs,
+-- for each row, the table's check constraints, its generated columns and its columns' domains'
+-- constraints (its triggers and indexes come after the rows). So these may call only functions a
+-- superuser owns: checked when a node is added and when a rebalance starts.
+create or replace function svc_bootstrap.reference_tables_trusted() returns void
+    language plpgsql
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $f$
+declare
+  v_untrusted text;
+begin
+  with ref as (
+    select p.logicalrelid as rel from pg_dist_partition p where p.partmethod = 'n' and p.repmodel = 't'
+  ), evaluated as (
+    select 'pg_constraint'::regclass as classid, c.oid as objid, format('%s, check %s', r.rel::regclass, c.conname) as what
+      from ref r join pg_constraint c on c.conrelid = r.rel where c.contype = 'c'
+    union all
+    select 'pg_attrdef'::regclass, d.oid, format('%s, generated column %s', r.rel::regclass, a.attname)
+      from ref r join pg_attrdef d on d.adrelid = r.rel
+      join pg_attribute a on a.attrelid = r.rel and a.attnum = d.adnum where a.attgenerated <> ''
+    union all
+    select 'pg_constraint'::regclass, c.oid, format('%s, column %s, domain %s, check %s', r.rel::regclass, a.attname, a.atttypid::regtype, c.conname)
+      from ref r join pg_attribute a on a.attrelid = r.rel and a.attnum > 0 and not a.attisdropped
+      join pg_constraint c on c.contypid = a.atttypid
+  ), called as (
+    select e.what, d.refobjid as fn from evaluated e
+      join pg_depend d on d.classid = e.classid and d.objid = e.objid and d.refclassid = 'pg_proc'::regclass
+    union all
+    select e.what, o.oprcode::oid from evaluated e
+      join pg_depend d on d.classid = e.classid and d.objid = e.objid and d.refclassid = 'pg_operator'::regclass
+      join pg_operator o on o.oid = d.refobjid
+  )
+  select string_agg(distinct format('%s calls %s', c.what, c.fn::regprocedure), '; ') into v_untrusted
+    from called c join pg_proc p on p.oid = c.fn join pg_roles o on o.oid = p.proowner
+   where not o.rolsuper;
+  if v_untrusted is not null then
+    raise exception 'a reference table runs a function no superuser owns when Citus copies it, as a superuser: %', v_untrusted
+      using errcode = '42501', hint = 'a reference table''s checks, generated columns and domains call only functions a superuser owns';
+  end if;
+end
+$f$;
+revoke all on function svc_bootstrap.reference_tables_trusted() from public;
+
 -- Growing the cluster: the node (whose server ran db/bootstrap.sql and holds this database, owned by
 -- svc_schema, with the citus extension) added and given what only a superuser may make there. Then
 -- the deploy login prepares it and rebalances onto it: call app_private.citus_add_worker(host, port).
@@ -229,6 +293,7 @@ create or replace procedure svc_bootstrap.add_node(in p_host text, in p_port int
 begin
   -- (A procedure that commits takes no SET clause: the search_path is set for each transaction.)
   perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+  perform svc_bootstrap.reference_tables_trusted();
   if not exists (select from pg_dist_node where nodename = p_host and nodeport = p_port) then
     perform citus_add_node(p_host, p_port);
   elsif not exists (select from pg_dist_node where nodename = p_host and nodeport = p_port and isactive) then
@@ -241,17 +306,21 @@ end
 $p$;
 revoke all on procedure svc_bootstrap.add_node(text, integer) from public;
 
--- The rebalancer moves an organization's rows as the role that starts it, and the schema's owner is
--- under forced row security, which would leave it nothing to move: a superuser's function starts it,
--- which the deploy login may call (app_private.citus_add_worker). It does nothing else.
+-- The rebalancer moves an organization's rows as the role that starts it: the schema's owner, under
+-- forced row security, would move none, and a superuser would run the tables' checks and triggers,
+-- which a role of the service may change. svc_mover (db/bootstrap.sql) starts it, in a function the
+-- deploy login may call (app_private.citus_add_worker). It does nothing else.
 create or replace function svc_bootstrap.rebalance_start(p_shard_transfer_mode text) returns void
     language plpgsql security definer
     set search_path to 'pg_catalog', 'pg_temp'
     as $p$
 begin
+  perform svc_bootstrap.reference_tables_trusted();
   execute format('select citus_rebalance_start(shard_transfer_mode => %L)', p_shard_transfer_mode);
 end
 $p$;
+alter function svc_bootstrap.rebalance_start(text) owner to svc_mover;
 revoke all on function svc_bootstrap.rebalance_start(text) from public;
-grant usage on schema svc_bootstrap to svc_schema;
+grant usage on schema svc_bootstrap to svc_schema, svc_mover;
+grant execute on function svc_bootstrap.reference_tables_trusted() to svc_mover;
 grant execute on function svc_bootstrap.rebalance_start(text) to svc_schema;

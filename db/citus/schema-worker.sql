@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict OC5B8M3i1mZyaZFteNgfa9GWQ2uNvIWf5X1ws60ggZOGyzTOg4oTUYbGgH83aL4
+\restrict ypTivkj97jv8AtUV8kepMzNwtxcmZY3P0tsWQE6gUkKSt3FDbXtY2xUqpDqwGvq
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -5231,12 +5231,15 @@ $$;
 -- Name: citus_add_worker(text, integer, text); Type: PROCEDURE; Schema: app_private; Owner: -
 --
 
-CREATE PROCEDURE app_private.citus_add_worker(IN p_host text, IN p_port integer, IN p_shard_transfer_mode text DEFAULT 'auto'::text)
+CREATE PROCEDURE app_private.citus_add_worker(IN p_host text, IN p_port integer, IN p_shard_transfer_mode text DEFAULT 'block_writes'::text)
     LANGUAGE plpgsql
     AS $$
 begin
   if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
     perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', 'this database has no citus extension: there is no cluster to grow');
+  end if;
+  if p_shard_transfer_mode is distinct from 'block_writes' then
+    perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', format('shard transfer mode %s: the tables force row security, so a shard group moves only by block_writes (a logical move''s subscription may not write into them)', coalesce(p_shard_transfer_mode, 'null')));
   end if;
   -- Citus adds a node only for a superuser, who runs no code of ours: the cluster's bootstrap does it.
   if not exists (select from pg_catalog.pg_dist_node where nodename = p_host and nodeport = p_port and isactive) then
@@ -5247,8 +5250,8 @@ begin
   -- A rebalance still running (this call run again after its wait was cut short) is waited for,
   -- not started twice (Citus refuses that).
   if not exists (select from pg_catalog.pg_dist_background_job where state in ('scheduled', 'running', 'cancelling', 'failing')) then
-    -- Started by the cluster bootstrap's function: the rebalancer moves rows as the role that starts
-    -- it, and under forced row security the deploy login's would move none.
+    -- The rebalancer copies rows as the role that starts it: svc_mover, in the cluster bootstrap's
+    -- function (under forced row security the deploy login would copy none).
     perform svc_bootstrap.rebalance_start(p_shard_transfer_mode);
   end if;
   commit;
@@ -5546,7 +5549,7 @@ begin
   end if;
   select string_agg(format('%s:%s: %s', nodename, nodeport, result), '; ') into v_failed
     from run_command_on_workers($w$do $r$ begin set local citus.enable_ddl_propagation = off;
-      revoke all on schema svc_dblink, reporting_private from public;
+      revoke all on schema reporting_private from public;
       grant usage on schema reporting_private to svc_reporting_relay;
       revoke all on function reporting_private.bi_rows_of(text, text, text[], text) from public;
       grant execute on function reporting_private.bi_rows_of(text, text, text[], text) to svc_reporting_relay;
@@ -11160,6 +11163,7 @@ CREATE PROCEDURE svc_bootstrap.add_node(IN p_host text, IN p_port integer)
 begin
   -- (A procedure that commits takes no SET clause: the search_path is set for each transaction.)
   perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+  perform svc_bootstrap.reference_tables_trusted();
   if not exists (select from pg_dist_node where nodename = p_host and nodeport = p_port) then
     perform citus_add_node(p_host, p_port);
   elsif not exists (select from pg_dist_node where nodename = p_host and nodeport = p_port and isactive) then
@@ -11248,6 +11252,7 @@ begin
         -- Citus's connections to this node log in as svc_schema for a migration's statements (the
         -- coordinator's change of a role made outside its database does not reach the workers).
         alter role svc_schema login password null;
+        alter role svc_mover login password null;
         -- A worker's sessions of these roles are Citus's, for the coordinator's sessions, and their
         -- statements are text with every argument written out: a client's secret, a token's
         -- digest, every organization's data. Untracked, pg_stat_activity shows no session of
@@ -11256,6 +11261,11 @@ begin
         alter role svc_worker set track_activities = off;
         alter role svc_admin set track_activities = off;
         if to_regnamespace('svc_dblink') is not null then
+          if not (select r.rolsuper from pg_namespace n join pg_roles r on r.oid = n.nspowner where n.nspname = 'svc_dblink') then
+            execute format('alter schema svc_dblink owner to %I', current_user);
+          end if;
+          revoke all on schema svc_dblink from public;
+          grant usage on schema svc_dblink to svc_relay;
           revoke execute on all functions in schema svc_dblink from public;
         end if;
         -- After DDL on the api schema, or a GRANT or REVOKE, by a superuser or a member of svc_api
@@ -11319,7 +11329,51 @@ CREATE FUNCTION svc_bootstrap.rebalance_start(p_shard_transfer_mode text) RETURN
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
+  perform svc_bootstrap.reference_tables_trusted();
   execute format('select citus_rebalance_start(shard_transfer_mode => %L)', p_shard_transfer_mode);
+end
+$$;
+
+
+--
+-- Name: reference_tables_trusted(); Type: FUNCTION; Schema: svc_bootstrap; Owner: -
+--
+
+CREATE FUNCTION svc_bootstrap.reference_tables_trusted() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_untrusted text;
+begin
+  with ref as (
+    select p.logicalrelid as rel from pg_dist_partition p where p.partmethod = 'n' and p.repmodel = 't'
+  ), evaluated as (
+    select 'pg_constraint'::regclass as classid, c.oid as objid, format('%s, check %s', r.rel::regclass, c.conname) as what
+      from ref r join pg_constraint c on c.conrelid = r.rel where c.contype = 'c'
+    union all
+    select 'pg_attrdef'::regclass, d.oid, format('%s, generated column %s', r.rel::regclass, a.attname)
+      from ref r join pg_attrdef d on d.adrelid = r.rel
+      join pg_attribute a on a.attrelid = r.rel and a.attnum = d.adnum where a.attgenerated <> ''
+    union all
+    select 'pg_constraint'::regclass, c.oid, format('%s, column %s, domain %s, check %s', r.rel::regclass, a.attname, a.atttypid::regtype, c.conname)
+      from ref r join pg_attribute a on a.attrelid = r.rel and a.attnum > 0 and not a.attisdropped
+      join pg_constraint c on c.contypid = a.atttypid
+  ), called as (
+    select e.what, d.refobjid as fn from evaluated e
+      join pg_depend d on d.classid = e.classid and d.objid = e.objid and d.refclassid = 'pg_proc'::regclass
+    union all
+    select e.what, o.oprcode::oid from evaluated e
+      join pg_depend d on d.classid = e.classid and d.objid = e.objid and d.refclassid = 'pg_operator'::regclass
+      join pg_operator o on o.oid = d.refobjid
+  )
+  select string_agg(distinct format('%s calls %s', c.what, c.fn::regprocedure), '; ') into v_untrusted
+    from called c join pg_proc p on p.oid = c.fn join pg_roles o on o.oid = p.proowner
+   where not o.rolsuper;
+  if v_untrusted is not null then
+    raise exception 'a reference table runs a function no superuser owns when Citus copies it, as a superuser: %', v_untrusted
+      using errcode = '42501', hint = 'a reference table''s checks, generated columns and domains call only functions a superuser owns';
+  end if;
 end
 $$;
 
@@ -15814,5 +15868,5 @@ CREATE EVENT TRIGGER shard_views_stale ON ddl_command_end
 -- PostgreSQL database dump complete
 --
 
-\unrestrict OC5B8M3i1mZyaZFteNgfa9GWQ2uNvIWf5X1ws60ggZOGyzTOg4oTUYbGgH83aL4
+\unrestrict ypTivkj97jv8AtUV8kepMzNwtxcmZY3P0tsWQE6gUkKSt3FDbXtY2xUqpDqwGvq
 

@@ -54,10 +54,20 @@ t.test('a worker added, rebalanced onto and serving the organizations that moved
   // A superuser adds the node (the bootstrap's procedure); the deploy login prepares it and rebalances.
   const deploy = postgres(editDatabaseUrl(a.adminUrl, { username: 'svc_deploy', password: process.env.SVC_DEPLOY_DB_PASSWORD ?? 'svc_deploy' }), oneConnection);
   t.teardown(() => deploy.end());
-  t.match(await deploy.unsafe(`call app_private.citus_add_worker('127.0.0.1', ${port}, 'block_writes')`).then(() => 'ok', (e) => `${e.code} ${e.detail}`),
+  t.match(await deploy.unsafe(`call app_private.citus_add_worker('127.0.0.1', ${port})`).then(() => 'ok', (e) => `${e.code} ${e.detail}`),
     /^SV500 .*a superuser adds it first/, 'the deploy login cannot add a node itself');
   await a.admin.unsafe(`call svc_bootstrap.add_node('127.0.0.1', ${port})`);
-  await deploy.unsafe(`call app_private.citus_add_worker('127.0.0.1', ${port}, 'block_writes')`);
+  // A logical move's subscription would write as a role under the tables' forced row security, which
+  // PostgreSQL refuses: refused before anything starts, not retried without end.
+  t.match(await deploy.unsafe(`call app_private.citus_add_worker('127.0.0.1', ${port}, 'auto')`).then(() => 'ok', (e) => `${e.code} ${e.detail}`),
+    /^SV500 shard transfer mode auto: .*block_writes/, 'a logical move is refused');
+  await deploy.unsafe(`call app_private.citus_add_worker('127.0.0.1', ${port})`);
+  // Its moves ran as svc_mover; Citus copies reference tables as its extension's owner whoever starts
+  // it, which svc_bootstrap.reference_tables_trusted() checks before (test/db/least-privilege.test.ts).
+  const [job] = await a.admin`select j.state::text as state, (select array_agg(distinct k.owner::regrole::text) from pg_dist_background_task k
+      where k.job_id = j.job_id and k.command !~ 'replicate_reference_tables|copy_single_shard_placement') as owners
+    from pg_dist_background_job j order by j.job_id desc limit 1`;
+  t.same(job, { state: 'finished', owners: ['svc_mover'] }, 'the rebalance\'s moves ran as svc_mover, neither a superuser nor the schema\'s owner');
 
   const [{ workers }] = await a.admin`select count(*)::int as workers from pg_dist_node where groupid <> 0 and isactive` as [{ workers: number }];
   t.equal(workers, CITUS_WORKERS.length + 1, 'the node is a worker of the cluster');

@@ -29,8 +29,8 @@ t.test(`the client directory is read through its lookup alone (${where})`, async
   t.same(table, { relrowsecurity: true, relforcerowsecurity: true }, 'row security enabled and forced');
   const readers = await admin`select r.rolname from pg_roles r
     where has_table_privilege(r.oid, 'app_private.client_directory', 'select') and not r.rolsuper and r.rolname !~ '^pg_' order by 1`;
-  t.same(readers.map((r) => r.rolname), ['svc_admin', 'svc_deploy', 'svc_directory', 'svc_schema'],
-    'svc_directory (the lookup) and svc_admin (the control plane, which writes it) alone may select from it (besides its owner, svc_schema, and the deploy login acting as it; superusers and pg_read_all_data)');
+  t.same(readers.map((r) => r.rolname), ['svc_admin', 'svc_deploy', 'svc_directory', 'svc_mover', 'svc_schema'],
+    'svc_directory (the lookup) and svc_admin (the control plane, which writes it) alone may select from it (besides its owner, svc_schema, the deploy login acting as it and svc_mover, a member of it that moves and restores rows; superusers and pg_read_all_data)');
   const [owner] = await admin`select r.rolname, r.rolbypassrls from pg_proc p join pg_roles r on r.oid = p.proowner
     where p.oid = 'api.client_organization(text)'::regprocedure`;
   t.same(owner, { rolname: 'svc_directory', rolbypassrls: false }, 'the lookup is owned by svc_directory, which does not bypass row security');
@@ -319,7 +319,7 @@ t.test(`the schema belongs to svc_schema, and the migrations run as svc_deploy a
   for (const [i, url] of [a.adminUrl, ...CITUS_WORKERS.map((w) => editDatabaseUrl(w, { database }))].entries()) {
     const node = postgres(url, oneConnection);
     try {
-      const ours = `n.nspname in ('api', 'app', 'app_private', 'control', 'reporting', 'skills', 'graphile_worker', 'reporting_private', 'svc_dblink') or n.nspname ~ '^api_shard_'`;
+      const ours = `n.nspname in ('api', 'app', 'app_private', 'control', 'reporting', 'skills', 'graphile_worker', 'reporting_private') or n.nspname ~ '^api_shard_'`;
       const above = await node.unsafe(`
         select kind || ' ' || name as object from (
           select 'schema' as kind, n.nspname::text as name, n.nspowner as owner from pg_namespace n where ${ours}
@@ -336,6 +336,14 @@ t.test(`the schema belongs to svc_schema, and the migrations run as svc_deploy a
         ) o join pg_roles r on r.oid = o.owner
         where r.rolsuper or r.rolbypassrls order by 1`);
       t.same(above.map((o) => o.object), [], `${i ? `worker ${i}` : 'the coordinator or server'}: no schema, relation or function of ours belongs to a superuser or a role that bypasses row security`);
+      if (cluster) {
+        // The relay's dblink: its schema's owner could put a function of its own in dblink's place,
+        // which the relay's connection would run with the privileges that read every password.
+        const [dblink] = await node`select r.rolsuper as superuser, has_schema_privilege('svc_schema', n.oid, 'create') as creatable,
+            has_schema_privilege('public', n.oid, 'usage') as public
+          from pg_namespace n join pg_roles r on r.oid = n.nspowner where n.nspname = 'svc_dblink'`;
+        t.same(dblink, { superuser: true, creatable: false, public: false }, `${i ? `worker ${i}` : 'the coordinator'}: dblink's schema is a superuser's, closed to the service and to PUBLIC`);
+      }
       if (i > 0) {
         // What only a superuser may make there is the bootstrap's, and no role of the service may change or call it.
         const triggers = await node`select t.evtname, p.oid::regprocedure::text as fn, r.rolsuper as superuser,
@@ -356,6 +364,18 @@ t.test(`the schema belongs to svc_schema, and the migrations run as svc_deploy a
   if (cluster) {
     const [prepare] = await a.admin`select has_function_privilege('svc_schema', 'svc_bootstrap.prepare_workers()', 'execute') as callable`;
     t.equal(prepare!.callable, false, 'the bootstrap\'s preparation of the workers is a superuser\'s alone');
+    // Citus copies a reference table to a new node as a superuser, running its checks for each row:
+    // a rebalance, and a node's addition, refuse one whose check calls a function the service owns.
+    const deploy = postgres(editDatabaseUrl(a.adminUrl, { username: 'svc_deploy', password: process.env.SVC_DEPLOY_DB_PASSWORD ?? 'svc_deploy' }), oneConnection);
+    t.teardown(() => deploy.end());
+    t.match(await failure(deploy`select svc_bootstrap.reference_tables_trusted()`), /^42501 permission denied/, 'the check is svc_mover\'s to call (and a superuser\'s)');
+    await a.admin.unsafe(`select svc_bootstrap.reference_tables_trusted()`);
+    t.pass('the reference tables call only functions a superuser owns');
+    await deploy.unsafe(`alter table app_private.currencies add constraint test_untrusted check (app_private.normalize_email(code) is not null) not valid`);
+    t.match(await failure(deploy.unsafe(`select svc_bootstrap.rebalance_start('block_writes')`)),
+      /^42501 .*app_private\.currencies, check test_untrusted calls app_private\.normalize_email\(text\)/, 'a rebalance refuses a reference table whose check calls a function of the service');
+    t.match(await failure(a.admin.unsafe(`call svc_bootstrap.add_node('127.0.0.1', 1)`)), /^42501 /, 'and so does adding a node');
+    await deploy.unsafe(`alter table app_private.currencies drop constraint test_untrusted`);
   }
 });
 
@@ -473,6 +493,26 @@ t.test(`svc-admin runs its commands as svc_admin: every organization's control p
   t.same(owner, { login: false, createrole: true, above: false, members: 0,
     owns: ['svc_bootstrap.bi_login_create(text,text)', 'svc_bootstrap.bi_login_drop(text)'] },
   'the BI logins\' functions belong to svc_bi_logins, which never logs in, has no member and owns nothing else');
+});
+
+t.test(`svc_mover, which moves and restores rows under no policy, has no privilege the schema's owner lacks (${where})`, async (t) => {
+  const a = await startApp(t);
+  const cluster = CITUS_WORKERS.length > 0;
+  const [mover] = await a.admin`select r.rolsuper as superuser, r.rolbypassrls as bypassrls, r.rolcanlogin as login,
+      r.rolcreaterole or r.rolcreatedb as creates, a.rolpassword is null as no_password,
+      (select count(*)::int from pg_auth_members m where m.roleid = r.oid) as members,
+      (select array_agg(m.roleid::regrole::text) from pg_auth_members m where m.member = r.oid) as member_of,
+      (select array_agg(p.oid::regprocedure::text) from pg_proc p where p.proowner = r.oid) as owns,
+      (select count(*)::int from pg_class c where c.relowner = r.oid) + (select count(*)::int from pg_namespace n where n.nspowner = r.oid) as owns_else
+    from pg_roles r join pg_authid a on a.oid = r.oid where r.rolname = 'svc_mover'`;
+  // It bypasses row security (a shard move copies rows, a restore writes them); as a member of the
+  // tables' owner, which could lift their row security itself, it gains nothing by it.
+  t.same(mover, { superuser: false, bypassrls: true, login: cluster, creates: false, no_password: true, members: 0,
+    member_of: ['svc_schema'], owns: cluster ? ['svc_bootstrap.rebalance_start(text)'] : null, owns_else: 0 },
+  'a member of svc_schema alone, with no member, no password, and on a cluster the rebalance\'s start alone');
+  const [reach] = await a.admin`select bool_or(pg_has_role(r.rolname, 'svc_mover', 'member')) as any from pg_roles r
+    where r.rolname in ('svc_runtime', 'svc_worker', 'svc_admin', 'svc_deploy', 'svc_schema', 'svc_reporting')`;
+  t.equal(reach!.any, false, 'no login of the service may act as it');
 });
 
 t.test(`a capability link's beginning reads only the organization its signature names (${where})`, async (t) => {
