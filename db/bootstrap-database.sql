@@ -10,6 +10,14 @@
 -- it `public` and its settings, may be svc_schema's).
 set search_path = pg_catalog, pg_temp;
 create schema if not exists svc_bootstrap;
+-- Only a superuser may have made it: what is in it runs with svc_bi_logins' CREATEROLE.
+do $$
+begin
+  if not (select r.rolsuper from pg_namespace n join pg_roles r on r.oid = n.nspowner where n.nspname = 'svc_bootstrap') then
+    raise exception 'schema svc_bootstrap belongs to a role that is not a superuser: drop it, then run the bootstrap again';
+  end if;
+end
+$$;
 revoke all on schema svc_bootstrap from public;
 grant usage on schema svc_bootstrap to svc_admin, svc_bi_logins;
 

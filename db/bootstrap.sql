@@ -3,8 +3,8 @@
 -- is a superuser's, then migrates as svc_deploy; a DBA may run it by hand and give the deploy
 -- pipeline svc_deploy's URL alone (db/README.md, "Schemas and roles").
 --
--- The roles: each logs in for one job or owns one kind of object; none is a superuser or bypasses
--- row security. The baseline's roles file makes the same ones where missing, so that a database
+-- The roles: each logs in for one job or owns one kind of object; none is a superuser, and one,
+-- svc_mover, bypasses row security to copy rows (below). The baseline's roles file makes the same ones where missing, so that a database
 -- migrated by a superuser without this file ends the same.
 -- A superuser's session: a search_path that no role of the service can reach (the database, and with
 -- it `public` and its settings, may be svc_schema's).

@@ -6154,6 +6154,43 @@ $_$;
 
 
 --
+-- Name: citus_drain_worker(text, integer); Type: PROCEDURE; Schema: app_private; Owner: -
+--
+
+CREATE PROCEDURE app_private.citus_drain_worker(IN p_host text, IN p_port integer)
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
+    perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', 'this database has no citus extension: there is no cluster to shrink');
+  end if;
+  -- Citus changes a node's properties only for a superuser: the cluster's bootstrap does it.
+  if not exists (select from pg_catalog.pg_dist_node where nodename = p_host and nodeport = p_port and groupid <> 0 and not shouldhaveshards) then
+    perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', format('%s:%s is not a worker marked to hold no shard group: a superuser marks it first (call svc_bootstrap.remove_node(%L, %s))', p_host, p_port, p_host, p_port));
+  end if;
+  -- A rebalance still running (this call run again after its wait was cut short) is waited for,
+  -- not started twice (Citus refuses that).
+  if not exists (select from pg_catalog.pg_dist_background_job where state in ('scheduled', 'running', 'cancelling', 'failing')) then
+    -- The rebalancer moves every group off a node marked to hold none, copying rows as svc_mover.
+    perform svc_bootstrap.rebalance_start('block_writes');
+  end if;
+  commit;
+  perform pg_catalog.citus_rebalance_wait();
+  commit;
+  -- The moved shard groups: copies on the nodes that now hold them.
+  call app_private.citus_prepare_workers();
+end
+$$;
+
+
+--
+-- Name: PROCEDURE citus_drain_worker(IN p_host text, IN p_port integer); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON PROCEDURE app_private.citus_drain_worker(IN p_host text, IN p_port integer) IS 'On Citus: moves every shard group off a worker a superuser marked to hold none (call svc_bootstrap.remove_node(host, port), db/citus/bootstrap.sql), by a rebalance that blocks a moving group''s writes while it is copied, and prepares the nodes that now hold them; the superuser then removes the node with the same call. The deploy login calls it: a superuser runs no code that a role of the service may change.';
+
+
+--
 -- Name: citus_drop_shard_views(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -6289,12 +6326,14 @@ CREATE PROCEDURE app_private.citus_prepare_workers()
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
+  perform pg_advisory_xact_lock(hashtextextended('svc.citus_prepare_workers', 0));
   perform app_private.citus_context_keys();
   perform app_private.citus_node_grants();
-  -- A moved shard is made anew without the column grants of 20261205000600: svc_api's inserts there
-  -- were refused (measured).
+  -- The column grants a shard needs beyond its table's (the defaults' columns, for svc_api's inserts),
+  -- which a shard made anew lacks.
   call app_private.citus_shard_privileges();
-  -- Before the copies are made: a grant on a worker advances its generation (20261205003100).
+  -- Before the copies are made: a grant on a worker advances its generation (the bootstrap's event
+  -- triggers).
   perform app_private.citus_relay_privileges();
   call app_private.citus_copy_privileges();
 end
@@ -17884,7 +17923,7 @@ COMMENT ON POLICY "The gate reads uploads a link names" ON app.file_uploads IS '
 -- Name: webhook_deliveries The service status sees deliveries waiting; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "The service status sees deliveries waiting" ON app.webhook_deliveries FOR SELECT TO svc_status USING ((status = 'pending'::text));
+CREATE POLICY "The service status sees deliveries waiting" ON app.webhook_deliveries FOR SELECT TO svc_status USING (((status = 'pending'::text) AND (CURRENT_USER = 'svc_status'::name)));
 
 
 --
@@ -17898,7 +17937,7 @@ COMMENT ON POLICY "The service status sees deliveries waiting" ON app.webhook_de
 -- Name: events The service status sees events waiting for their fan-out; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "The service status sees events waiting for their fan-out" ON app.events FOR SELECT TO svc_status USING (fanout_pending);
+CREATE POLICY "The service status sees events waiting for their fan-out" ON app.events FOR SELECT TO svc_status USING ((fanout_pending AND (CURRENT_USER = 'svc_status'::name)));
 
 
 --
@@ -18651,4 +18690,7 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261206080000'),
     ('20261206080400'),
     ('20261206090000'),
-    ('20261206090100');
+    ('20261206090100'),
+    ('20261206090200'),
+    ('20261206090300'),
+    ('20261206090400');

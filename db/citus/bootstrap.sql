@@ -115,6 +115,20 @@ $$;
 revoke all on schema svc_dblink from public;
 grant usage on schema svc_dblink to svc_relay;
 create extension if not exists dblink schema svc_dblink;
+-- What the schema holds is dblink's alone (a schema the service owned before may hold a function of
+-- its own under dblink's name).
+do $$
+begin
+  if (select e.extnamespace <> 'svc_dblink'::regnamespace from pg_extension e where e.extname = 'dblink') then
+    raise exception 'the dblink extension is not in schema svc_dblink: drop it, then run the bootstrap again';
+  end if;
+  if exists (select from pg_proc p where p.pronamespace = 'svc_dblink'::regnamespace
+               and not exists (select from pg_depend d join pg_extension e on e.oid = d.refobjid
+                                where d.classid = 'pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e' and e.extname = 'dblink')) then
+    raise exception 'schema svc_dblink holds a function that is not dblink''s: drop it, then run the bootstrap again';
+  end if;
+end
+$$;
 revoke execute on all functions in schema svc_dblink from public;
 grant execute on function svc_dblink.dblink(text, text), svc_dblink.dblink_disconnect(text),
   svc_dblink.dblink_get_connections() to svc_relay;
@@ -226,6 +240,42 @@ begin
         drop event trigger if exists shard_views_dropped;
         create event trigger shard_views_stale on ddl_command_end execute function svc_bootstrap.shard_views_stale();
         create event trigger shard_views_dropped on sql_drop execute function svc_bootstrap.shard_views_stale();
+        -- A shard made on this node (a move's, a copy's) gets at once what its table's grants do not
+        -- carry: the statements Citus sends a shard name the columns that have defaults, so svc_api
+        -- inserts into those on the shard (app_private.citus_shard_privileges grants the same on
+        -- every shard). Without it a moved organization's creates were refused ("permission denied
+        -- for table projects_102195") until the workers were prepared again.
+        create or replace function svc_bootstrap.shard_privileges() returns event_trigger
+            language plpgsql
+            set search_path to 'pg_catalog', 'pg_temp'
+            as $f$
+        declare
+          c record;
+          v_columns text;
+        begin
+          for c in
+            select d.objid::regclass as shard, s.logicalrelid as rel
+              from pg_event_trigger_ddl_commands() d
+              join pg_dist_shard s on s.shardid = (regexp_match(d.object_identity, '_(\d+)$'))[1]::bigint
+              join pg_dist_partition p on p.logicalrelid = s.logicalrelid and p.partmethod = 'h'
+             where d.command_tag = 'CREATE TABLE' and d.object_type = 'table'
+               and d.object_identity = shard_name(s.logicalrelid, s.shardid)
+          loop
+            select string_agg(quote_ident(a.attname), ', ' order by a.attnum) into v_columns
+              from pg_attribute a
+             where a.attrelid = c.rel and a.attnum > 0 and not a.attisdropped and (a.atthasdef or a.attidentity <> '')
+               and has_table_privilege('svc_api', c.rel, 'insert') is false
+               and exists (select from pg_attribute x where x.attrelid = c.rel and has_column_privilege('svc_api', c.rel, x.attnum, 'insert'))
+               and not has_column_privilege('svc_api', c.rel, a.attnum, 'insert');
+            if v_columns is not null then
+              execute format('grant insert (%s) on %s to svc_api', v_columns, c.shard);
+            end if;
+          end loop;
+        end
+        $f$;
+        revoke all on function svc_bootstrap.shard_privileges() from public;
+        drop event trigger if exists shard_privileges;
+        create event trigger shard_privileges on ddl_command_end when tag in ('CREATE TABLE') execute function svc_bootstrap.shard_privileges();
       end
       $b$ $w$)
    where not success;
@@ -240,10 +290,14 @@ commit;
 select svc_bootstrap.prepare_workers();
 
 -- Citus copies a reference table to a node that lacks it as its own extension's owner, a superuser,
--- whoever asks (the rebalance's first task, or a later create_distributed_table), and the copy runs,
--- for each row, the table's check constraints, its generated columns and its columns' domains'
--- constraints (its triggers and indexes come after the rows). So these may call only functions a
--- superuser owns: checked when a node is added and when a rebalance starts.
+-- whoever asks (a rebalance's first task, create_distributed_table, a shard's copy; it lets no other
+-- role write the placement's metadata), and the copy runs, for each row, the table's checks, its
+-- generated columns and its columns' domains' constraints (its indexes and triggers come after the
+-- rows). So the reference tables are copied once, when a superuser adds a node (add_node, below),
+-- after this check, with every reference table locked against DDL: what those run may call only
+-- immutable functions built into PostgreSQL (a superuser's function such as Citus's
+-- alter_role_if_exists would run any statement it is given). A rebalance starts only where every
+-- node has them, so that it copies none.
 create or replace function svc_bootstrap.reference_tables_trusted() returns void
     language plpgsql
     set search_path to 'pg_catalog', 'pg_temp'
@@ -251,7 +305,7 @@ create or replace function svc_bootstrap.reference_tables_trusted() returns void
 declare
   v_untrusted text;
 begin
-  with ref as (
+  with recursive ref as (
     select p.logicalrelid as rel from pg_dist_partition p where p.partmethod = 'n' and p.repmodel = 't'
   ), evaluated as (
     select 'pg_constraint'::regclass as classid, c.oid as objid, format('%s, check %s', r.rel::regclass, c.conname) as what
@@ -260,24 +314,40 @@ begin
     select 'pg_attrdef'::regclass, d.oid, format('%s, generated column %s', r.rel::regclass, a.attname)
       from ref r join pg_attrdef d on d.adrelid = r.rel
       join pg_attribute a on a.attrelid = r.rel and a.attnum = d.adnum where a.attgenerated <> ''
-    union all
-    select 'pg_constraint'::regclass, c.oid, format('%s, column %s, domain %s, check %s', r.rel::regclass, a.attname, a.atttypid::regtype, c.conname)
+  ), types as (
+    -- The columns' types, and what each is made of: a domain's base type, an array's element, a
+    -- composite's attributes, and the types the checks above name (a cast to a domain).
+    select a.atttypid as typ, format('%s.%s', r.rel::regclass, a.attname) as what
       from ref r join pg_attribute a on a.attrelid = r.rel and a.attnum > 0 and not a.attisdropped
-      join pg_constraint c on c.contypid = a.atttypid
-  ), called as (
-    select e.what, d.refobjid as fn from evaluated e
-      join pg_depend d on d.classid = e.classid and d.objid = e.objid and d.refclassid = 'pg_proc'::regclass
     union all
-    select e.what, o.oprcode::oid from evaluated e
-      join pg_depend d on d.classid = e.classid and d.objid = e.objid and d.refclassid = 'pg_operator'::regclass
+    select d.refobjid, e.what from evaluated e
+      join pg_depend d on d.classid = e.classid and d.objid = e.objid and d.refclassid = 'pg_type'::regclass
+    union
+    select x.typ, t.what from types t join pg_type ty on ty.oid = t.typ
+      cross join lateral (select ty.typbasetype where ty.typbasetype <> 0
+                          union all select ty.typelem where ty.typelem <> 0
+                          union all select a.atttypid from pg_attribute a where a.attrelid = ty.typrelid and ty.typrelid <> 0 and a.attnum > 0) x(typ)
+  ), checked as (
+    select classid, objid, what from evaluated
+    union all
+    select 'pg_constraint'::regclass, c.oid, format('%s, domain %s, check %s', t.what, c.contypid::regtype, c.conname)
+      from types t join pg_constraint c on c.contypid = t.typ
+  ), called as (
+    select c.what, d.refobjid as fn from checked c
+      join pg_depend d on d.classid = c.classid and d.objid = c.objid and d.refclassid = 'pg_proc'::regclass
+    union all
+    select c.what, o.oprcode::oid from checked c
+      join pg_depend d on d.classid = c.classid and d.objid = c.objid and d.refclassid = 'pg_operator'::regclass
       join pg_operator o on o.oid = d.refobjid
   )
   select string_agg(distinct format('%s calls %s', c.what, c.fn::regprocedure), '; ') into v_untrusted
-    from called c join pg_proc p on p.oid = c.fn join pg_roles o on o.oid = p.proowner
-   where not o.rolsuper;
+    from called c join pg_proc p on p.oid = c.fn
+   where not (p.pronamespace = 'pg_catalog'::regnamespace and p.prolang = (select l.oid from pg_language l where l.lanname = 'internal')
+              and p.provolatile = 'i'
+              and not exists (select from pg_depend x where x.classid = 'pg_proc'::regclass and x.objid = p.oid and x.deptype = 'e'));
   if v_untrusted is not null then
-    raise exception 'a reference table runs a function no superuser owns when Citus copies it, as a superuser: %', v_untrusted
-      using errcode = '42501', hint = 'a reference table''s checks, generated columns and domains call only functions a superuser owns';
+    raise exception 'a reference table runs a function not built into PostgreSQL, or not immutable, when Citus copies it as a superuser: %', v_untrusted
+      using errcode = '42501', hint = 'a reference table''s checks, generated columns and domains call only immutable functions built into PostgreSQL';
   end if;
 end
 $f$;
@@ -290,9 +360,12 @@ revoke all on function svc_bootstrap.reference_tables_trusted() from public;
 create or replace procedure svc_bootstrap.add_node(in p_host text, in p_port integer)
     language plpgsql
     as $p$
+declare
+  v_table regclass;
 begin
   -- (A procedure that commits takes no SET clause: the search_path is set for each transaction.)
   perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+  -- Refused before the node is added, and checked again below under the lock.
   perform svc_bootstrap.reference_tables_trusted();
   if not exists (select from pg_dist_node where nodename = p_host and nodeport = p_port) then
     perform citus_add_node(p_host, p_port);
@@ -302,25 +375,86 @@ begin
   commit;
   perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
   perform svc_bootstrap.prepare_workers();
+  commit;
+  perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+  -- Its reference tables now, checked and locked against DDL (above), before anything else asks
+  -- Citus to copy them.
+  for v_table in select p.logicalrelid::regclass from pg_dist_partition p where p.partmethod = 'n' and p.repmodel = 't' order by 1 loop
+    execute format('lock table %s in share mode', v_table);
+  end loop;
+  perform svc_bootstrap.reference_tables_trusted();
+  perform replicate_reference_tables('block_writes');
 end
 $p$;
 revoke all on procedure svc_bootstrap.add_node(text, integer) from public;
 
+-- Shrinking the cluster, in three calls so that a superuser runs no code of ours: a superuser marks
+-- the node to hold no shard group (the first call of this procedure), the deploy login moves its
+-- groups off (call app_private.citus_drain_worker(host, port): a rebalance by svc_mover), and the
+-- superuser calls this again, which removes it once it holds none.
+-- As a superuser, outside a transaction block: call svc_bootstrap.remove_node('host', 5432);
+create or replace procedure svc_bootstrap.remove_node(in p_host text, in p_port integer)
+    language plpgsql
+    as $p$
+declare
+  v_groups integer;
+begin
+  perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+  if not exists (select from pg_dist_node where nodename = p_host and nodeport = p_port and groupid <> 0) then
+    raise exception '%:% is not a worker of this cluster', p_host, p_port using errcode = '22023';
+  end if;
+  select count(distinct s.shardid) into v_groups
+    from pg_dist_node n join pg_dist_placement pl on pl.groupid = n.groupid
+    join pg_dist_shard s on s.shardid = pl.shardid join pg_dist_partition d on d.logicalrelid = s.logicalrelid
+   where n.nodename = p_host and n.nodeport = p_port and d.partmethod = 'h'
+     and s.logicalrelid = 'app.organizations'::regclass;
+  if v_groups > 0 then
+    if (select shouldhaveshards from pg_dist_node where nodename = p_host and nodeport = p_port) then
+      perform citus_set_node_property(p_host, p_port, 'shouldhaveshards', false);
+    end if;
+    commit;
+    raise exception '%:% holds % shard group(s), and gets no new one: the deploy login moves them off (call app_private.citus_drain_worker(%L, %s)), then call this again',
+      p_host, p_port, v_groups, p_host, p_port using errcode = '55000';
+  end if;
+  -- The shards the moves left behind (Citus drops them later), then the node.
+  call citus_cleanup_orphaned_resources();
+  commit;
+  perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+  perform citus_remove_node(p_host, p_port);
+end
+$p$;
+revoke all on procedure svc_bootstrap.remove_node(text, integer) from public;
+
 -- The rebalancer moves an organization's rows as the role that starts it: the schema's owner, under
 -- forced row security, would move none, and a superuser would run the tables' checks and triggers,
 -- which a role of the service may change. svc_mover (db/bootstrap.sql) starts it, in a function the
--- deploy login may call (app_private.citus_add_worker). It does nothing else.
+-- deploy login may call (app_private.citus_add_worker, citus_drain_worker), after placing the
+-- reference tables where they are missing. It does nothing else.
 create or replace function svc_bootstrap.rebalance_start(p_shard_transfer_mode text) returns void
     language plpgsql security definer
     set search_path to 'pg_catalog', 'pg_temp'
     as $p$
 begin
-  perform svc_bootstrap.reference_tables_trusted();
+  -- Started by another role, the moved groups would arrive empty (row security): refuse instead.
+  if current_user <> 'svc_mover' then
+    raise exception 'svc_bootstrap.rebalance_start runs as svc_mover, not %', current_user using errcode = '42501';
+  end if;
+  -- The one transfer that works under forced row security (app_private.citus_add_worker says why).
+  if p_shard_transfer_mode is distinct from 'block_writes' then
+    raise exception 'shard transfer mode %: only block_writes moves tables that force row security', p_shard_transfer_mode using errcode = '22023';
+  end if;
+  -- The reference tables are on every node already (svc_bootstrap.add_node copies them): a
+  -- rebalance would copy them as a superuser.
+  if exists (select from pg_dist_node n where n.isactive and n.noderole = 'primary'
+               and exists (select from pg_dist_partition d join pg_dist_shard s on s.logicalrelid = d.logicalrelid
+                            where d.partmethod = 'n' and d.repmodel = 't'
+                              and not exists (select from pg_dist_placement p where p.shardid = s.shardid and p.groupid = n.groupid))) then
+    raise exception 'a node lacks the reference tables: a superuser copies them (call svc_bootstrap.add_node(host, port) again)' using errcode = '55000';
+  end if;
   execute format('select citus_rebalance_start(shard_transfer_mode => %L)', p_shard_transfer_mode);
 end
 $p$;
 alter function svc_bootstrap.rebalance_start(text) owner to svc_mover;
 revoke all on function svc_bootstrap.rebalance_start(text) from public;
 grant usage on schema svc_bootstrap to svc_schema, svc_mover;
-grant execute on function svc_bootstrap.reference_tables_trusted() to svc_mover;
 grant execute on function svc_bootstrap.rebalance_start(text) to svc_schema;

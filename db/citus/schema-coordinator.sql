@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict 0RMRXxx9bGD8z5nF3Xcz4Yn0mVlCHhgetNUqUcyWb3hOQxV1xwwgtw70bc9EwSc
+\restrict 8p620pWVb25WjL0RUSbtdI4ySPLy4lVMlnMd7gnzYgJpwkCDYg76loV3i0PQxlt
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -6235,6 +6235,43 @@ $_$;
 
 
 --
+-- Name: citus_drain_worker(text, integer); Type: PROCEDURE; Schema: app_private; Owner: -
+--
+
+CREATE PROCEDURE app_private.citus_drain_worker(IN p_host text, IN p_port integer)
+    LANGUAGE plpgsql
+    AS $$
+begin
+  if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
+    perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', 'this database has no citus extension: there is no cluster to shrink');
+  end if;
+  -- Citus changes a node's properties only for a superuser: the cluster's bootstrap does it.
+  if not exists (select from pg_catalog.pg_dist_node where nodename = p_host and nodeport = p_port and groupid <> 0 and not shouldhaveshards) then
+    perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', format('%s:%s is not a worker marked to hold no shard group: a superuser marks it first (call svc_bootstrap.remove_node(%L, %s))', p_host, p_port, p_host, p_port));
+  end if;
+  -- A rebalance still running (this call run again after its wait was cut short) is waited for,
+  -- not started twice (Citus refuses that).
+  if not exists (select from pg_catalog.pg_dist_background_job where state in ('scheduled', 'running', 'cancelling', 'failing')) then
+    -- The rebalancer moves every group off a node marked to hold none, copying rows as svc_mover.
+    perform svc_bootstrap.rebalance_start('block_writes');
+  end if;
+  commit;
+  perform pg_catalog.citus_rebalance_wait();
+  commit;
+  -- The moved shard groups: copies on the nodes that now hold them.
+  call app_private.citus_prepare_workers();
+end
+$$;
+
+
+--
+-- Name: PROCEDURE citus_drain_worker(IN p_host text, IN p_port integer); Type: COMMENT; Schema: app_private; Owner: -
+--
+
+COMMENT ON PROCEDURE app_private.citus_drain_worker(IN p_host text, IN p_port integer) IS 'On Citus: moves every shard group off a worker a superuser marked to hold none (call svc_bootstrap.remove_node(host, port), db/citus/bootstrap.sql), by a rebalance that blocks a moving group''s writes while it is copied, and prepares the nodes that now hold them; the superuser then removes the node with the same call. The deploy login calls it: a superuser runs no code that a role of the service may change.';
+
+
+--
 -- Name: citus_drop_shard_views(); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
@@ -6370,12 +6407,14 @@ CREATE PROCEDURE app_private.citus_prepare_workers()
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
+  perform pg_advisory_xact_lock(hashtextextended('svc.citus_prepare_workers', 0));
   perform app_private.citus_context_keys();
   perform app_private.citus_node_grants();
-  -- A moved shard is made anew without the column grants of 20261205000600: svc_api's inserts there
-  -- were refused (measured).
+  -- The column grants a shard needs beyond its table's (the defaults' columns, for svc_api's inserts),
+  -- which a shard made anew lacks.
   call app_private.citus_shard_privileges();
-  -- Before the copies are made: a grant on a worker advances its generation (20261205003100).
+  -- Before the copies are made: a grant on a worker advances its generation (the bootstrap's event
+  -- triggers).
   perform app_private.citus_relay_privileges();
   call app_private.citus_copy_privileges();
 end
@@ -13080,9 +13119,12 @@ $$;
 CREATE PROCEDURE svc_bootstrap.add_node(IN p_host text, IN p_port integer)
     LANGUAGE plpgsql
     AS $$
+declare
+  v_table regclass;
 begin
   -- (A procedure that commits takes no SET clause: the search_path is set for each transaction.)
   perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+  -- Refused before the node is added, and checked again below under the lock.
   perform svc_bootstrap.reference_tables_trusted();
   if not exists (select from pg_dist_node where nodename = p_host and nodeport = p_port) then
     perform citus_add_node(p_host, p_port);
@@ -13092,6 +13134,15 @@ begin
   commit;
   perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
   perform svc_bootstrap.prepare_workers();
+  commit;
+  perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+  -- Its reference tables now, checked and locked against DDL (above), before anything else asks
+  -- Citus to copy them.
+  for v_table in select p.logicalrelid::regclass from pg_dist_partition p where p.partmethod = 'n' and p.repmodel = 't' order by 1 loop
+    execute format('lock table %s in share mode', v_table);
+  end loop;
+  perform svc_bootstrap.reference_tables_trusted();
+  perform replicate_reference_tables('block_writes');
 end
 $$;
 
@@ -13230,6 +13281,42 @@ begin
         drop event trigger if exists shard_views_dropped;
         create event trigger shard_views_stale on ddl_command_end execute function svc_bootstrap.shard_views_stale();
         create event trigger shard_views_dropped on sql_drop execute function svc_bootstrap.shard_views_stale();
+        -- A shard made on this node (a move's, a copy's) gets at once what its table's grants do not
+        -- carry: the statements Citus sends a shard name the columns that have defaults, so svc_api
+        -- inserts into those on the shard (app_private.citus_shard_privileges grants the same on
+        -- every shard). Without it a moved organization's creates were refused ("permission denied
+        -- for table projects_102195") until the workers were prepared again.
+        create or replace function svc_bootstrap.shard_privileges() returns event_trigger
+            language plpgsql
+            set search_path to 'pg_catalog', 'pg_temp'
+            as $f$
+        declare
+          c record;
+          v_columns text;
+        begin
+          for c in
+            select d.objid::regclass as shard, s.logicalrelid as rel
+              from pg_event_trigger_ddl_commands() d
+              join pg_dist_shard s on s.shardid = (regexp_match(d.object_identity, '_(\d+)$'))[1]::bigint
+              join pg_dist_partition p on p.logicalrelid = s.logicalrelid and p.partmethod = 'h'
+             where d.command_tag = 'CREATE TABLE' and d.object_type = 'table'
+               and d.object_identity = shard_name(s.logicalrelid, s.shardid)
+          loop
+            select string_agg(quote_ident(a.attname), ', ' order by a.attnum) into v_columns
+              from pg_attribute a
+             where a.attrelid = c.rel and a.attnum > 0 and not a.attisdropped and (a.atthasdef or a.attidentity <> '')
+               and has_table_privilege('svc_api', c.rel, 'insert') is false
+               and exists (select from pg_attribute x where x.attrelid = c.rel and has_column_privilege('svc_api', c.rel, x.attnum, 'insert'))
+               and not has_column_privilege('svc_api', c.rel, a.attnum, 'insert');
+            if v_columns is not null then
+              execute format('grant insert (%s) on %s to svc_api', v_columns, c.shard);
+            end if;
+          end loop;
+        end
+        $f$;
+        revoke all on function svc_bootstrap.shard_privileges() from public;
+        drop event trigger if exists shard_privileges;
+        create event trigger shard_privileges on ddl_command_end when tag in ('CREATE TABLE') execute function svc_bootstrap.shard_privileges();
       end
       $b$ $w$)
    where not success;
@@ -13249,7 +13336,22 @@ CREATE FUNCTION svc_bootstrap.rebalance_start(p_shard_transfer_mode text) RETURN
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
-  perform svc_bootstrap.reference_tables_trusted();
+  -- Started by another role, the moved groups would arrive empty (row security): refuse instead.
+  if current_user <> 'svc_mover' then
+    raise exception 'svc_bootstrap.rebalance_start runs as svc_mover, not %', current_user using errcode = '42501';
+  end if;
+  -- The one transfer that works under forced row security (app_private.citus_add_worker says why).
+  if p_shard_transfer_mode is distinct from 'block_writes' then
+    raise exception 'shard transfer mode %: only block_writes moves tables that force row security', p_shard_transfer_mode using errcode = '22023';
+  end if;
+  -- The reference tables are on every node already (svc_bootstrap.add_node copies them): a
+  -- rebalance would copy them as a superuser.
+  if exists (select from pg_dist_node n where n.isactive and n.noderole = 'primary'
+               and exists (select from pg_dist_partition d join pg_dist_shard s on s.logicalrelid = d.logicalrelid
+                            where d.partmethod = 'n' and d.repmodel = 't'
+                              and not exists (select from pg_dist_placement p where p.shardid = s.shardid and p.groupid = n.groupid))) then
+    raise exception 'a node lacks the reference tables: a superuser copies them (call svc_bootstrap.add_node(host, port) again)' using errcode = '55000';
+  end if;
   execute format('select citus_rebalance_start(shard_transfer_mode => %L)', p_shard_transfer_mode);
 end
 $$;
@@ -13266,7 +13368,7 @@ CREATE FUNCTION svc_bootstrap.reference_tables_trusted() RETURNS void
 declare
   v_untrusted text;
 begin
-  with ref as (
+  with recursive ref as (
     select p.logicalrelid as rel from pg_dist_partition p where p.partmethod = 'n' and p.repmodel = 't'
   ), evaluated as (
     select 'pg_constraint'::regclass as classid, c.oid as objid, format('%s, check %s', r.rel::regclass, c.conname) as what
@@ -13275,24 +13377,40 @@ begin
     select 'pg_attrdef'::regclass, d.oid, format('%s, generated column %s', r.rel::regclass, a.attname)
       from ref r join pg_attrdef d on d.adrelid = r.rel
       join pg_attribute a on a.attrelid = r.rel and a.attnum = d.adnum where a.attgenerated <> ''
-    union all
-    select 'pg_constraint'::regclass, c.oid, format('%s, column %s, domain %s, check %s', r.rel::regclass, a.attname, a.atttypid::regtype, c.conname)
+  ), types as (
+    -- The columns' types, and what each is made of: a domain's base type, an array's element, a
+    -- composite's attributes, and the types the checks above name (a cast to a domain).
+    select a.atttypid as typ, format('%s.%s', r.rel::regclass, a.attname) as what
       from ref r join pg_attribute a on a.attrelid = r.rel and a.attnum > 0 and not a.attisdropped
-      join pg_constraint c on c.contypid = a.atttypid
-  ), called as (
-    select e.what, d.refobjid as fn from evaluated e
-      join pg_depend d on d.classid = e.classid and d.objid = e.objid and d.refclassid = 'pg_proc'::regclass
     union all
-    select e.what, o.oprcode::oid from evaluated e
-      join pg_depend d on d.classid = e.classid and d.objid = e.objid and d.refclassid = 'pg_operator'::regclass
+    select d.refobjid, e.what from evaluated e
+      join pg_depend d on d.classid = e.classid and d.objid = e.objid and d.refclassid = 'pg_type'::regclass
+    union
+    select x.typ, t.what from types t join pg_type ty on ty.oid = t.typ
+      cross join lateral (select ty.typbasetype where ty.typbasetype <> 0
+                          union all select ty.typelem where ty.typelem <> 0
+                          union all select a.atttypid from pg_attribute a where a.attrelid = ty.typrelid and ty.typrelid <> 0 and a.attnum > 0) x(typ)
+  ), checked as (
+    select classid, objid, what from evaluated
+    union all
+    select 'pg_constraint'::regclass, c.oid, format('%s, domain %s, check %s', t.what, c.contypid::regtype, c.conname)
+      from types t join pg_constraint c on c.contypid = t.typ
+  ), called as (
+    select c.what, d.refobjid as fn from checked c
+      join pg_depend d on d.classid = c.classid and d.objid = c.objid and d.refclassid = 'pg_proc'::regclass
+    union all
+    select c.what, o.oprcode::oid from checked c
+      join pg_depend d on d.classid = c.classid and d.objid = c.objid and d.refclassid = 'pg_operator'::regclass
       join pg_operator o on o.oid = d.refobjid
   )
   select string_agg(distinct format('%s calls %s', c.what, c.fn::regprocedure), '; ') into v_untrusted
-    from called c join pg_proc p on p.oid = c.fn join pg_roles o on o.oid = p.proowner
-   where not o.rolsuper;
+    from called c join pg_proc p on p.oid = c.fn
+   where not (p.pronamespace = 'pg_catalog'::regnamespace and p.prolang = (select l.oid from pg_language l where l.lanname = 'internal')
+              and p.provolatile = 'i'
+              and not exists (select from pg_depend x where x.classid = 'pg_proc'::regclass and x.objid = p.oid and x.deptype = 'e'));
   if v_untrusted is not null then
-    raise exception 'a reference table runs a function no superuser owns when Citus copies it, as a superuser: %', v_untrusted
-      using errcode = '42501', hint = 'a reference table''s checks, generated columns and domains call only functions a superuser owns';
+    raise exception 'a reference table runs a function not built into PostgreSQL, or not immutable, when Citus copies it as a superuser: %', v_untrusted
+      using errcode = '42501', hint = 'a reference table''s checks, generated columns and domains call only immutable functions built into PostgreSQL';
   end if;
 end
 $$;
@@ -13326,6 +13444,42 @@ begin
     (select a.authinfo from pg_dist_authinfo a
       where a.rolename = 'svc_reporting_relay' and a.nodeid in (p_nodeid, 0) order by a.nodeid desc limit 1)));
   return v_name;
+end
+$$;
+
+
+--
+-- Name: remove_node(text, integer); Type: PROCEDURE; Schema: svc_bootstrap; Owner: -
+--
+
+CREATE PROCEDURE svc_bootstrap.remove_node(IN p_host text, IN p_port integer)
+    LANGUAGE plpgsql
+    AS $$
+declare
+  v_groups integer;
+begin
+  perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+  if not exists (select from pg_dist_node where nodename = p_host and nodeport = p_port and groupid <> 0) then
+    raise exception '%:% is not a worker of this cluster', p_host, p_port using errcode = '22023';
+  end if;
+  select count(distinct s.shardid) into v_groups
+    from pg_dist_node n join pg_dist_placement pl on pl.groupid = n.groupid
+    join pg_dist_shard s on s.shardid = pl.shardid join pg_dist_partition d on d.logicalrelid = s.logicalrelid
+   where n.nodename = p_host and n.nodeport = p_port and d.partmethod = 'h'
+     and s.logicalrelid = 'app.organizations'::regclass;
+  if v_groups > 0 then
+    if (select shouldhaveshards from pg_dist_node where nodename = p_host and nodeport = p_port) then
+      perform citus_set_node_property(p_host, p_port, 'shouldhaveshards', false);
+    end if;
+    commit;
+    raise exception '%:% holds % shard group(s), and gets no new one: the deploy login moves them off (call app_private.citus_drain_worker(%L, %s)), then call this again',
+      p_host, p_port, v_groups, p_host, p_port using errcode = '55000';
+  end if;
+  -- The shards the moves left behind (Citus drops them later), then the node.
+  call citus_cleanup_orphaned_resources();
+  commit;
+  perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+  perform citus_remove_node(p_host, p_port);
 end
 $$;
 
@@ -18494,7 +18648,7 @@ COMMENT ON POLICY "The relay reads the organization a proof named" ON app.organi
 -- Name: webhook_deliveries The service status sees deliveries waiting; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "The service status sees deliveries waiting" ON app.webhook_deliveries FOR SELECT TO svc_status USING ((status = 'pending'::text));
+CREATE POLICY "The service status sees deliveries waiting" ON app.webhook_deliveries FOR SELECT TO svc_status USING (((status = 'pending'::text) AND (CURRENT_USER = 'svc_status'::name)));
 
 
 --
@@ -18508,7 +18662,7 @@ COMMENT ON POLICY "The service status sees deliveries waiting" ON app.webhook_de
 -- Name: events The service status sees events waiting for their fan-out; Type: POLICY; Schema: app; Owner: -
 --
 
-CREATE POLICY "The service status sees events waiting for their fan-out" ON app.events FOR SELECT TO svc_status USING (fanout_pending);
+CREATE POLICY "The service status sees events waiting for their fan-out" ON app.events FOR SELECT TO svc_status USING ((fanout_pending AND (CURRENT_USER = 'svc_status'::name)));
 
 
 --
@@ -19236,5 +19390,5 @@ ALTER TABLE graphile_worker._private_tasks ENABLE ROW LEVEL SECURITY;
 -- PostgreSQL database dump complete
 --
 
-\unrestrict 0RMRXxx9bGD8z5nF3Xcz4Yn0mVlCHhgetNUqUcyWb3hOQxV1xwwgtw70bc9EwSc
+\unrestrict 8p620pWVb25WjL0RUSbtdI4ySPLy4lVMlnMd7gnzYgJpwkCDYg76loV3i0PQxlt
 

@@ -293,14 +293,22 @@ function pooledQuery(current: () => Generation, pool: 'reads' | 'points', prepar
   return query;
 }
 
-/** Runs a transaction once more when its session turned out to be dead at `begin` (a backend
- * terminated while idle in the pool, noticed only when used): nothing of the first try ran, so
- * the second is the only one. A session lost later is not retried: a write may have happened. */
+/** On Citus, a call delegated to the worker that held its organization's shard group, which a
+ * rebalance moved away while the call waited for the move's lock: the worker refuses to reach the
+ * group's new node from inside the call, and the transaction rolls back whole. */
+const MOVED_AWAY = 'cannot execute a distributed query from a query on a shard';
+
+/** Runs a transaction once more when nothing of its first try can have happened: its session turned
+ * out to be dead at `begin` (a backend terminated while idle in the pool, noticed only when used),
+ * or, on Citus, its organization's shard group moved away during the call (MOVED_AWAY: rolled back,
+ * and the coordinator now routes it to the group's new node). A session lost later is not retried:
+ * a write may have happened. */
 export async function runAgainIfLostAtBegin<T>(transaction: () => Promise<T>): Promise<T> {
   try {
     return await transaction();
   } catch (e) {
-    if (!(e as { lostAtBegin?: boolean } | undefined)?.lostAtBegin) throw e;
+    const err = e as { lostAtBegin?: boolean; message?: string } | undefined;
+    if (!err?.lostAtBegin && err?.message !== MOVED_AWAY) throw e;
     return transaction();
   }
 }

@@ -6,16 +6,13 @@
 import t from 'tap';
 import postgres from 'postgres';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { startApp, CITUS_WORKERS } from '../helpers/app.ts';
 import { beginRequest, inRequest, oneConnection, type Tagged } from '../helpers/sql.ts';
-import { editDatabaseUrl } from '../../src/db/url.ts';
-import { startCitusNode } from '../../scripts/citus.ts';
+import { newClusterNode, deployLogin } from '../helpers/citus-node.ts';
 
 t.test('a worker added, rebalanced onto and serving the organizations that moved', {
   skip: CITUS_WORKERS.length === 0 && 'runs on a Citus cluster: make test-citus' }, async (t) => {
   const a = await startApp(t);
-  const database = new URL(a.adminUrl).pathname.slice(1);
   const key = () => ({ 'idempotency-key': randomUUID() });
 
   // One organization, with a task, in each shard group: whichever groups move, one of them moved.
@@ -33,41 +30,25 @@ t.test('a worker added, rebalanced onto and serving the organizations that moved
     await a.request({ method: 'POST', url: '/v1/tasks', token: p.token, headers: key(), payload: { project_id: project, name: `before ${p.orgId}` } });
   }
 
-  const port = Math.max(...CITUS_WORKERS.map((w) => Number(new URL(w).port))) + 1;
-  const node = await startCitusNode(`citus-added-${process.pid}`, port);
-  t.teardown(() => node.stop());
-  // Citus records the database as a distributed object by its oid, which a clone keeps: this test
-  // database names the template it was cloned from, and the node's activation alters that
-  // database by name. A deployment's database was not cloned from another.
-  const named = (await a.admin<{ name: string }[]>`
-    select d.datname::text as name from pg_dist_object o join pg_database d on d.oid = o.objid
-     where o.classid = 'pg_database'::regclass`).map((r) => r.name);
-  // As a DBA adds a node: the roles (db/bootstrap.sql), the database given to svc_schema, Citus.
-  const server = postgres(node.url, oneConnection);
-  await server.unsafe(readFileSync('db/bootstrap.sql', 'utf8'));
-  for (const name of new Set([database, ...named])) await server.unsafe(`create database ${name} owner svc_schema`);
-  await server.end();
-  const added = postgres(editDatabaseUrl(node.url, { database }), oneConnection);
-  t.teardown(() => added.end());
-  await added`create extension citus`;
-
+  const node = await newClusterNode(t, a.adminUrl, 1);
+  const { port, database: added } = node;
   // A superuser adds the node (the bootstrap's procedure); the deploy login prepares it and rebalances.
-  const deploy = postgres(editDatabaseUrl(a.adminUrl, { username: 'svc_deploy', password: process.env.SVC_DEPLOY_DB_PASSWORD ?? 'svc_deploy' }), oneConnection);
+  const deploy = deployLogin(a.adminUrl);
   t.teardown(() => deploy.end());
   t.match(await deploy.unsafe(`call app_private.citus_add_worker('127.0.0.1', ${port})`).then(() => 'ok', (e) => `${e.code} ${e.detail}`),
     /^SV500 .*a superuser adds it first/, 'the deploy login cannot add a node itself');
-  await a.admin.unsafe(`call svc_bootstrap.add_node('127.0.0.1', ${port})`);
+  await node.add();
   // A logical move's subscription would write as a role under the tables' forced row security, which
   // PostgreSQL refuses: refused before anything starts, not retried without end.
   t.match(await deploy.unsafe(`call app_private.citus_add_worker('127.0.0.1', ${port}, 'auto')`).then(() => 'ok', (e) => `${e.code} ${e.detail}`),
     /^SV500 shard transfer mode auto: .*block_writes/, 'a logical move is refused');
   await deploy.unsafe(`call app_private.citus_add_worker('127.0.0.1', ${port})`);
-  // Its moves ran as svc_mover; Citus copies reference tables as its extension's owner whoever starts
-  // it, which svc_bootstrap.reference_tables_trusted() checks before (test/db/least-privilege.test.ts).
+  // Every task ran as svc_mover: the reference tables were on the node before (svc_bootstrap.add_node
+  // copied them as svc_mover), so the rebalance had none to copy as Citus's superuser.
   const [job] = await a.admin`select j.state::text as state, (select array_agg(distinct k.owner::regrole::text) from pg_dist_background_task k
-      where k.job_id = j.job_id and k.command !~ 'replicate_reference_tables|copy_single_shard_placement') as owners
+      where k.job_id = j.job_id) as owners
     from pg_dist_background_job j order by j.job_id desc limit 1`;
-  t.same(job, { state: 'finished', owners: ['svc_mover'] }, 'the rebalance\'s moves ran as svc_mover, neither a superuser nor the schema\'s owner');
+  t.same(job, { state: 'finished', owners: ['svc_mover'] }, 'the rebalance ran as svc_mover, neither a superuser nor the schema\'s owner');
 
   const [{ workers }] = await a.admin`select count(*)::int as workers from pg_dist_node where groupid <> 0 and isactive` as [{ workers: number }];
   t.equal(workers, CITUS_WORKERS.length + 1, 'the node is a worker of the cluster');

@@ -349,8 +349,9 @@ t.test(`the schema belongs to svc_schema, and the migrations run as svc_deploy a
         const triggers = await node`select t.evtname, p.oid::regprocedure::text as fn, r.rolsuper as superuser,
             has_function_privilege('svc_schema', p.oid, 'execute') as callable
           from pg_event_trigger t join pg_proc p on p.oid = t.evtfoid join pg_roles r on r.oid = p.proowner
-         where t.evtname like 'shard\_views\_%' order by 1`;
+         where t.evtname like 'shard\_%' order by 1`;
         t.same(triggers, [
+          { evtname: 'shard_privileges', fn: 'svc_bootstrap.shard_privileges()', superuser: true, callable: false },
           { evtname: 'shard_views_dropped', fn: 'svc_bootstrap.shard_views_stale()', superuser: true, callable: false },
           { evtname: 'shard_views_stale', fn: 'svc_bootstrap.shard_views_stale()', superuser: true, callable: false },
         ], `worker ${i}: the event triggers run the bootstrap's function, a superuser's`);
@@ -364,18 +365,31 @@ t.test(`the schema belongs to svc_schema, and the migrations run as svc_deploy a
   if (cluster) {
     const [prepare] = await a.admin`select has_function_privilege('svc_schema', 'svc_bootstrap.prepare_workers()', 'execute') as callable`;
     t.equal(prepare!.callable, false, 'the bootstrap\'s preparation of the workers is a superuser\'s alone');
-    // Citus copies a reference table to a new node as a superuser, running its checks for each row:
-    // a rebalance, and a node's addition, refuse one whose check calls a function the service owns.
+    // Citus copies a reference table to a node that lacks it as a superuser, running its checks for
+    // each row: a node's addition refuses checks that call anything but PostgreSQL's own immutable
+    // functions, and the rebalance, which moves by block_writes alone, runs as svc_mover.
+    const routines = await a.admin`select p.oid::regprocedure::text as fn, r.rolname::text as owner, r.rolsuper as superuser, p.prosecdef as definer,
+        has_function_privilege('svc_schema', p.oid, 'execute') as deploy
+      from pg_proc p join pg_roles r on r.oid = p.proowner
+     where p.pronamespace = 'svc_bootstrap'::regnamespace and p.proname in ('rebalance_start', 'reference_tables_trusted') order by 1`;
+    t.same(routines.map((r) => ({ ...r, owner: r.superuser ? 'a superuser' : r.owner, superuser: undefined })), [
+      { fn: 'svc_bootstrap.rebalance_start(text)', owner: 'svc_mover', definer: true, deploy: true, superuser: undefined },
+      { fn: 'svc_bootstrap.reference_tables_trusted()', owner: 'a superuser', definer: false, deploy: false, superuser: undefined },
+    ], 'the rebalance\'s start runs as svc_mover, which the deploy login may call; the reference tables\' check is a superuser\'s');
     const deploy = postgres(editDatabaseUrl(a.adminUrl, { username: 'svc_deploy', password: process.env.SVC_DEPLOY_DB_PASSWORD ?? 'svc_deploy' }), oneConnection);
     t.teardown(() => deploy.end());
-    t.match(await failure(deploy`select svc_bootstrap.reference_tables_trusted()`), /^42501 permission denied/, 'the check is svc_mover\'s to call (and a superuser\'s)');
-    await a.admin.unsafe(`select svc_bootstrap.reference_tables_trusted()`);
-    t.pass('the reference tables call only functions a superuser owns');
-    await deploy.unsafe(`alter table app_private.currencies add constraint test_untrusted check (app_private.normalize_email(code) is not null) not valid`);
-    t.match(await failure(deploy.unsafe(`select svc_bootstrap.rebalance_start('block_writes')`)),
-      /^42501 .*app_private\.currencies, check test_untrusted calls app_private\.normalize_email\(text\)/, 'a rebalance refuses a reference table whose check calls a function of the service');
-    t.match(await failure(a.admin.unsafe(`call svc_bootstrap.add_node('127.0.0.1', 1)`)), /^42501 /, 'and so does adding a node');
-    await deploy.unsafe(`alter table app_private.currencies drop constraint test_untrusted`);
+    t.match(await failure(deploy`select svc_bootstrap.rebalance_start('force_logical')`), /^22023 .*only block_writes/, 'a rebalance moves by block_writes alone');
+    await a.admin`select svc_bootstrap.reference_tables_trusted()`;
+    t.pass('the reference tables call only immutable functions built into PostgreSQL');
+    for (const [what, check] of [
+      ['a function of the service', 'app_private.normalize_email(code) is not null'],
+      ['a superuser\'s function that runs what it is given', `pg_catalog.alter_role_if_exists('svc_deploy', 'select 1') or true`],
+    ] as const) {
+      await deploy.unsafe(`alter table app_private.currencies add constraint test_untrusted check (${check}) not valid`);
+      t.match(await failure(a.admin.unsafe(`call svc_bootstrap.add_node('127.0.0.1', 1)`)), /^42501 .*app_private\.currencies, check test_untrusted calls/,
+        `a node's addition refuses a reference table whose check calls ${what}`);
+      await deploy.unsafe(`alter table app_private.currencies drop constraint test_untrusted`);
+    }
   }
 });
 

@@ -33,6 +33,8 @@ const CLUSTER_ONLY: Record<string, string> = {
   'add_node(text, integer); Type: PROCEDURE; Schema: svc_bootstrap': 'the cluster\'s bootstrap: a node added by a superuser',
   'relay_connect(integer); Type: FUNCTION; Schema: svc_bootstrap': 'the cluster\'s bootstrap: the BI relay\'s connection',
   'rebalance_start(text); Type: FUNCTION; Schema: svc_bootstrap': 'the cluster\'s bootstrap: the rebalancer, which moves rows as its starter',
+  'remove_node(text, integer); Type: PROCEDURE; Schema: svc_bootstrap': 'the cluster\'s bootstrap: a node removed by a superuser',
+  'reference_tables_trusted(); Type: FUNCTION; Schema: svc_bootstrap': 'the cluster\'s bootstrap: what Citus runs as a superuser when it copies a reference table',
   // A BI login reads its organization's rows on the workers through a relay with a proof per query.
   'reporting_private; Type: SCHEMA; Schema: -': 'the BI relay',
   'relay_keys; Type: TABLE; Schema: app_private': 'the BI relay',

@@ -1,0 +1,44 @@
+-- migrate:up
+
+/** One preparation of the workers at a time: the worker process's citus_prepare job and a deploy
+ * login's citus_add_worker prepared the same nodes at once while a node was added under load, and
+ * their grants collided on the workers' catalogs ("tuple concurrently updated"). A second waits for
+ * the first, then finds its work done. */
+set local lock_timeout = '3s';
+set local statement_timeout = '60s';
+
+create or replace procedure app_private.citus_prepare_workers()
+    language plpgsql
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $$
+begin
+  perform pg_advisory_xact_lock(hashtextextended('svc.citus_prepare_workers', 0));
+  perform app_private.citus_context_keys();
+  perform app_private.citus_node_grants();
+  -- The column grants a shard needs beyond its table's (the defaults' columns, for svc_api's inserts),
+  -- which a shard made anew lacks.
+  call app_private.citus_shard_privileges();
+  -- Before the copies are made: a grant on a worker advances its generation (the bootstrap's event
+  -- triggers).
+  perform app_private.citus_relay_privileges();
+  call app_private.citus_copy_privileges();
+end
+$$;
+
+-- migrate:down
+
+create or replace procedure app_private.citus_prepare_workers()
+    language plpgsql
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $$
+begin
+  perform app_private.citus_context_keys();
+  perform app_private.citus_node_grants();
+  -- A moved shard is made anew without the column grants of 20261205000600: svc_api's inserts there
+  -- were refused (measured).
+  call app_private.citus_shard_privileges();
+  -- Before the copies are made: a grant on a worker advances its generation (20261205003100).
+  perform app_private.citus_relay_privileges();
+  call app_private.citus_copy_privileges();
+end
+$$;
