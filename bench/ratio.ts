@@ -88,7 +88,7 @@ async function capture(o: BenchOptions, database: string, c: Case): Promise<stri
  * PostgreSQL runs with autovacuum off, and a pooled session keeps the generic plan it made while
  * a table was near empty: the API's sessions that had planned the key's claim early read
  * app.idempotency_keys sequentially, and PostgreSQL's CPU per create was 2.0-2.4 ms in some runs
- * against 1.5 ms in the others (docs/benchmarks.md, "The create's gap was stale plans"). The
+ * against 1.5 ms in the others (the history of docs/benchmarks.md, "Stale plans"). The
  * ANALYZE invalidates those plans for the server and pgbench alike. */
 async function analyze(url: string): Promise<void> {
   const sql = postgres(url, { max: 1, onnotice: () => {} });

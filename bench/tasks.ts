@@ -203,8 +203,7 @@ export function readFrom(file: string, offset: number): string {
 
 /** One request through a fresh, in-process instance of the same server code, against the same
  * database, so that its new sessions pick up the database's log_statement setting. (The running
- * server's pooled sessions keep the setting they started with, and ending them with
- * pg_terminate_backend crashes that server: see docs/benchmarks.md.) */
+ * server's pooled sessions keep the setting they started with.) */
 export async function requestThroughFreshInstance(o: TaskBenchOptions, path: string,
   request: { method?: 'GET' | 'POST'; payload?: string; headers?: Record<string, string>; status?: number } = {}): Promise<number> {
   const config = loadConfig({ ...process.env, DATABASE_URL: o.url, LOG_LEVEL: 'silent', RATE_LIMIT_REQUESTS: '1000000000' });

@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict 5SfDKGzEmDqlk5lN1Nma4jEBJmIAjI7ReXqzgNVQdf8nJxAgL4gJtg2ThWbKO52
+\restrict 8eDz0bjSdJ1XDxxbzkhXbyplRdc3hwDGqFbQFNWgiedodx4cdCqrfOr5EdK32f4
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -5385,6 +5385,13 @@ begin
   commit;
   -- The moved shard groups: copies on the nodes that now hold them.
   call app_private.citus_prepare_workers();
+  commit;
+  -- The rebalance waited for may have been another's, started before the node was marked.
+  if exists (select from pg_catalog.pg_dist_placement p join pg_catalog.pg_dist_node n on n.groupid = p.groupid
+               join pg_catalog.pg_dist_shard s on s.shardid = p.shardid
+              where n.nodename = p_host and n.nodeport = p_port and s.logicalrelid = 'app.organizations'::regclass) then
+    perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', format('%s:%s still holds shard groups: call this again', p_host, p_port));
+  end if;
 end
 $$;
 
@@ -5477,6 +5484,9 @@ begin
   if not exists (select from pg_dist_partition where logicalrelid = 'app.organizations'::regclass) then
     return 0;
   end if;
+  -- After a preparation under way (citus_add_worker's, before its rebalance): then the rebalance
+  -- it started is seen below.
+  perform pg_advisory_xact_lock(hashtextextended('svc.citus_prepare_workers', 0));
   if exists (select from pg_dist_background_job where state in ('scheduled', 'running', 'cancelling', 'failing')) then
     return -1;
   end if;
@@ -11194,6 +11204,7 @@ CREATE PROCEDURE svc_bootstrap.add_node(IN p_host text, IN p_port integer)
     AS $$
 declare
   v_table regclass;
+  v_failed text;
 begin
   -- (A procedure that commits takes no SET clause: the search_path is set for each transaction.)
   perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
@@ -11210,12 +11221,22 @@ begin
   commit;
   perform pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
   -- Its reference tables now, checked and locked against DDL (above), before anything else asks
-  -- Citus to copy them.
-  for v_table in select p.logicalrelid::regclass from pg_dist_partition p where p.partmethod = 'n' and p.repmodel = 't' order by 1 loop
-    execute format('lock table %s in share mode', v_table);
-  end loop;
-  perform svc_bootstrap.reference_tables_trusted();
-  perform replicate_reference_tables('block_writes');
+  -- Citus to copy them. If that fails, the node goes again: a node without them would have them
+  -- copied by the next call of Citus's that wants them, as a superuser.
+  begin
+    for v_table in select p.logicalrelid::regclass from pg_dist_partition p where p.partmethod = 'n' and p.repmodel = 't' order by 1 loop
+      execute format('lock table %s in share mode', v_table);
+    end loop;
+    perform svc_bootstrap.reference_tables_trusted();
+    perform replicate_reference_tables('block_writes');
+  exception when others then
+    v_failed := sqlerrm;
+  end;
+  if v_failed is not null then
+    perform citus_remove_node(p_host, p_port);
+    commit;
+    raise exception '%:% was not added: its reference tables were not copied: %', p_host, p_port, v_failed using errcode = '55000';
+  end if;
 end
 $$;
 
@@ -11291,19 +11312,35 @@ begin
       begin
         set local search_path = pg_catalog, pg_temp;
         set local citus.enable_ddl_propagation = off;
+        -- Roles and a parameter's grants are the server's, shared by its databases: each changed
+        -- only when it differs, so that two databases prepared at once do not collide on them
+        -- ("tuple concurrently updated").
         -- As db/bootstrap.sql on every node: a node Citus added carries the roles, not this grant.
-        grant set on parameter "svc.gate_organization" to svc_schema;
-        -- Citus's connections to this node log in as svc_schema for a migration's statements (the
-        -- coordinator's change of a role made outside its database does not reach the workers).
-        alter role svc_schema login password null;
-        alter role svc_mover login password null;
+        if not has_parameter_privilege('svc_schema', 'svc.gate_organization', 'set') then
+          grant set on parameter "svc.gate_organization" to svc_schema;
+        end if;
+        -- Citus's connections to this node log in as svc_schema for a migration's statements, and
+        -- as svc_mover for a rebalance's (the coordinator's change of a role made outside its
+        -- database does not reach the workers).
+        if exists (select from pg_authid where rolname = 'svc_schema' and (not rolcanlogin or rolpassword is not null)) then
+          alter role svc_schema login password null;
+        end if;
+        if exists (select from pg_authid where rolname = 'svc_mover' and (not rolcanlogin or rolpassword is not null)) then
+          alter role svc_mover login password null;
+        end if;
         -- A worker's sessions of these roles are Citus's, for the coordinator's sessions, and their
         -- statements are text with every argument written out: a client's secret, a token's
         -- digest, every organization's data. Untracked, pg_stat_activity shows no session of
         -- another its statement; only a superuser may turn it on again (PGC_SUSET).
-        alter role svc_runtime set track_activities = off;
-        alter role svc_worker set track_activities = off;
-        alter role svc_admin set track_activities = off;
+        if not exists (select from pg_db_role_setting s where s.setrole = 'svc_runtime'::regrole and s.setdatabase = 0 and 'track_activities=off' = any (s.setconfig)) then
+          alter role svc_runtime set track_activities = off;
+        end if;
+        if not exists (select from pg_db_role_setting s where s.setrole = 'svc_worker'::regrole and s.setdatabase = 0 and 'track_activities=off' = any (s.setconfig)) then
+          alter role svc_worker set track_activities = off;
+        end if;
+        if not exists (select from pg_db_role_setting s where s.setrole = 'svc_admin'::regrole and s.setdatabase = 0 and 'track_activities=off' = any (s.setconfig)) then
+          alter role svc_admin set track_activities = off;
+        end if;
         if to_regnamespace('svc_dblink') is not null then
           if not (select r.rolsuper from pg_namespace n join pg_roles r on r.oid = n.nspowner where n.nspname = 'svc_dblink') then
             execute format('alter schema svc_dblink owner to %I', current_user);
@@ -11366,11 +11403,12 @@ begin
         declare
           c record;
           v_columns text;
+          v_making text := current_setting('svc.making_shard_views', true);
         begin
           for c in
             select d.objid::regclass as shard, s.logicalrelid as rel
               from pg_event_trigger_ddl_commands() d
-              join pg_dist_shard s on s.shardid = (regexp_match(d.object_identity, '_(\d+)$'))[1]::bigint
+              join pg_dist_shard s on s.shardid = (regexp_match(d.object_identity, '_(\d{1,18})$'))[1]::bigint
               join pg_dist_partition p on p.logicalrelid = s.logicalrelid and p.partmethod = 'h'
              where d.command_tag = 'CREATE TABLE' and d.object_type = 'table'
                and d.object_identity = shard_name(s.logicalrelid, s.shardid)
@@ -11382,7 +11420,10 @@ begin
                and exists (select from pg_attribute x where x.attrelid = c.rel and has_column_privilege('svc_api', c.rel, x.attnum, 'insert'))
                and not has_column_privilege('svc_api', c.rel, a.attnum, 'insert');
             if v_columns is not null then
+              -- A shard's own grant leaves the api views' copies current (svc_bootstrap.shard_views_stale).
+              perform set_config('svc.making_shard_views', 'on', true);
               execute format('grant insert (%s) on %s to svc_api', v_columns, c.shard);
+              perform set_config('svc.making_shard_views', coalesce(v_making, ''), true);
             end if;
           end loop;
         end
@@ -11441,40 +11482,55 @@ CREATE FUNCTION svc_bootstrap.reference_tables_trusted() RETURNS void
 declare
   v_untrusted text;
 begin
+  -- Everything a copied row is checked by, followed to the end: the tables' checks and generated
+  -- columns, their columns' types, and from each check and type what it names (a type a check
+  -- casts to, a domain's base type and its own checks, an array's element, a composite's
+  -- attributes, a range's subtype), until nothing new is found.
   with recursive ref as (
     select p.logicalrelid as rel from pg_dist_partition p where p.partmethod = 'n' and p.repmodel = 't'
-  ), evaluated as (
-    select 'pg_constraint'::regclass as classid, c.oid as objid, format('%s, check %s', r.rel::regclass, c.conname) as what
+  ), reach(classid, objid, what) as (
+    select 'pg_constraint'::regclass, c.oid, format('%s, check %s', r.rel::regclass, c.conname)
       from ref r join pg_constraint c on c.conrelid = r.rel where c.contype = 'c'
-    union all
+    union
     select 'pg_attrdef'::regclass, d.oid, format('%s, generated column %s', r.rel::regclass, a.attname)
       from ref r join pg_attrdef d on d.adrelid = r.rel
       join pg_attribute a on a.attrelid = r.rel and a.attnum = d.adnum where a.attgenerated <> ''
-  ), types as (
-    -- The columns' types, and what each is made of: a domain's base type, an array's element, a
-    -- composite's attributes, and the types the checks above name (a cast to a domain).
-    select a.atttypid as typ, format('%s.%s', r.rel::regclass, a.attname) as what
-      from ref r join pg_attribute a on a.attrelid = r.rel and a.attnum > 0 and not a.attisdropped
-    union all
-    select d.refobjid, e.what from evaluated e
-      join pg_depend d on d.classid = e.classid and d.objid = e.objid and d.refclassid = 'pg_type'::regclass
     union
-    select x.typ, t.what from types t join pg_type ty on ty.oid = t.typ
-      cross join lateral (select ty.typbasetype where ty.typbasetype <> 0
-                          union all select ty.typelem where ty.typelem <> 0
-                          union all select a.atttypid from pg_attribute a where a.attrelid = ty.typrelid and ty.typrelid <> 0 and a.attnum > 0) x(typ)
-  ), checked as (
-    select classid, objid, what from evaluated
-    union all
-    select 'pg_constraint'::regclass, c.oid, format('%s, domain %s, check %s', t.what, c.contypid::regtype, c.conname)
-      from types t join pg_constraint c on c.contypid = t.typ
+    select 'pg_type'::regclass, a.atttypid, format('%s.%s', r.rel::regclass, a.attname)
+      from ref r join pg_attribute a on a.attrelid = r.rel and a.attnum > 0 and not a.attisdropped
+    union
+    select x.classid, x.objid, x.what from reach h
+      cross join lateral (
+        -- what a check or a generated column names
+        select 'pg_type'::regclass, d.refobjid, h.what from pg_depend d
+         where h.classid <> 'pg_type'::regclass and d.classid = h.classid and d.objid = h.objid and d.refclassid = 'pg_type'::regclass
+        -- what a type is made of
+        union all
+        select 'pg_constraint'::regclass, c.oid, format('domain %s, check %s', c.contypid::regtype, c.conname)
+          from pg_constraint c where h.classid = 'pg_type'::regclass and c.contypid = h.objid
+        union all
+        select 'pg_type'::regclass, t.typbasetype, h.what from pg_type t where h.classid = 'pg_type'::regclass and t.oid = h.objid and t.typbasetype <> 0
+        union all
+        select 'pg_type'::regclass, t.typelem, h.what from pg_type t where h.classid = 'pg_type'::regclass and t.oid = h.objid and t.typelem <> 0
+        union all
+        select 'pg_type'::regclass, a.atttypid, h.what from pg_type t join pg_attribute a on a.attrelid = t.typrelid and a.attnum > 0
+         where h.classid = 'pg_type'::regclass and t.oid = h.objid and t.typrelid <> 0
+        union all
+        select 'pg_type'::regclass, g.rngsubtype, h.what from pg_range g where h.classid = 'pg_type'::regclass and g.rngtypid = h.objid
+      ) x(classid, objid, what)
   ), called as (
-    select c.what, d.refobjid as fn from checked c
-      join pg_depend d on d.classid = c.classid and d.objid = c.objid and d.refclassid = 'pg_proc'::regclass
+    select h.what, d.refobjid as fn from reach h
+      join pg_depend d on d.classid = h.classid and d.objid = h.objid and d.refclassid = 'pg_proc'::regclass
+     where h.classid <> 'pg_type'::regclass
     union all
-    select c.what, o.oprcode::oid from checked c
-      join pg_depend d on d.classid = c.classid and d.objid = c.objid and d.refclassid = 'pg_operator'::regclass
+    select h.what, o.oprcode::oid from reach h
+      join pg_depend d on d.classid = h.classid and d.objid = h.objid and d.refclassid = 'pg_operator'::regclass
       join pg_operator o on o.oid = d.refobjid
+     where h.classid <> 'pg_type'::regclass
+    union all
+    -- a range's canonical function runs on each value
+    select h.what, g.rngcanonical::oid from reach h join pg_range g on g.rngtypid = h.objid
+     where h.classid = 'pg_type'::regclass and g.rngcanonical <> 0
   )
   select string_agg(distinct format('%s calls %s', c.what, c.fn::regprocedure), '; ') into v_untrusted
     from called c join pg_proc p on p.oid = c.fn
@@ -11568,11 +11624,12 @@ CREATE FUNCTION svc_bootstrap.shard_privileges() RETURNS event_trigger
         declare
           c record;
           v_columns text;
+          v_making text := current_setting('svc.making_shard_views', true);
         begin
           for c in
             select d.objid::regclass as shard, s.logicalrelid as rel
               from pg_event_trigger_ddl_commands() d
-              join pg_dist_shard s on s.shardid = (regexp_match(d.object_identity, '_(\d+)$'))[1]::bigint
+              join pg_dist_shard s on s.shardid = (regexp_match(d.object_identity, '_(\d{1,18})$'))[1]::bigint
               join pg_dist_partition p on p.logicalrelid = s.logicalrelid and p.partmethod = 'h'
              where d.command_tag = 'CREATE TABLE' and d.object_type = 'table'
                and d.object_identity = shard_name(s.logicalrelid, s.shardid)
@@ -11584,7 +11641,10 @@ CREATE FUNCTION svc_bootstrap.shard_privileges() RETURNS event_trigger
                and exists (select from pg_attribute x where x.attrelid = c.rel and has_column_privilege('svc_api', c.rel, x.attnum, 'insert'))
                and not has_column_privilege('svc_api', c.rel, a.attnum, 'insert');
             if v_columns is not null then
+              -- A shard's own grant leaves the api views' copies current (svc_bootstrap.shard_views_stale).
+              perform set_config('svc.making_shard_views', 'on', true);
               execute format('grant insert (%s) on %s to svc_api', v_columns, c.shard);
+              perform set_config('svc.making_shard_views', coalesce(v_making, ''), true);
             end if;
           end loop;
         end
@@ -16058,5 +16118,5 @@ CREATE EVENT TRIGGER shard_views_stale ON ddl_command_end
 -- PostgreSQL database dump complete
 --
 
-\unrestrict 5SfDKGzEmDqlk5lN1Nma4jEBJmIAjI7ReXqzgNVQdf8nJxAgL4gJtg2ThWbKO52
+\unrestrict 8eDz0bjSdJ1XDxxbzkhXbyplRdc3hwDGqFbQFNWgiedodx4cdCqrfOr5EdK32f4
 

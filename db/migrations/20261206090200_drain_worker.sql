@@ -30,6 +30,13 @@ begin
   commit;
   -- The moved shard groups: copies on the nodes that now hold them.
   call app_private.citus_prepare_workers();
+  commit;
+  -- The rebalance waited for may have been another's, started before the node was marked.
+  if exists (select from pg_catalog.pg_dist_placement p join pg_catalog.pg_dist_node n on n.groupid = p.groupid
+               join pg_catalog.pg_dist_shard s on s.shardid = p.shardid
+              where n.nodename = p_host and n.nodeport = p_port and s.logicalrelid = 'app.organizations'::regclass) then
+    perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', format('%s:%s still holds shard groups: call this again', p_host, p_port));
+  end if;
 end
 $$;
 

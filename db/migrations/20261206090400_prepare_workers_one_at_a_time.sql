@@ -25,6 +25,42 @@ begin
 end
 $$;
 
+create or replace function app_private.citus_prepare_if_needed() RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_failed text;
+  v_unprepared integer;
+begin
+  -- Separate tests: an expression that names pg_dist_partition cannot be planned without Citus.
+  if not exists (select from pg_extension where extname = 'citus') then
+    return 0;
+  end if;
+  if not exists (select from pg_dist_partition where logicalrelid = 'app.organizations'::regclass) then
+    return 0;
+  end if;
+  -- After a preparation under way (citus_add_worker's, before its rebalance): then the rebalance
+  -- it started is seen below.
+  perform pg_advisory_xact_lock(hashtextextended('svc.citus_prepare_workers', 0));
+  if exists (select from pg_dist_background_job where state in ('scheduled', 'running', 'cancelling', 'failing')) then
+    return -1;
+  end if;
+  select string_agg(format('%s:%s: %s', nodename, nodeport, result), '; ') filter (where not success),
+         coalesce(sum(result::integer) filter (where success), 0)
+    into v_failed, v_unprepared
+    from run_command_on_workers('select app_private.shard_groups_unprepared()');
+  if v_failed is not null then
+    perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', format('checking the workers failed: %s', v_failed));
+  end if;
+  if v_unprepared > 0 then
+    call app_private.citus_prepare_workers();
+  end if;
+  return v_unprepared;
+end
+$$;
+
+
 -- migrate:down
 
 create or replace procedure app_private.citus_prepare_workers()
@@ -42,3 +78,36 @@ begin
   call app_private.citus_copy_privileges();
 end
 $$;
+
+create or replace function app_private.citus_prepare_if_needed() RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_failed text;
+  v_unprepared integer;
+begin
+  -- Separate tests: an expression that names pg_dist_partition cannot be planned without Citus.
+  if not exists (select from pg_extension where extname = 'citus') then
+    return 0;
+  end if;
+  if not exists (select from pg_dist_partition where logicalrelid = 'app.organizations'::regclass) then
+    return 0;
+  end if;
+  if exists (select from pg_dist_background_job where state in ('scheduled', 'running', 'cancelling', 'failing')) then
+    return -1;
+  end if;
+  select string_agg(format('%s:%s: %s', nodename, nodeport, result), '; ') filter (where not success),
+         coalesce(sum(result::integer) filter (where success), 0)
+    into v_failed, v_unprepared
+    from run_command_on_workers('select app_private.shard_groups_unprepared()');
+  if v_failed is not null then
+    perform app_private.raise('SV500', 'CITUS_WORKER_NOT_READY', format('checking the workers failed: %s', v_failed));
+  end if;
+  if v_unprepared > 0 then
+    call app_private.citus_prepare_workers();
+  end if;
+  return v_unprepared;
+end
+$$;
+

@@ -227,6 +227,15 @@ function preparingDriver(pool: () => Generation, counts: { inUse: number; waitin
   };
 }
 
+/** On Citus, a call delegated to the worker that held its organization's shard group, which a
+ * rebalance moved away while the call waited for the move's lock: the worker refuses to reach the
+ * group's new node from inside the call, and its transaction rolls back whole. Sent again, the
+ * coordinator routes it to the group's new node. */
+const movedAway = (e: unknown): boolean => {
+  const err = e as { code?: string; message?: string } | undefined;
+  return err?.code === 'XX000' && err.message === 'cannot execute a distributed query from a query on a shard';
+};
+
 /** A statement sent through the pool (no reservation, which costs a postgres.js Sql object per
  * call): while it waits for a connection it is bounded by the acquire deadline, as a reservation is;
  * once sent (postgres.js sets `state`), only statement_timeout bounds it. */
@@ -276,8 +285,9 @@ function pooledQuery(current: () => Generation, pool: 'reads' | 'points', prepar
       // A lost session says nothing of whether the database can be reached now.
       else if (!isConnectionFailure(e)) breaker.succeeded();
       // These statements only read: one whose session was lost (a terminated backend, found
-      // only when used) is sent once more, on a connection the pool opens anew.
-      else if (!retried) lost = true;
+      // only when used) is sent once more, on a connection the pool opens anew; so is one whose
+      // organization's shard group moved away during it (movedAway).
+      if (!retried && ((isConnectionFailure(e) && !isUnreachable(e)) || movedAway(e))) lost = true;
       if (!lost) throw e;
     } finally {
       counts.inFlight--;
@@ -293,22 +303,15 @@ function pooledQuery(current: () => Generation, pool: 'reads' | 'points', prepar
   return query;
 }
 
-/** On Citus, a call delegated to the worker that held its organization's shard group, which a
- * rebalance moved away while the call waited for the move's lock: the worker refuses to reach the
- * group's new node from inside the call, and the transaction rolls back whole. */
-const MOVED_AWAY = 'cannot execute a distributed query from a query on a shard';
-
 /** Runs a transaction once more when nothing of its first try can have happened: its session turned
  * out to be dead at `begin` (a backend terminated while idle in the pool, noticed only when used),
- * or, on Citus, its organization's shard group moved away during the call (MOVED_AWAY: rolled back,
- * and the coordinator now routes it to the group's new node). A session lost later is not retried:
- * a write may have happened. */
+ * or, on Citus, its organization's shard group moved away during a call (movedAway: rolled back).
+ * A session lost later is not retried: a write may have happened. */
 export async function runAgainIfLostAtBegin<T>(transaction: () => Promise<T>): Promise<T> {
   try {
     return await transaction();
   } catch (e) {
-    const err = e as { lostAtBegin?: boolean; message?: string } | undefined;
-    if (!err?.lostAtBegin && err?.message !== MOVED_AWAY) throw e;
+    if (!(e as { lostAtBegin?: boolean } | undefined)?.lostAtBegin && !movedAway(e)) throw e;
     return transaction();
   }
 }
@@ -370,7 +373,7 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
   // One-statement reads get a small pool of their own: once every connection has a statement in
   // flight, postgres.js pipelines the next ones onto them, so a few busy sessions answer many
   // requests per wake-up. On 2 cores this halved PostgreSQL's CPU per /v1/me against the same
-  // reads spread over 20 mostly idle sessions (docs/benchmarks.md, "A small pool for reads").
+  // reads spread over 20 mostly idle sessions (measured: the history of docs/benchmarks.md).
   const readPoolSize = opts.readPoolSize ?? Math.min(4, max);
   // Point reads (one row by key: /v1/me, a resource by id) cost PostgreSQL tens of microseconds,
   // less than a socket write and a backend's wake-up each: they go to one connection, pipelined,

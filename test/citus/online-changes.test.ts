@@ -3,7 +3,7 @@
 // a worker added and rebalanced onto, then drained and removed (a superuser's call, the deploy
 // login's, a superuser's again: db/README.md). Every answer is a 2xx, every create exists exactly
 // once, every event is delivered once; the latency while the groups move is printed beside the
-// latency before (`make bench` holds the figures: docs/benchmarks.md).
+// latency before (the last run's figures: docs/benchmarks.md, "Adding and removing a worker under load").
 import t from 'tap';
 import postgres from 'postgres';
 import { createTestDatabase, CITUS_WORKERS } from '../helpers/app.ts';
