@@ -1,4 +1,4 @@
-// Issue 17 benchmark (agents and runs), run by bench/run.ts on the same server and database:
+// The agents and runs benchmark, run by bench/run.ts on the same server and database:
 //   1. latency: createAgentRun of agt_echo (a no-op agent) → run.completed read on its event
 //      stream, 10 at a time, 300 runs, p50/p99 (the server's in-process worker executes them);
 //   2. throughput: 2,000 queued echo runs drained by the server's worker (runs completed per

@@ -1,4 +1,4 @@
-// Issue 37 item 5: one node next to the 3-node Citus cluster (scripts/citus.ts: a coordinator and
+// One node next to the 3-node Citus cluster (scripts/citus.ts: a coordinator and
 // two workers on this machine, 32 shards), each with a database of its own seeded alike and an
 // API process of its own (bench/scale.ts' spawnApi). Part `citus` of `make bench`; without Citus
 // here it says why and is skipped.
@@ -7,8 +7,8 @@
 //   first page), one request at a time, p50 and p95 of LATENCY_REQUESTS after a warm-up, at
 //   1 organization with 10,000 tasks, 100 organizations (99 more with 1,000 tasks each), 1,000
 //   organizations (900 more with 100 each), and the benchmarked one grown to 1,000,000 tasks.
-//   On the cluster, once more at the first stage without the organization's shard views
-//   (migration 20261205003100): the list through the view function, as before them.
+//   On the cluster, once more at the first stage without the organization's shard views: the
+//   list through the view function, as before them.
 // - Throughput at 1,000 organizations (before the growth): GET /v1/tasks?limit=50, GET /v1/me and
 //   POST /v1/tasks (a fresh Idempotency-Key per request) with autocannon, then each next to
 //   pgbench replaying the SQL it sent (bench/ratio.ts).

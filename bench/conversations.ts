@@ -1,4 +1,4 @@
-// Issue 18 benchmark (conversations), run by bench/run.ts on the same server and database: 20
+// The conversations benchmark, run by bench/run.ts on the same server and database: 20
 // conversations at once, each sending messages one after another; for each, createConversationMessage
 // → the assistant's reply stored (the run's completion and the reply are one transaction, so the
 // end of the run's event stream marks it), p50/p99. The model is a scripted OpenAI-compatible

@@ -1,4 +1,4 @@
-// A real failover, timed (issue 35): a primary with a synchronous streaming standby (PostgreSQL 15
+// A real failover, timed: a primary with a synchronous streaming standby (PostgreSQL 15
 // from Debian, test/helpers/replica.ts), the API with its in-process worker given both hosts with
 // target_session_attrs=read-write, 4 readers and 4 writers; the primary is stopped hard
 // (immediate), the standby promoted 2 s later. Measured: promotion → the first 2xx answer, and →

@@ -1,4 +1,4 @@
-// The termination test, repeated until it fails (issue 35): a fresh database and API process per
+// The termination test, repeated until it fails: a fresh database and API process per
 // run, 8 readers and 2 writers on GET/POST /v1/projects, three waves of pg_terminate_backend on
 // every session of the database 700 ms apart, then every request must succeed again within 3 s.
 // A run that does not recover prints the server's warnings (each acquire timeout carries the

@@ -1,4 +1,4 @@
-// Issue 14 benchmarks (files), run by bench/run.ts on the same server and database:
+// The files benchmarks, run by bench/run.ts on the same server and database:
 //  - one 25 MiB file, ROUNDS times: createFileUpload, PUT of the bytes to the upload URL,
 //    completeFileUpload, until ready (the in-process worker, no scanner), createFileDownload, GET
 //    of the whole file; MB/s of the PUT, of the GET and of the whole round;

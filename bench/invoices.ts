@@ -1,4 +1,4 @@
-// Issue 5 benchmarks (invoices and payments), run by bench/run.ts after bench/time.ts and before
+// The invoices and payments benchmarks, run by bench/run.ts after bench/time.ts and before
 // bench/webhooks.ts, on the same server and database:
 //  - seed: one billing customer (EUR) in the benchmarked client's organization (svc-admin);
 //  - POST /v1/invoices with 50 lines, a fresh Idempotency-Key per request: under autocannon

@@ -1,4 +1,4 @@
-// Issue 21: each benchmarked request next to PostgreSQL running that request's own SQL, in the
+// Each benchmarked request next to PostgreSQL running that request's own SQL, in the
 // same run, from the same kind of load generator (C on both sides: wrk for HTTP, pgbench for SQL),
 // with the same connections, as svc_runtime over TCP. Part `ratio` of `make bench`, after the parts
 // that seed tasks, time entries and invoices in the benchmarked client's organization.

@@ -1,9 +1,9 @@
-// Issue 16 benchmark (reports), run by bench/run.ts on the same server and database: 500,000 time
+// The reports benchmark, run by bench/run.ts on the same server and database: 500,000 time
 // entries (50 projects × the organization's 1,000 members, over a year), seeded by the owner in one
 // statement; then rpt_time_by_project over the year: the run's duration (createReportRun to
 // succeeded, the in-process worker), getReportResults pages (autocannon, p99), and the CSV
 // download (MB/s) next to COPY … TO STDOUT WITH CSV of the same rows in BENCH_REPORT_DOWNLOAD_ROUNDS
-// (7) rounds (issue 39), with the server's peak RSS during the first download sampled every 20 ms.
+// (7) rounds, with the server's peak RSS during the first download sampled every 20 ms.
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { serverRssKb, logger, type BenchOptions, type BenchResult } from './common.ts';

@@ -124,7 +124,7 @@ async function firstOf(token: string, path: string): Promise<{ id: string } | un
 }
 
 /** The requests compared with their own SQL: a list, the principal, a month of time entries,
- * invoices, a task creation (issue 21), and every other list and get the parts seeded (issue 39). */
+ * invoices, a task creation, and every other list and get the parts seeded. */
 async function ratioCases(token: string, url: string, clientId: string) {
   const project = await firstOf(token, '/v1/projects?limit=1');
   const ticket = await firstOf(token, '/v1/tickets?limit=1');
@@ -150,7 +150,7 @@ async function ratioCases(token: string, url: string, clientId: string) {
     { name: 'GET /v1/invoices?limit=50', method: 'GET' as const, path: '/v1/invoices?limit=50', status: 200 },
     ...(project ? [{ name: 'POST /v1/tasks', method: 'POST' as const, path: '/v1/tasks', status: 201,
       body: JSON.stringify({ project_id: project.id, name: 'Ratio bench task', priority: 'high' }) }] : []),
-    // Issue 39: every other list and get the parts seeded.
+    // Every other list and get the parts seeded.
     ...(ticket ? [get('GET /v1/tickets?limit=50', '/v1/tickets?limit=50'), get('GET /v1/tickets/{id}', `/v1/tickets/${ticket.id}`)] : []),
     ...(file ? [get('GET /v1/files?limit=50', '/v1/files?limit=50'), get('GET /v1/files/{id}', `/v1/files/${file.id}`)] : []),
     ...(run ? [get('GET /v1/runs?limit=50', '/v1/runs?limit=50'), get('GET /v1/runs/{id}', `/v1/runs/${run.id}`)] : []),
@@ -312,69 +312,69 @@ async function main(): Promise<number> {
     rows.push({ name: t.name, result });
   }
   const skipped = { markdown: '', failed: [] as string[] };
-  // Issue 3 (projects and tasks): bench/tasks.ts, on the same server and database.
+  // Projects and tasks: bench/tasks.ts, on the same server and database.
   const tasks = only.has('tasks')
     ? await runTaskBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
     : skipped;
-  // Issue 12 (scale-out): bench/scale.ts, its own API processes over the tasks just seeded.
+  // Scale-out: bench/scale.ts, its own API processes over the tasks just seeded.
   const scale = only.has('scale') && only.has('tasks')
     ? await runScaleBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
     : skipped;
-  // Issue 37: one node next to a 3-node Citus cluster (bench/citus.ts), each on a database and API process of its own.
+  // One node next to a 3-node Citus cluster (bench/citus.ts), each on a database and API process of its own.
   const citus = only.has('citus')
     ? await runCitusBench({ serverRoot, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
     : skipped;
-  // Issue 4 (time entries): bench/time.ts, likewise.
+  // Time entries: bench/time.ts, likewise.
   const time = only.has('time')
     ? await runTimeBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
     : skipped;
-  // Issue 5 (invoices and payments): bench/invoices.ts, likewise.
+  // Invoices and payments: bench/invoices.ts, likewise.
   const invoices = only.has('invoices')
     ? await runInvoiceBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
     : skipped;
-  // Issue 14 (files): bench/files.ts, 25 MiB through the capability URLs, next to psql's \copy.
+  // Files: bench/files.ts, 25 MiB through the capability URLs, next to psql's \copy.
   const files = only.has('files')
     ? await runFileBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP,
       serverGroup: server?.pid })
     : skipped;
-  // Issue 15 (tickets): bench/tickets.ts, 100,000 tickets, search next to pgbench of its own SQL.
+  // Tickets: bench/tickets.ts, 100,000 tickets, search next to pgbench of its own SQL.
   const tickets = only.has('tickets')
     ? await runTicketBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
     : skipped;
-  // Issue 16 (reports): bench/reports.ts, a report over 500,000 time entries: run, pages, CSV download.
+  // Reports: bench/reports.ts, a report over 500,000 time entries: run, pages, CSV download.
   const reports = only.has('reports')
     ? await runReportBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP,
       serverGroup: server?.pid })
     : skipped;
-  // Issue 17 (agents and runs): bench/agents.ts, run latency over the stream, drain rate, idle streams.
+  // Agents and runs: bench/agents.ts, run latency over the stream, drain rate, idle streams.
   const agents = only.has('agents')
     ? await runAgentBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP,
       serverGroup: server?.pid })
     : skipped;
-  // Issue 39: 1,000 open run event streams of 40 clients under 200 events/s (bench/streams.ts).
+  // 1,000 open run event streams of 40 clients under 200 events/s (bench/streams.ts).
   const streams = only.has('streams')
     ? await runStreamBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP,
       serverGroup: server?.pid })
     : skipped;
-  // Issue 18 (conversations): bench/conversations.ts, message → reply stored with a scripted model on loopback.
+  // Conversations: bench/conversations.ts, message → reply stored with a scripted model on loopback.
   const conversations = only.has('conversations')
     ? await runConversationBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
     : skipped;
-  // Issue 21: each request next to pgbench replaying its own SQL (bench/ratio.ts), over what the parts above seeded.
+  // Each request next to pgbench replaying its own SQL (bench/ratio.ts), over what the parts above seeded.
   const ratio = only.has('ratio') ? await runRatioBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP,
     serverGroup: server?.pid },
     await ratioCases(token, url, client.id)) : skipped;
-  // Issue 6 (outbox and webhooks): bench/webhooks.ts, last (its endpoint would receive the others' events).
+  // Outbox and webhooks: bench/webhooks.ts, last (its endpoint would receive the others' events).
   const webhooks = only.has('webhooks') ? await runWebhookBench({ url, base: BASE, token, clientId: client.id, serverGroup: server?.pid }) : skipped;
-  // Issue 20 (faults): bench/soak.ts, minutes of mixed load on the same server, last.
+  // Soak: bench/soak.ts, minutes of mixed load on the same server, last.
   const soak = only.has('soak')
     ? await runSoakBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP })
     : skipped;
-  // Issue 35: the termination fault repeated (bench/faults.ts), each run on a database and API process of its own.
+  // The termination fault repeated (bench/faults.ts), each run on a database and API process of its own.
   const faults = only.has('faults')
     ? await runFaultBench(serverRoot, Number(process.env.BENCH_FAULT_RUNS ?? 100)).then((r) => ({ markdown: r.markdown, failed: r.wedges ? ['faults'] : [] }))
     : skipped;
-  // Issue 35: a primary stopped hard and its standby promoted (bench/failover.ts), on servers of its own.
+  // A primary stopped hard and its standby promoted (bench/failover.ts), on servers of its own.
   const failover = only.has('failover') ? await runFailoverBench(Number(process.env.BENCH_FAILOVER_RUNS ?? 5)) : skipped;
 
   const header = [

@@ -1,4 +1,4 @@
-// Issue 12 benchmarks, run by bench/run.ts after the tasks part (it lists those tasks): GET
+// Scale-out benchmarks, run by bench/run.ts after the tasks part (it lists those tasks): GET
 // /v1/tasks?limit=50 served by one API process, by two API processes at once (the load split
 // between them), and by one API process whose connections go through PgBouncer in transaction
 // pooling mode (named prepared statements off), with the same process direct and prepared

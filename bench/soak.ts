@@ -1,4 +1,4 @@
-// Issue 20 soak run, part `soak` of `make bench` (last: it runs for minutes): BENCH_SOAK_MINUTES
+// The soak run, part `soak` of `make bench` (last: it runs for minutes): BENCH_SOAK_MINUTES
 // (default 10) of mixed reads and writes from several organizations against the bench server
 // (worker in-process, as `make start` runs it), every organization with a webhook endpoint
 // subscribed to what it writes, delivering to an HTTPS receiver on loopback. Per minute: requests,

@@ -1,4 +1,4 @@
-// Issue 39: run event streams at scale, part `streams` of `make bench`, on the same server process.
+// Run event streams at scale, part `streams` of `make bench`, on the same server process.
 //  - STREAMS_OPEN (1,000) streams of queued runs (no job: only this part appends their events),
 //    across STREAMS_CLIENTS (40) API Clients of the bench organization, 25 each (the server's
 //    per-client limit, SVC_STREAMS_PER_CLIENT), each client streaming its own runs;

@@ -1,4 +1,4 @@
-// Issue 3 benchmarks, run by bench/run.ts after its own endpoints, on the same server and database:
+// Projects and tasks benchmarks, run by bench/run.ts after its own endpoints, on the same server and database:
 // 100 organizations with 1,000 tasks each (the benchmarked client's organization is one of them), then
 //  - GET /v1/tasks?limit=50 (first page) and a page ~15 pages deep (following next_cursor);
 //  - pgbench replaying the exact transaction the list endpoint issues (captured from the PostgreSQL
@@ -146,7 +146,7 @@ const substitute = (statement: string, params: Map<number, string>) =>
   statement.replace(/\$(\d+)\b/g, (all, n: string) => params.get(Number(n)) ?? all);
 
 /** The statements (parameter values substituted) of the first request whose SQL mentions `marker`:
- * its transaction, or its one statement when it ran as one (issue 21's reads). */
+ * its transaction, or its one statement when it ran as one (a read, src/http/operation/statement.ts). */
 export function requestFromLog(entries: LogEntry[], userDb: string, marker: string): string[] | undefined {
   const byPid = new Map<string, string[]>();
   const stmt = /^(?:statement|execute [^:]*): ([\s\S]*)$/;
@@ -256,7 +256,7 @@ async function captureListTransaction(o: TaskBenchOptions, database: string, pat
   }
   // Fallback: the statement src/http/operation/statement.ts and src/routes/common.ts issue for
   // GET /v1/tasks?limit=50 (no filters: archived=false, sort created_at desc), values inlined.
-  // A context needs a live token (issue 13): the benchmarked token itself.
+  // A context needs a live token: the benchmarked token itself.
   return {
     source: 'reconstructed',
     note: note + 'statement reconstructed from src/http/operation/statement.ts and src/routes/common.ts',
@@ -384,7 +384,7 @@ export async function runTaskBench(o: TaskBenchOptions): Promise<TaskBenchResult
     password: target.password ? decodeURIComponent(target.password) : undefined,
     host: target.hostname, port: target.port || '5432', database };
   const orgLiteral = `'${seeded.organizationId.replace(/'/g, "''")}'`;
-  // api.tasks runs as its owner svc_api (issue 13), to whom the policies apply whoever queries it:
+  // api.tasks runs as its owner svc_api, to whom the policies apply whoever queries it:
   // the same view owned by the superuser is the one that bypasses them.
   const owner = postgres(o.url, { max: 1, onnotice: () => {} });
   try {

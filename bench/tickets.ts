@@ -1,4 +1,4 @@
-// Issue 15 benchmark (tickets), run by bench/run.ts on the same server and database: 100,000
+// The tickets benchmark, run by bench/run.ts on the same server and database: 100,000
 // tickets in the benchmarked client's organization, each with one reply, seeded as the owner in a
 // few statements (triggers off for the seed: numbers, search documents and the counter are written
 // by the same statements); then listTickets with a full-text `search` matching 1 % of them, its

@@ -1,4 +1,4 @@
-// Issue 4 benchmarks (time entries), run by bench/run.ts after bench/tasks.ts, on the same server and database:
+// The time entries benchmarks, run by bench/run.ts after bench/tasks.ts, on the same server and database:
 //  - seed: one project and 500,000 draft time entries in the benchmarked client's organization
 //    (owner SQL, one statement, triggers off; validity checked afterwards), then ANALYZE;
 //  - GET /v1/time-entries for one calendar month (organization-wide, limit=200): the first page and a

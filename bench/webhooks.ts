@@ -1,10 +1,10 @@
-// Issue 6 benchmarks (outbox and webhooks), run by bench/run.ts on the same server (which runs the
+// The outbox and webhooks benchmarks, run by bench/run.ts on the same server (which runs the
 // worker in-process, as `make start` does) and database:
 //  - one endpoint of the benchmarked client, subscribed to project.created, pointing at a fast HTTPS
 //    receiver in this process (loopback, the test CA; the server allow-lists `localhost`);
 //  - history: WEBHOOK_HISTORY (20,000) projects with their events, deliveries and attempts written
 //    before the measured phases, then ANALYZE (a server's tables are not empty; see below);
-//  - steady load: projects committed one per transaction by the owner at WEBHOOK_RATE (500; issue 39) per second
+//  - steady load: projects committed one per transaction by the owner at WEBHOOK_RATE (500) per second
 //    for WEBHOOK_STEADY_SECONDS, after WEBHOOK_WARMUP_SECONDS (3) at the same rate, not measured; end-to-end latency = receipt time - the event's created_at (the
 //    transaction's start, so it includes the commit itself), p50/p99/max;
 //  - through the API: createProject offered at WEBHOOK_RATE per second for WEBHOOK_API_SECONDS (10), after

@@ -1,5 +1,5 @@
 // Compares the catalogs of two databases: what a chain of migrations made, object by object, in
-// an order-independent form (issue 38: a squashed chain must make the same database as the old).
+// an order-independent form (a squashed chain must make the same database as the old).
 //
 //   npx tsx scripts/catalog-diff.ts <side A> <side B>
 //

@@ -55,7 +55,7 @@ export function withDatabase(url: string, database: string): string {
 
 /** The embedded servers' ports (EMBEDDED_PG_PORT overrides), below Linux's ephemeral range
  * (32768-60999): a port in it can be held for a moment by any outgoing connection, and PostgreSQL
- * then fails to listen ("Address already in use"; seen in CI with 54330). */
+ * then fails to listen ("Address already in use"). */
 export const embeddedPort = (kind: 'dev' | 'test'): number =>
   Number(process.env.EMBEDDED_PG_PORT ?? (kind === 'dev' ? 25432 : 25433));
 
@@ -310,7 +310,7 @@ export async function migrate(url: string, dir = MIGRATIONS_DIR, options: Migrat
 
 /** One migration at a time on a server (a cluster: its coordinator), whichever database: the
  * bootstrap's roles and Citus's propagation of each object's owner to the workers write shared
- * catalogs, and two at once failed ("tuple concurrently updated"). A session advisory lock in the
+ * catalogs, and two at once fail ("tuple concurrently updated"). A session advisory lock in the
  * server's postgres database (advisory locks are per database); none where that cannot be reached. */
 async function serverLock(url: string): Promise<() => Promise<void>> {
   const sql = postgres(withDatabase(url, 'postgres'), SESSION);

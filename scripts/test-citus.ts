@@ -49,14 +49,14 @@ try {
   const url = await createClusterDatabase(cluster, template);
   await migrate(url);
   await loadTestFixtures(url);
-  // The fixtures' table gets its shards' privileges as the migrations' tables did (migration
-  // 20261205000600). Their functions' privileges are not copied: test/citus/placement.test.ts
-  // compares ours, and copying here would hide a migration that forgot to.
+  // The fixtures' table gets its shards' privileges as the migrations' tables did
+  // (app_private.citus_shard_privileges). Their functions' privileges are not copied:
+  // test/citus/placement.test.ts compares ours, and copying here would hide a migration that forgot to.
   {
     const sql = postgres(url, { max: 1, onnotice: () => {} });
     await sql`call app_private.citus_shard_privileges()`;
     // The fixtures' DDL in schema api advanced each worker's generation: the copies of the api
-    // views are made again, as the migration after a change does (migration 20261205003100).
+    // views are made again, as the migration after a change does.
     await sql`select app_private.citus_refresh_shard_views()`;
     await sql.end();
   }
@@ -71,11 +71,11 @@ try {
   // A file gets 600 s here, not 240: three servers on one machine, and a request is several
   // delegated calls (measured: files.test.ts 84 s alone in make test-citus, 121 s beside 40 other files;
   // on a slower 2-core machine webhooks.test.ts took 108 s alone and 308 s beside the others).
-  // On that machine acquire-timeout.test.ts failed here: the pool watchdog took a loaded
-  // coordinator's slow start-ups for a wedge and rebuilt a full pool (fixed: docs/decisions.md, "A
-  // start-up within the driver's connect deadline"). With this pass's CPU held to 0.8 and 0.5 of a
-  // core (a cgroup quota; the slow machine was between), it took 1,038 and 2,131 s; the timing
-  // windows that half a core broke were widened (docs/benchmarks.md, "The cluster pass on a slow machine").
+  // There a loaded coordinator's start-ups are slow, which the pool watchdog does not take for a
+  // wedge (docs/decisions.md, "A start-up within the driver's connect deadline"). With this pass's
+  // CPU held to 0.8 and 0.5 of a core (a cgroup quota; the slow machine is between), it took
+  // 1,038 and 2,131 s; the timing windows allow for half a core (docs/benchmarks.md, "The cluster
+  // pass on a slow machine").
   let files = process.argv.slice(2);
   if (!files.length) {
     const left = { ...ONE_SERVER, ...NOT_YET };

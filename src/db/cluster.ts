@@ -1,4 +1,4 @@
-// On a Citus cluster (issue 37, docs/scaling.md), each statement of a request runs in the worker
+// On a Citus cluster (docs/scaling.md), each statement of a request runs in the worker
 // that holds its organization's rows: the statement the API would send to one server goes inside
 // one call of api.in_organization(organization, statement, arguments), which Citus delegates by the
 // organization, every call of a transaction to the same worker backend. There begin_request signs
@@ -10,7 +10,7 @@
 //   PostgreSQL gave the parameter, sent as the driver would have serialized them;
 // - a read of an api view `api.tasks` becomes `api.tasks()`, the function that returns the view's
 //   rows of the request's organization (a view's shard query would run as its reader, who may read
-//   no table; migration 20261205000700);
+//   no table);
 // - its result columns are declared to the call with the types PostgreSQL described.
 // The descriptions come from the coordinator (every node has the same schema), once per statement text.
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -23,7 +23,7 @@ import postgres from 'postgres';
 export const requestOrganization = new AsyncLocalStorage<{ organizationId: string | undefined }>();
 
 /** A capability link (an upload or download URL) has no access token to name its organization:
- * its token does, after the resource's id (`upl_….org_….<mac>`, migration 20261205001500; the
+ * its token does, after the resource's id (`upl_….org_….<mac>`; the
  * signature covers it, and the database checks that). On a cluster, `fn` runs in that
  * organization's scope, so its statements go to the organization's worker; a token that names
  * none is no link there (`none`, without asking the database). */
@@ -35,7 +35,7 @@ export function inLinkOrganization<T>(routed: boolean, token: string, fn: () => 
 
 /** A link's token as the database takes it (api.file_upload_begin and the download beginnings): its
  * signature, the last part, replaced by the signature's SHA-256, so that no statement's text holds a
- * link that works (migration 20261205001500). */
+ * link that works. */
 export function linkForDatabase(token: string): string {
   const dot = token.lastIndexOf('.');
   return `${token.slice(0, dot + 1)}${createHash('sha256').update(token.slice(dot + 1)).digest('hex')}`;

@@ -1,7 +1,7 @@
 // A pool that stops handing out connections, or whose statements stop being answered, while the
 // database itself answers a fresh connection, is wedged: nothing inside the process would ever
-// notice (issue 35: a driver defect left connections that never connected again, and requests
-// waited out their deadline for good). The watchdog notices by the pool's lack of progress, makes
+// notice (a driver defect can leave connections that never connect again, and requests then
+// wait out their deadline for good). The watchdog notices by the pool's lack of progress, makes
 // sure the database is not simply busy on the pool's behalf, and lets the caller rebuild the pool.
 import postgres from 'postgres';
 

@@ -1,8 +1,8 @@
 // A JSON body is measured before anything recursive touches it (parsing, the idempotency
 // fingerprint, validation, jsonb): one pass over its bytes, with no recursion and memory bounded by
 // the depth limit, refuses a body nested too deeply, an object or array too wide, or too many
-// values in all, with the JSON pointer of the container that broke the limit (issue 36: an array
-// nested 5,000 deep overflowed the fingerprint's stack and answered 500).
+// values in all, with the JSON pointer of the container that broke the limit (an array nested
+// 5,000 deep would otherwise overflow the fingerprint's stack and answer 500).
 import Bourne from '@hapi/bourne';
 import { isUtf8 } from 'node:buffer';
 import { ApiError, type ProblemCode } from './errors.ts';

@@ -1,6 +1,6 @@
 // Content-Disposition for a download (RFC 6266 with RFC 8187's filename*): both forms name the
 // same file, and neither can carry a path, a control character, a quote or a parameter of its own
-// (issue 36: `..\..\report.png` kept its path in filename*). The stored name stays as the client
+// (so `..\..\report.png` keeps no path in filename*). The stored name stays as the client
 // gave it; only the header's is reduced to a last segment.
 
 /** The last segment of `name` (after any `/` or `\`), without control characters, and without

@@ -115,7 +115,7 @@ export function tokenRoute(app: AppContext): ServerRoute {
 
     const accessToken = await app.tokens.issue(creds.id, r!.secret_id!, r!.organization_id!);
     // The token works only once the database has recorded it, and it records it only for a live
-    // secret: the request context needs this credential, not just ids (db migration 20261124000300).
+    // secret: the unforgeable request context needs this credential, not just ids.
     const expiresAt = new Date(Date.now() + app.config.tokenTtlSeconds * 1000);
     const { rows: [recorded] } = await sql<{ ok: boolean }>`
       select api.access_token_record(${org}, ${creds.id}, ${creds.secret}, ${createHash('sha256').update(accessToken).digest()},

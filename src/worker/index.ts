@@ -103,7 +103,7 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
   /** A pass stopped for want of room (taken by sends, or promised to a claim in flight whose
    * snapshot may predate the events it was woken for): the next claim or send to end wakes the
    * claims again. Set only by such a pass and cleared only by that wake-up, so a claim that ends
-   * with room to spare cannot hide it (it did, once in CI: an event waited for the poll). */
+   * with room to spare cannot hide it (an event would then wait for the poll). */
   let starved = false;
   const roomFreed = () => {
     if (starved) { starved = false; pump(); }
@@ -353,7 +353,7 @@ export async function sendTicketReply(sql: postgres.Sql, mailer: Mailer, organiz
 }
 
 /** A job of one organization (app_private.queue_job puts it in every payload): one whose
- * organization is gone (its rows deleted before migration 20261205001300 named it) has nothing to do. */
+ * organization is gone (its rows deleted before app_private.queue_job named it) has nothing to do. */
 function byOrganization<P>(task: (organizationId: string, payload: P, helpers: JobHelpers) => Promise<void>): Task {
   return async (payload, helpers) => {
     const org = (payload as { organization_id?: unknown } | null)?.organization_id;
@@ -560,7 +560,7 @@ export async function startWorker(config: Config,
   }, config.worker.recoverIntervalMs);
   timer.unref();
   // On a Citus coordinator, jobs queued on the workers wait in their organizations' outboxes
-  // (migration 20261205001100): moved into the queue here, about every second.
+  // (app_private.job_outbox): moved into the queue here, about every second.
   let draining = false;
   const drainTimer = setInterval(() => {
     if (draining || onCitus === false) return;

@@ -1,4 +1,4 @@
-// Where every table is on a Citus cluster (issue 37; docs/scaling.md): every tenant table
+// Where every table is on a Citus cluster (docs/scaling.md): every tenant table
 // distributed by organization_id and colocated with app.organizations (distributed by its id), the
 // global tables as GLOBAL_TABLES says, graphile-worker's queue on the coordinator; every function
 // of ours and every policy on the workers too; a statement that names its organization runs on one
@@ -86,8 +86,8 @@ if (CITUS_WORKERS.length === 0) {
         t.same(theirs.views, mine.views, `${worker}: every api and reporting view is on the worker`);
         t.same(theirs.policies, mine.policies, `${worker}: every policy is on the worker's shards, in the same text`);
         // Citus creates functions and views on the workers without the grants and revokes made
-        // before they were distributed (migration 20261205000600 copies them): the same privileges
-        // on every node, or a worker's copy could be run by PUBLIC, or a view read by no one.
+        // before they were distributed (app_private.citus_copy_privileges copies them): the same
+        // privileges on every node, or a worker's copy could be run by PUBLIC, or a view read by no one.
         const privileges = `
           select array_agg(x order by x) as acl from (
             select format('%s %s %s %s', p.oid::regprocedure, pg_get_userbyid(p.proowner), coalesce(e.grantee::regrole::text, 'public'), e.privilege_type) as x

@@ -1,4 +1,4 @@
-// A request's first steps on a Citus cluster (issue 37, step 2): a token from POST /oauth/token and
+// A request's first steps on a Citus cluster: a token from POST /oauth/token and
 // the principal from GET /v1/me, each answered by one call delegated to the worker that holds the
 // organization's rows; the context that call signs lives in that worker's backend; and a statement
 // string the runtime role sends never runs on a worker as anything but the runtime role.
@@ -23,7 +23,7 @@ const COORDINATOR_ONLY: Record<string, string> = {
   'api.run_wake_key()': 'app_private.run_wake_key (a reference table, with a copy on the coordinator)',
   'app_private.may_read_internal_notes()': 'no table (may_read_tickets() reads, and is refused on the coordinator)',
 };
-/** Not yet delegated nor refused on the coordinator (issue 37's next steps, docs/scaling.md): on a
+/** Not yet delegated nor refused on the coordinator (docs/scaling.md): on a
  * cluster, these still read distributed tables from the coordinator when called there directly (the
  * service status counts every organization's outbox, by design). The list may only shrink. */
 const NOT_YET_DELEGATED = [

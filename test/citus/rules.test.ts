@@ -1,5 +1,5 @@
-// The data rules that triggers keep, driven as the owner with plain SQL (issue 37: "state
-// triggers, invoice totals … work on distributed tables"): task workflows and dependency cycles,
+// The data rules that triggers keep, driven as the owner with plain SQL (state triggers and
+// invoice totals must work on distributed tables too): task workflows and dependency cycles,
 // invoice totals, the issuing rules. On one server and, under `make test-citus`, on the cluster,
 // where each trigger runs in its row's shard and every statement in it names the organization.
 import t from 'tap';

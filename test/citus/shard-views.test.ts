@@ -1,4 +1,4 @@
-// Lists and gets at scale on a Citus cluster (issue 37; migration 20261205003100): in its
+// Lists and gets at scale on a Citus cluster: in its
 // organization's worker a request reads each api view as that worker's copy over the
 // organization's shard group, so a list's filters, order and page size reach the indexes; the
 // copies are current, read nothing without a context, go when a view changes, and a request
@@ -123,7 +123,7 @@ if (CITUS_WORKERS.length === 0) {
       shard_transfer_mode => 'block_writes')`;
     t.match(await plan(t, a, p, query), /Function Scan on tasks/, 'moved: the function');
     t.same((await list()).data, before.data, 'the same page on the other worker');
-    // What the worker process's citus_prepare task runs once a minute (migration 20261205003370).
+    // What the worker process's citus_prepare task runs once a minute.
     const [prepared] = await a.admin`select app_private.citus_prepare_if_needed() as n`;
     t.ok(prepared!.n >= 1, `the check found ${prepared!.n} shard group(s) without copies, and prepared the workers`);
     t.notMatch(await plan(t, a, p, query), /Function Scan/, 'prepared: the copies there');
@@ -216,10 +216,9 @@ if (CITUS_WORKERS.length === 0) {
     t.ok(after.every((g, i) => g > before[i]!), 'drop view: advanced');
     t.match(await plan(t, a, p, query), /Function Scan on projects/, 'and the copies are not read');
 
-    // A DBA who is no superuser but a member of svc_api, the views' owner (migration
-    // 20261205003380), revokes what the copies would keep: advanced as well. (Replacing a view
-    // needs CREATE on schema api, which only a superuser has.) The runtime role's own DDL
-    // advances nothing.
+    // A DBA who is no superuser but a member of svc_api, the views' owner, revokes what the
+    // copies would keep: advanced as well. (Replacing a view needs CREATE on schema api, which
+    // only a superuser has.) The runtime role's own DDL advances nothing.
     await a.admin`select app_private.citus_refresh_shard_views()`;
     const dba = `svc_test_dba_${process.pid}`;
     await a.admin.unsafe(`create role ${dba} login inherit in role svc_api`);

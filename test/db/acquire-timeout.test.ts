@@ -1,7 +1,6 @@
 // A wait for a database connection that passes its deadline fails the request (DB_POOL_TIMEOUT,
 // answered 503) and is reported with the pool's state, so that a log tells a full pool (slow or
-// leaked transactions) from a free one whose connection never came (issue 21: the terminate fault
-// test's rare 5 s waits after recovery).
+// leaked transactions) from a free one whose connection never came.
 import t from 'tap';
 import net from 'node:net';
 import { sql } from 'kysely';
@@ -64,11 +63,11 @@ t.test('over HTTP: the 503 is logged with its cause, and the pool wait with the 
   const lines: string[] = [];
   // 1 s, not the 200 ms of the tests above: the app's start (its signing keys) goes through the
   // same deadline untried again, and on a loaded 2-core machine a cluster coordinator's start-ups
-  // passed 200 ms (seen with CPU held to half a core, which a slow CI machine is like).
+  // pass 200 ms (with CPU held to half a core, which a slow CI machine is like).
   const a = await startApp(t, { LOG_LEVEL: 'warn', SVC_DB_ACQUIRE_TIMEOUT_MS: '1000' }, undefined,
     { logDestination: { write: (s: string) => { lines.push(s); } } });
   // Setting up goes through the same deadline, which opening a connection can pass on a loaded
-  // machine (seen once with four test runs side by side): try again until it is done.
+  // machine (four test runs side by side, for one): try again until it is done.
   const p = await (async () => {
     for (let attempt = 1; ; attempt++) {
       try {

@@ -37,7 +37,7 @@ t.test('BI logins: one organization, its Roles\' columns, read-only, a timeout, 
   t.equal((await sql`show statement_timeout`)[0]!.statement_timeout, '30s');
   t.match(await failure(sql`select count(*) from app.projects`), /^42501/, 'no base table');
   t.match(await failure(sql`select * from api.projects`), /^42501/, 'no api view');
-  // On Citus the reporting views are views over a function (migration 20261205003390): not updatable.
+  // On Citus the reporting views are views over a function: not updatable.
   t.match(await failure(sql`delete from reporting.projects`), /^(42501|25006|55000)/, 'no write');
   t.equal((await sql`show default_transaction_read_only`)[0]!.default_transaction_read_only, 'on', 'read-only sessions');
   t.match(await failure(sql.begin('read write', (tx) => tx`delete from reporting.projects`)), /^(42501|55000|0A000)/, 'and no write privilege anyway');

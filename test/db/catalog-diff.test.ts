@@ -1,4 +1,4 @@
-// scripts/catalog-diff.ts (issue 38) finds what differs between two databases' catalogs, and
+// scripts/catalog-diff.ts finds what differs between two databases' catalogs, and
 // nothing when there is nothing: two copies of the migrated template compare equal (on Citus,
 // coordinator and every worker), and one function body, grant (of ours, or on PostgreSQL's or an
 // extension's own object), policy, trigger state or comment changed in one of them is each reported.

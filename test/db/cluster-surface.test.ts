@@ -1,4 +1,4 @@
-// From the inside: what issue 37's cluster surface (migrations 20261205000600–001200) gives the
+// From the inside: what the cluster surface gives the
 // runtime role when it sends plain SQL, with no HTTP in between. The view functions return what
 // their views return and nothing without a context; api.in_organization runs a statement with the
 // runtime role's own privileges; the outbox, the job queueing and the privilege procedures are not
@@ -53,8 +53,8 @@ t.test('the view functions, the statement call and the outbox, as the runtime ro
   t.same(p, { outbox: false, queue: false, drain: false, view_on_shards: false, copy: false, shards: false },
     'the runtime role may not touch the outbox, queue or drain jobs, or run the privilege procedures');
 
-  // Nor the worker's job functions, which run as their owner with the organization they are given
-  // (migrations 20261205001300 to 2100): called by the runtime role, each is refused outright.
+  // Nor the worker's job functions, which run as their owner with the organization they are given:
+  // called by the runtime role, each is refused outright.
   const jobs = await rt<{ fn: string }[]>`
     select p.oid::regprocedure::text as fn from pg_proc p join pg_namespace n on n.oid = p.pronamespace
      where n.nspname = 'app_private' and has_function_privilege('svc_runtime', p.oid, 'execute')

@@ -65,7 +65,7 @@ t.test('a legitimate context works, and its settings copied elsewhere show nothi
     const seen = await sql.begin(async (tx) => { const q = await where(t, a, tx, p.orgId); await forge(q); return everything(a, q); });
     t.same(Object.entries(seen).filter(([, n]) => n > 0), [], `copied settings in ${label}: every api view is empty`);
   }
-  // The settings alone, without the signature, as the issue's reproduction had them.
+  // The settings alone, without the signature, as anyone who knows the ids could set them.
   const bare = await rt.begin(async (tx) => {
     const q = await where(t, a, tx, p.orgId);
     await q`select set_config('svc.organization_id', ${p.orgId}, true), set_config('svc.client_id', ${p.id}, true),
@@ -170,7 +170,7 @@ t.test('no base table is readable by the runtime role, with or without a context
   t.equal(denied, '42501', 'Role-restricted columns (task custom_fields, priority) are out of reach even with a context');
 });
 
-t.test('api.idempotency_claim (reads the context once, issue 21): without a signed context it refuses and writes nothing', async (t) => {
+t.test('api.idempotency_claim (reads the context once): without a signed context it refuses and writes nothing', async (t) => {
   const { a, p, rt } = await world(t);
   const claim = (q: Tagged, key: string) =>
     q`select * from api.idempotency_claim('POST', '/v1/projects', ${key}, 'f1')`;
@@ -194,7 +194,7 @@ t.test('api.idempotency_claim (reads the context once, issue 21): without a sign
   t.equal(await keysOf(), 1);
 });
 
-t.test('one-round-trip creates (issue 21), as the runtime role in SQL: only a fresh claim marks the transaction, the gated command runs only under it, and a command answering other than one row fails', async (t) => {
+t.test('one-round-trip creates, as the runtime role in SQL: only a fresh claim marks the transaction, the gated command runs only under it, and a command answering other than one row fails', async (t) => {
   const { a, p, rt } = await world(t);
   const projects = async () => (await a.admin`select count(*)::int as n from app.projects where organization_id = ${p.orgId} and code like 'G%'`)[0]!.n;
   // The statement the API sends behind the claim (src/http/operation/command.ts, sendTogether), reduced to its gate.

@@ -1,5 +1,5 @@
-// A session's temporary schema cannot hijack a SECURITY DEFINER function (migration
-// 20261205003000): unnamed in a function's search_path, pg_temp is searched first for types, and a
+// A session's temporary schema cannot hijack a SECURITY DEFINER function (each searches pg_temp
+// last): unnamed in a function's search_path, pg_temp is searched first for types, and a
 // domain `pg_temp.text` whose check calls the session's own function ran that function as the
 // definer's owner wherever the definer declared a `text` variable.
 import t from 'tap';

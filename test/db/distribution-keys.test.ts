@@ -1,4 +1,4 @@
-// Citus-ready keys (issue 12): every tenant table can be distributed by organization_id. Citus
+// Citus-ready keys: every tenant table can be distributed by organization_id. Citus
 // requires the distribution column in every primary key and unique constraint (or unique index)
 // of a distributed table, and in every foreign key between distributed tables. This test reads
 // the catalog, so a table added later that breaks the rule fails here (docs/scaling.md).
@@ -127,7 +127,7 @@ t.test('the commands name their organization by a value Citus can route with', a
   const { adminUrl } = await createTestDatabase(t);
   const sql = postgres(adminUrl, oneConnection);
   t.teardown(() => sql.end());
-  // Migration 20261205000800: a PL/pgSQL command reads app.current_organization_id() once, into
+  // A PL/pgSQL command reads app.current_organization_id() once, into
   // v__organization_id (or a variable of its own), and its statements compare with that. A call
   // inside a statement is evaluated for every shard (Citus cannot prune with it): on a cluster,
   // inside the delegated call, that statement fails.
@@ -147,7 +147,7 @@ t.test('the commands name their organization by a value Citus can route with', a
 });
 
 t.test('every statement of a command names the organization of the tenant rows it reads', async (t) => {
-  // Migration 20261205000900: on Citus a command runs inside the call delegated to its
+  // On Citus a command runs inside the call delegated to its
   // organization's worker, where a lookup by id alone would ask every shard (refused there).
   const { adminUrl } = await createTestDatabase(t);
   const sql = postgres(adminUrl, oneConnection);

@@ -2,7 +2,7 @@
 // query written in the same turn as its socket closes leaves the write scheduled in name only, and
 // every later session of that connection slot appended its StartupMessage to the dead bytes
 // without ever sending them. The slot then timed out and reconnected at every connect_timeout, for
-// good: the read pool that held connections it never handed out (issue 35, bench/faults.ts).
+// good: the read pool that held connections it never handed out (bench/faults.ts).
 import t from 'tap';
 import net from 'node:net';
 import postgres from 'postgres';

@@ -59,7 +59,7 @@ t.test('the runtime role: nothing without a credential; forged settings and capa
     [(await tx`select count(*)::int as n from api.files`)[0]!.n, (await tx`select count(*)::int as n from api.file_chunks(${ready.id}, 0, 10)`)[0]!.n]);
   t.same(legit, [2, 1], 'with a token: both files, and the ready one\'s bytes');
   t.match(await failure(rt`select app_private.capability_mac('upload', 'upl_x')`), /^42501/, 'the runtime role cannot mint capabilities');
-  // Chunks as bytes (issue 39): the runtime role writes none without a context, and none to an
+  // Chunks as bytes: the runtime role writes none without a context, and none to an
   // upload that is no longer taking bytes, even with a token.
   const chunks = async () => (await a.admin`select count(*)::int as n from app.file_chunks where organization_id = ${p.orgId}`)[0]!.n;
   const before = await chunks();
@@ -82,7 +82,7 @@ t.test('the runtime role: nothing without a credential; forged settings and capa
   const fin = await a.createClient(p.orgId, { roles: 'finance' });
   const seen = await inRequestOf(fin, async (tx) => (await tx`select count(*)::int as n from api.files`)[0]!.n);
   t.equal(seen, 0, 'finance: no project files');
-  // The rule is the policy's (migration 20261205003300), not only api.files': svc_api's own
+  // The rule is the policy's, not only api.files': svc_api's own
   // statements in a finance or hr request see no project file (nor its bytes); a member's see both.
   const hr = await a.createClient(p.orgId, { roles: 'hr' });
   const member = await a.createClient(p.orgId, { roles: 'member' });

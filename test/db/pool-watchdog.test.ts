@@ -1,9 +1,9 @@
-// The pool watchdog (src/db/watchdog.ts, issue 35): whatever wedges a pool, a pool whose waits or
+// The pool watchdog (src/db/watchdog.ts): whatever wedges a pool, a pool whose waits or
 // statements make no progress past the acquire deadline while the database answers a fresh
 // connection is replaced, and /ready says 503 until it is. Forced here with a proxy that stops
 // forwarding on the connections it already has (a half-open TCP path: nothing is refused, nothing
 // is answered) while new connections pass; without the watchdog every request sent on those
-// connections waited forever.
+// connections would wait forever.
 import t from 'tap';
 import { sql } from 'kysely';
 import { createTestDatabase } from '../helpers/app.ts';
@@ -194,9 +194,9 @@ t.test('over HTTP: /ready answers 503 while a pool hands out nothing, the rebuil
 });
 
 t.test('a rebuilt pool reports how long its longest wait waited, whatever made it suspect', async (t) => {
-  // What made this test flaky on a loaded machine: the transactions pool was suspected for its
-  // stuck statement ('slow') after another of its connections had answered, and the time since
-  // that progress, then reported, was under the deadline.
+  // On a loaded machine the transactions pool can be suspected for its stuck statement ('slow')
+  // after another of its connections has answered, and the time since that progress is then under
+  // the deadline: the report gives the longest wait instead.
   const now = Date.now();
   const slow = new Progress();
   const stuck = slow.start();

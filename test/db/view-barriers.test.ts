@@ -1,6 +1,6 @@
-// A reader's own condition sees only the rows an api view lets through (migration
-// 20261205003050): a function of the runtime role's, cheaper than any condition of the view, given
-// a finance context, raises on any row finance may not see. One server only: on a cluster the
+// A reader's own condition sees only the rows an api view lets through: a function of the
+// runtime role's, cheaper than any condition of the view, given a finance context, raises on any
+// row finance may not see. One server only: on a cluster the
 // statements run in a delegated call, where the runtime role cannot make a function; the copies
 // of the views there keep each view's options (test/citus/shard-views.test.ts).
 import t from 'tap';

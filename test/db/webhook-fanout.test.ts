@@ -1,4 +1,4 @@
-// The batched fan-out (issue 21): app_private.webhook_fanout_batch (one organization's) and
+// The batched fan-out: app_private.webhook_fanout_batch (one organization's) and
 // webhook_fanout_any (any organization's, one server) claim pending events with
 // `skip locked`, so workers never share one; an event nobody may receive is claimed all the same;
 // and the worker's loop (startFanout) is woken by the commit, sends every first attempt once, and

@@ -1,4 +1,4 @@
-// A real failover under load (issue 35): a primary with a synchronous streaming standby, the API
+// A real failover under load: a primary with a synchronous streaming standby, the API
 // and its in-process worker given both hosts with target_session_attrs=read-write; the primary is
 // stopped hard and the standby promoted. The service answers 503 with Retry-After during the
 // switch and then serves from the new primary by itself; every write it acknowledged is there;

@@ -1,7 +1,7 @@
 // Every session of the database ended under load, twice (what a restart, a failover, a pooler
 // reload or a DBA's cleanup does), against the server's real process with its in-process
 // worker: the process lives, requests answer 503 only while sessions are gone, service resumes
-// by itself, retried creates happen once, and every event is still delivered (issue 20).
+// by itself, retried creates happen once, and every event is still delivered.
 import t from 'tap';
 import postgres from 'postgres';
 import { createTestDatabase } from '../helpers/app.ts';

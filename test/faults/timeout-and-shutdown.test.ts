@@ -1,5 +1,5 @@
 // A statement past its timeout answers 503, not 500 or a hang; SIGTERM drains a process:
-// it stops accepting, lets in-flight requests and jobs finish, then exits 0 (issue 20).
+// it stops accepting, lets in-flight requests and jobs finish, then exits 0.
 import t, { type Test } from 'tap';
 import net from 'node:net';
 import postgres from 'postgres';

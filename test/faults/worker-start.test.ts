@@ -1,7 +1,7 @@
-// A worker process that starts while the database goes away (what the restart fault test hit once
-// in CI): node-postgres reports a connection closed under it with no code, only "Connection
-// terminated unexpectedly", which was not taken for a connection failure, so the first job runner's
-// failed start ended the process. Now it is retried like any later one.
+// A worker process that starts while the database goes away (as in a restart): node-postgres
+// reports a connection closed under it with no code, only "Connection terminated unexpectedly",
+// which counts as a connection failure, so the first job runner's failed start is retried like
+// any later one rather than ending the process.
 import t from 'tap';
 import postgres from 'postgres';
 import { createTestDatabase } from '../helpers/database.ts';

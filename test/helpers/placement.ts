@@ -20,8 +20,7 @@ export const GLOBAL_TABLES: Record<string, 'root' | 'reference' | 'coordinator' 
   // requests arrive (it has organization_id, but a lookup by client id must not ask every shard).
   'app_private.client_directory': 'coordinator',
   // A BI login's organization and Roles, looked up by the session's role name in every statement of a
-  // BI session, which connects to the coordinator (its rows come from the worker through the relay:
-  // migration 20261205003390).
+  // BI session, which connects to the coordinator (its rows come from the worker through the relay).
   'app_private.bi_logins': 'coordinator',
   // The key of the run streams' wake-up names (one row), read wherever a run's event is appended.
   'app_private.run_wake_key': 'reference',

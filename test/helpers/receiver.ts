@@ -14,7 +14,7 @@ export const TEST_CA_FILE = new URL('ca.pem', TLS_DIR).pathname;
 export const WEBHOOK_TEST_ENV: Record<string, string> = {
   SVC_WEBHOOK_ALLOWED_HOSTS: 'localhost',
   SVC_WEBHOOK_CA_FILE: TEST_CA_FILE,
-  // Room for a verification challenge on a loaded CI machine (one failed at 1.5 s with the
+  // Room for a verification challenge on a loaded CI machine (1.5 s is too short with the
   // cluster suite running 4-5 times slower than usual); the hanging receivers wait it out.
   SVC_WEBHOOK_TIMEOUT_MS: '4000',
   SVC_WEBHOOK_RETRY_SCALE: '0.001',

@@ -1,4 +1,4 @@
-// Sink: a report's CSV download (issue 36). A value valid for the API must not become a live
+// Sink: a report's CSV download. A value valid for the API must not become a live
 // formula in the spreadsheet that opens the export (OWASP "CSV Injection"): a text cell starting
 // with =, +, -, @, a tab or a carriage return gets a leading single quote; decimal numbers in the
 // columns a report declares numeric stay numbers; the JSON export keeps every value exactly.

@@ -1,4 +1,4 @@
-// Sink: outgoing email (issue 36): ticket replies and invoice emails carry client text in the
+// Sink: outgoing email: ticket replies and invoice emails carry client text in the
 // subject, the sender's name, the body and attachment names, and go to an address the API stored.
 // A line break in a subject or name becomes a space (never a header of its own), the recipient is
 // exactly one address (never a list, a group or a second envelope recipient), the body goes as

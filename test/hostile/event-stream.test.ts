@@ -1,4 +1,4 @@
-// Sink: the run event stream (issue 36). Event data holds text from clients and models (inputs,
+// Sink: the run event stream. Event data holds text from clients and models (inputs,
 // outputs, tool results); a line break or `\r` inside a value must not start a new SSE field or
 // event. Rows with hostile text are written straight into a run's log (as the worker would), and
 // the stream is read by an independent WHATWG parser (eventsource-parser).

@@ -1,4 +1,4 @@
-// Sink: the Content-Disposition of a download (issue 36). A file name the API accepts (any text
+// Sink: the Content-Disposition of a download. A file name the API accepts (any text
 // without control characters) is downloaded under a name with no path, no control or bidi
 // character, no quote and no parameter of its own, in both forms (RFC 6266 filename, RFC 8187
 // filename*); the file keeps its name as given everywhere else.

@@ -1,4 +1,4 @@
-// An attacker's week, compressed (issue 36): generated bodies to every write operation of the
+// An attacker's week, compressed: generated bodies to every write operation of the
 // OpenAPI document, on a real API process. Structural bombs (deep, wide, huge, not UTF-8, not
 // JSON), and bodies shaped by each operation's own schema whose values are hostile (every Unicode
 // category, lone surrogates, U+0000, huge strings, extreme numbers, wrong types). Every answer is

@@ -1,4 +1,4 @@
-// Sink: log lines (issue 36). A client's value that reaches a log line (an error quoting it, the
+// Sink: log lines. A client's value that reaches a log line (an error quoting it, the
 // X-Client-Request-Id, a route's refusal) cannot start a line of its own or make one line huge;
 // secrets stay redacted.
 import t from 'tap';

@@ -1,4 +1,4 @@
-// Sink: the model provider's request (issue 36). Text a tool returns (a task's name, written by
+// Sink: the model provider's request. Text a tool returns (a task's name, written by
 // anyone who may write tasks) reaches the model; if it carries instructions and the model obeys,
 // the run still acts only as its client may: a tool the client's Roles do not allow fails with
 // ROLE_REQUIRED, another organization's resource is not found, a tool that was never offered is

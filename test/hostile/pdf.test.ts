@@ -1,4 +1,4 @@
-// Sink: the invoice PDF (issue 36). Client text (line descriptions up to 1,000 characters, 200
+// Sink: the invoice PDF. Client text (line descriptions up to 1,000 characters, 200
 // lines, the memo, customer and organization names) is drawn as text by pdfkit, which escapes it:
 // nothing a value holds becomes PDF structure (no forged dictionary entry, no JavaScript action),
 // a word longer than its column wraps, and the worst invoice the API accepts renders in bounded

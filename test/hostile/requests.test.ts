@@ -1,4 +1,4 @@
-// Bodies built to exhaust the server, and the rest of a request (issue 36): the URI, the headers
+// Bodies built to exhaust the server, and the rest of a request: the URI, the headers
 // (through a real socket: Node's parser refuses them before hapi sees anything), the
 // Idempotency-Key, Last-Event-ID, cursors, and every free-form JSON field, each bounded with a
 // problem that names the limit.

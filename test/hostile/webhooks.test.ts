@@ -1,4 +1,4 @@
-// Sink: webhook deliveries (issue 36). A delivery carries an envelope of ids, types, versions and
+// Sink: webhook deliveries. A delivery carries an envelope of ids, types, versions and
 // times (the spec's object reference), never a client's text, and only the service's own headers:
 // a resource named with hostile text, or an endpoint described with it, changes neither the body
 // nor a header of what the receiver gets.

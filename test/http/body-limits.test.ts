@@ -1,4 +1,4 @@
-// Bodies built to exhaust the server (issue 36): a JSON body's nesting, width and number of values
+// Bodies built to exhaust the server: a JSON body's nesting, width and number of values
 // are bounded before any recursive work, with a 400 problem naming the limit and the container.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';

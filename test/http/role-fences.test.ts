@@ -1,4 +1,4 @@
-// Fences found in review: filters and sorts on fields a Role cannot read, approval changes by any
+// Fences: filters and sorts on fields a Role cannot read, approval changes by any
 // method, work on archived projects and tasks, and a few input edge cases.
 import t from 'tap';
 import postgres from 'postgres';

@@ -1,4 +1,4 @@
-// The spec's own codes win over the generic one (issue 13): a field whose rule the spec names
+// The spec's own codes win over the generic one: a field whose rule the spec names
 // (a bad duration is INVALID_DURATION, …) answers that code even when the request schema is what
 // catches it, with the pointer to the field; a missing field stays VALIDATION_FAILED.
 import t from 'tap';

@@ -1,4 +1,4 @@
-// The webhook transport checks every resolved address by its own family (issue 13): deliveries to
+// The webhook transport checks every resolved address by its own family: deliveries to
 // an IPv4 receiver log nothing (request-filtering-agent used to print a stack trace for each IPv6
 // range it tried against an IPv4 address), and the connect-time rule still refuses private ones.
 import t from 'tap';

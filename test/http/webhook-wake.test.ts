@@ -1,4 +1,4 @@
-// How an API write wakes the webhook fan-out (issue 21). Its transaction does not NOTIFY (NOTIFY's
+// How an API write wakes the webhook fan-out. Its transaction does not NOTIFY (NOTIFY's
 // database-wide lock is held through the commit's flush and serialized every such write); the API
 // wakes the fan-out after the commit: by a NOTIFY of its own that a worker elsewhere hears, or
 // directly when the worker runs in the same process. The workers here poll once a minute, so a

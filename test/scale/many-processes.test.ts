@@ -1,4 +1,4 @@
-// Many processes, one database (issue 12): two API processes (SVC_WORKER=off) and two worker
+// Many processes, one database: two API processes (SVC_WORKER=off) and two worker
 // processes (`src/worker/main.ts`) share one PostgreSQL. Idempotency, rate limits, tokens and
 // signing keys, and webhook fan-out must hold across them, also while a worker is killed.
 import t from 'tap';

@@ -1,4 +1,4 @@
-// Behind PgBouncer in transaction pooling mode (issue 12): the server's connections go through a
+// Behind PgBouncer in transaction pooling mode: the server's connections go through a
 // real PgBouncer (Debian's package) with fewer server connections than clients, named prepared
 // statements off (SVC_DB_PREPARE=off; PgBouncer 1.18 cannot keep them across transactions). The
 // request context is transaction-scoped, so connections shared between clients leak nothing.

@@ -22,7 +22,7 @@ const OUTCOME_ERRORS: Record<string, () => ApiError> = {
 
 export function outcomeError(op: Operation, outcome: string | undefined): ApiError {
   // begin_request always answers one row: none means the statement's answer was lost on its way
-  // (seen once, as a 401 in the middle of a failover), not that the token is bad. A client told
+  // (as can happen in the middle of a failover), not that the token is bad. A client told
   // 401 would throw a good token away.
   if (outcome === undefined) {
     return Object.assign(new ApiError('SERVICE_UNAVAILABLE', 'the database answered without the request\'s outcome; retry the request',
