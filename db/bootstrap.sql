@@ -72,8 +72,8 @@ begin
 end
 $$;
 -- Rows moved as they are, under no policy: a shard move or rebalance on a cluster (the rebalancer
--- copies an organization's rows as the role that starts it), a restore (pg_restore --role=svc_mover).
--- A superuser doing either would run the functions of the tables' checks, defaults and triggers,
+-- copies an organization's rows as the role that starts it; a restore's rows load as a login made
+-- like it, db/README.md). A superuser doing either would run the functions of the tables' checks,
 -- which svc_schema may change; svc_mover runs them with no privilege svc_schema lacks: it is a member
 -- of svc_schema, which owns the tables and could lift their row security itself. It has no member,
 -- owns nothing (on a cluster, one function: svc_bootstrap.rebalance_start), and logs in only on a

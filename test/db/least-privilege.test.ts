@@ -8,7 +8,7 @@
 import t from 'tap';
 import postgres from 'postgres';
 import { randomBytes } from 'node:crypto';
-import { startApp, CITUS_WORKERS } from '../helpers/app.ts';
+import { startApp, CITUS_WORKERS, oneServer } from '../helpers/app.ts';
 import { beginRequest, failure, inRequest, oneConnection, refusedOutsideItsOrganization, tokenSha256 } from '../helpers/sql.ts';
 import { scramVerifier } from '../../src/db/scram.ts';
 import { editDatabaseUrl } from '../../src/db/url.ts';
@@ -220,6 +220,24 @@ t.test(`the service status counts every organization's waiting work and reads no
   }
   t.match(await failure(asStatus((tx) => tx`select type from app.events`)), /^42501 /, 'no other column of an event');
   t.match(await failure(asStatus((tx) => tx`select endpoint_id from app.webhook_deliveries`)), /^42501 /, 'nor of a delivery');
+});
+
+t.test('the status page\'s policies hold for svc_status itself, not for its members', oneServer('a role made for the test, reached by SET ROLE'), async (t) => {
+  // svc_schema is a member of svc_status, and a shard move validates foreign keys as svc_schema:
+  // events waiting for their fan-out must not show to it without their organizations.
+  const a = await startApp(t);
+  const org = await a.createOrg();
+  await a.admin`insert into app.events (organization_id, type, resource_type, resource_id, resource_version, fanout_pending)
+    values (${org}, 'project.created', 'project', 'prj_status_test', 1, true)`;
+  const member = `test_status_member_${process.pid}`;
+  await a.admin.unsafe(`create role ${member} nologin in role svc_status`);
+  t.teardown(() => a.admin.unsafe(`drop role if exists ${member}`));
+  const count = (role: string) => a.admin.begin(async (tx) => {
+    await tx.unsafe(`set local role ${role}`);
+    return (await tx`select count(*)::int as n from app.events where fanout_pending`)[0]!.n as number;
+  });
+  t.ok(await count('svc_status') >= 1, 'svc_status sees the event waiting for its fan-out');
+  t.equal(await count(member), 0, 'a member of svc_status sees none');
 });
 
 t.test(`a command with its WHERE removed reads and changes only its request's organization (${where})`, async (t) => {
