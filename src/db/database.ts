@@ -236,6 +236,12 @@ const movedAway = (e: unknown): boolean => {
   return err?.code === 'XX000' && err.message === 'cannot execute a distributed query from a query on a shard';
 };
 
+/** A move commits on its nodes one after another (two-phase commit): for a few milliseconds the
+ * group's new node may still read the old placement and refuse the call as the old node did. A
+ * call refused so is sent again after these pauses, then the refusal is the answer. */
+const MOVED_AWAY_PAUSES_MS = [0, 20, 100, 400];
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** A statement sent through the pool (no reservation, which costs a postgres.js Sql object per
  * call): while it waits for a connection it is bounded by the acquire deadline, as a reservation is;
  * once sent (postgres.js sets `state`), only statement_timeout bounds it. */
@@ -243,7 +249,7 @@ function pooledQuery(current: () => Generation, pool: 'reads' | 'points', prepar
   deadlines: { acquireMs: number; connectMs: number }, breaker: Breaker,
   counts: { inFlight: number }, late: (pool: 'reads' | 'points', ms: number, sql: postgres.Sql) => void,
   routing: { current?: ClusterRouting }) {
-  const query = async <R>(compiled: Statement, retried = false): Promise<R[]> => {
+  const query = async <R>(compiled: Statement, retried = false, moves = 0): Promise<R[]> => {
     // Routed (a Citus coordinator) before the breaker admits it: a routing that fails leaves no
     // probe taken and never released.
     const routing_ = routing.current?.route(compiled.sql, compiled.parameters as unknown[]);
@@ -267,6 +273,7 @@ function pooledQuery(current: () => Generation, pool: 'reads' | 'points', prepar
       : sql.unsafe(compiled.sql, compiled.parameters as postgres.ParameterOrJSON<never>[], { prepare });
     let timedOut = false;
     let lost = false;
+    let moved = false;
     const timer = setTimeout(() => {
       if ((q as unknown as { state?: unknown }).state) return;
       timedOut = true;
@@ -285,34 +292,44 @@ function pooledQuery(current: () => Generation, pool: 'reads' | 'points', prepar
       // A lost session says nothing of whether the database can be reached now.
       else if (!isConnectionFailure(e)) breaker.succeeded();
       // These statements only read: one whose session was lost (a terminated backend, found
-      // only when used) is sent once more, on a connection the pool opens anew; so is one whose
-      // organization's shard group moved away during it (movedAway).
-      if (!retried && ((isConnectionFailure(e) && !isUnreachable(e)) || movedAway(e))) lost = true;
-      if (!lost) throw e;
+      // only when used) is sent once more, on a connection the pool opens anew; one whose
+      // organization's shard group moved away during it (movedAway) is sent again after a pause.
+      if (!retried && isConnectionFailure(e) && !isUnreachable(e)) lost = true;
+      else if (movedAway(e) && moves < MOVED_AWAY_PAUSES_MS.length) moved = true;
+      if (!lost && !moved) throw e;
     } finally {
       counts.inFlight--;
       progress.finish(sent, !timedOut);
       clearTimeout(timer);
       if (admitted === 'probe') breaker.released();
     }
+    if (moved) {
+      await pause(MOVED_AWAY_PAUSES_MS[moves]!);
+      return query<R>(compiled, retried, moves + 1);
+    }
     // After postgres.js has read what the dead socket still held (its FATAL), so that the
     // statement goes to a new session rather than behind that message.
     await new Promise((resolve) => setImmediate(resolve));
-    return query<R>(compiled, true);
+    return query<R>(compiled, true, moves);
   };
   return query;
 }
 
-/** Runs a transaction once more when nothing of its first try can have happened: its session turned
- * out to be dead at `begin` (a backend terminated while idle in the pool, noticed only when used),
- * or, on Citus, its organization's shard group moved away during a call (movedAway: rolled back).
- * A session lost later is not retried: a write may have happened. */
+/** Runs a transaction again when nothing of its try can have happened: its session turned out to
+ * be dead at `begin` (a backend terminated while idle in the pool, noticed only when used: once
+ * more), or, on Citus, its organization's shard group moved away during a call (movedAway: rolled
+ * back; again after each of MOVED_AWAY_PAUSES_MS). A session lost later is not retried: a write
+ * may have happened. */
 export async function runAgainIfLostAtBegin<T>(transaction: () => Promise<T>): Promise<T> {
-  try {
-    return await transaction();
-  } catch (e) {
-    if (!(e as { lostAtBegin?: boolean } | undefined)?.lostAtBegin && !movedAway(e)) throw e;
-    return transaction();
+  let lostOnce = false;
+  for (let moves = 0; ; ) {
+    try {
+      return await transaction();
+    } catch (e) {
+      if (movedAway(e) && moves < MOVED_AWAY_PAUSES_MS.length) await pause(MOVED_AWAY_PAUSES_MS[moves++]!);
+      else if ((e as { lostAtBegin?: boolean } | undefined)?.lostAtBegin && !lostOnce) lostOnce = true;
+      else throw e;
+    }
   }
 }
 
