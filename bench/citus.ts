@@ -7,11 +7,13 @@
 //   first page), one request at a time, p50 and p95 of LATENCY_REQUESTS after a warm-up, at
 //   1 organization with 10,000 tasks, 100 organizations (99 more with 1,000 tasks each), 1,000
 //   organizations (900 more with 100 each), and the benchmarked one grown to 1,000,000 tasks.
-//   On the cluster, once more at the first stage without the organization's shard views: the
-//   list through the view function, as before them.
+//   On the cluster, once more at the first stage through the coordinator (an API process with
+//   SVC_CLUSTER_DIRECT=off) and without the organization's shard views (the list through the view
+//   function, as before them).
 // - Throughput at 1,000 organizations (before the growth): GET /v1/tasks?limit=50, GET /v1/me and
-//   POST /v1/tasks (a fresh Idempotency-Key per request) with autocannon, then each next to
-//   pgbench replaying the SQL it sent (bench/ratio.ts).
+//   POST /v1/tasks (a fresh Idempotency-Key per request) with autocannon (on the cluster, also
+//   through the coordinator), then each next to pgbench replaying the SQL it sent (bench/ratio.ts;
+//   on the cluster, the coordinator's calls).
 //
 // Env: BENCH_CITUS_TARGETS (one, cluster; default both), BENCH_CITUS_REQUESTS (200),
 // BENCH_CITUS_GROWN (1,000,000).
@@ -186,10 +188,14 @@ async function runOn(o: Options, target: Target, cluster?: Cluster): Promise<Fig
   await timed('the benchmarked organization\'s 10,000 tasks (triggers on)', () => target.tasks(org, 10_000, 1, true));
   await target.analyze();
   const api = await spawnApi(target.url, { DB_POOL_SIZE: '10' });
+  // On the cluster, a second API process sends every statement through the coordinator, as the
+  // API did before it took each request to its organization's worker (SVC_CLUSTER_DIRECT=off).
+  const viaCoordinator = cluster ? await spawnApi(target.url, { DB_POOL_SIZE: '10', SVC_CLUSTER_DIRECT: 'off' }) : undefined;
   try {
     const token = await tokenFor(api, { id: client.client_id, secret: client.client_secret });
     const stages: Stage[] = [];
     stages.push(await latency(api, token, '1 organization, 10,000 tasks'));
+    if (viaCoordinator) stages.push(await latency(viaCoordinator, token, '1 organization, 10,000 tasks, through the coordinator (SVC_CLUSTER_DIRECT=off)'));
     if (cluster) {
       const restore = await target.withoutShardViews(org, cluster.workers);
       stages.push(await latency(api, token, '1 organization, 10,000 tasks, without its shard views (the view function)'));
@@ -210,10 +216,15 @@ async function runOn(o: Options, target: Target, cluster?: Cluster): Promise<Fig
     stages.push(await latency(api, token, '1,000 organizations'));
     const project = await target.project(org);
     const through = await throughput(o, api, token, project);
-    // Each request next to pgbench replaying the SQL it sent (on the cluster: the coordinator's calls).
-    // Only on the cluster this bench started: a server of the user's keeps its settings.
+    if (viaCoordinator) {
+      through.push(...(await throughput(o, viaCoordinator, token, project))
+        .map((x) => ({ ...x, name: `${x.name}, through the coordinator` })));
+    }
+    // Each request next to pgbench replaying the SQL it sent (on the cluster: the coordinator's
+    // calls, so the API that sends them there). Only on the cluster this bench started: a server of
+    // the user's keeps its settings.
     if (target.citus) await target.logUsersAndDatabases();
-    const ratio = await runRatioBench({ url: target.url, base: api.base, token, clientId: client.client_id,
+    const ratio = await runRatioBench({ url: target.url, base: (viaCoordinator ?? api).base, token, clientId: client.client_id,
       connections: o.connections, duration: o.duration, warmup: o.warmup }, [
       { name: `GET ${PATH}`, method: 'GET', path: PATH, status: 200 },
       { name: 'GET /v1/me', method: 'GET', path: '/v1/me', status: 200 },
@@ -228,6 +239,7 @@ async function runOn(o: Options, target: Target, cluster?: Cluster): Promise<Fig
     return { target: target.name, stages, throughput: through, seeding, ratio };
   } finally {
     await stopApi(api);
+    if (viaCoordinator) await stopApi(viaCoordinator);
   }
 }
 

@@ -100,6 +100,25 @@ async function trustLoopback(node: EmbeddedHandle) {
 
 const portOf = (url: string) => Number(new URL(url).port);
 
+/** A server made ready to join a cluster, as a DBA makes one (db/README.md, "Growing the cluster"):
+ * the roles (db/bootstrap.sql), each of `databases` owned by svc_schema, the citus extension in
+ * the first. Then a superuser adds it on the coordinator with svc_bootstrap.add_node. */
+export async function prepareNewNode(serverUrl: string, databases: string[]): Promise<void> {
+  const server = postgres(serverUrl, SUPERUSER_SESSION);
+  try {
+    await server.unsafe(readFileSync('db/bootstrap.sql', 'utf8'));
+    for (const name of new Set(databases)) await server.unsafe(`create database ${name} owner svc_schema`);
+  } finally {
+    await server.end();
+  }
+  const sql = postgres(editDatabaseUrl(serverUrl, { database: databases[0]! }), SUPERUSER_SESSION);
+  try {
+    await sql`create extension citus`;
+  } finally {
+    await sql.end();
+  }
+}
+
 /** A database on every node with the citus extension, the workers added to the coordinator's.
  * Shard count: CITUS_SHARD_COUNT (default 8: a test database creates every table's shards). */
 export async function createClusterDatabase(cluster: Pick<Cluster, 'coordinator' | 'workers'>, database: string): Promise<string> {

@@ -33,6 +33,9 @@ export interface Config {
   dbPointPipeline: number;
   /** Named prepared statements on the server's connections (off behind PgBouncer < 1.21 in transaction mode). */
   dbPrepare: boolean;
+  /** On a Citus cluster: a request's statements go to the worker that holds its organization on
+   * connections of their own to it (off: every statement through the coordinator). */
+  clusterDirect: boolean;
   /** Deadlines towards the database: a new connection, a statement, a free pooled connection. */
   dbTimeouts: { connectMs: number; statementMs: number; acquireMs: number };
   /** SIGTERM: how long in-flight requests and jobs may take to finish before the process exits anyway. */
@@ -190,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbReadPoolSize: int(env, 'DB_READ_POOL_SIZE', 4),
     dbPointPipeline: int(env, 'DB_POINT_PIPELINE', 16, 0),
     dbPrepare: env.SVC_DB_PREPARE !== 'off',
+    clusterDirect: env.SVC_CLUSTER_DIRECT !== 'off',
     dbTimeouts: {
       connectMs: int(env, 'SVC_DB_CONNECT_TIMEOUT_MS', 5000),
       statementMs: num(env, 'SVC_DB_STATEMENT_TIMEOUT_MS', 15_000),

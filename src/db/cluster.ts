@@ -72,6 +72,12 @@ export interface Described {
 export interface ClusterRouting {
   /** The statement to send in place of `query`, or undefined to send it as it is. */
   route(query: string, parameters: unknown[]): Promise<Routed | undefined> | undefined;
+  /** The worker (`host:port`, as pg_dist_node names it) that holds the shard group of the
+   * request's organization, once known: the request's connections may be taken there, so that its
+   * statements run where its rows are and the coordinator is out of its path. Undefined: through
+   * the coordinator (outside a request, before its placement is known, or when it is the
+   * coordinator's). */
+  node?(): string | undefined;
   /** Ends the connection the descriptions are read on. */
   close?(): Promise<void>;
 }
@@ -218,6 +224,74 @@ export function clusterRouting(opts: {
   };
 }
 
+/** How long a group's node is taken as known: a request sent to a node its group has left is
+ * still answered (Citus forwards the call to the group's node), only slower. */
+export const PLACEMENTS_REFRESH_MS = 2000;
+/** Organizations whose shard is kept (Map order: the oldest goes first). */
+const SHARDS_KEPT = 100_000;
+/** Organizations looked up at once, and waiting for a lookup at most. */
+const LOOKUP_BATCH = 100;
+const LOOKUPS_WAITING = 1000;
+
+/** Where each organization's shard group is: its shard (which does not change: a shard moves
+ * whole) looked up once, in batches, off the request's path; each shard's node read
+ * again from pg_dist_placement every `refreshMs`. `node` answers from memory only. */
+export function placements(read: {
+  /** The shard of each organization (Citus's get_shard_id_for_distribution_column). */
+  shards(organizations: string[]): Promise<Map<string, string>>;
+  /** The node of each shard, null for the coordinator's. */
+  nodes(): Promise<Map<string, string | null>>;
+}, refreshMs = PLACEMENTS_REFRESH_MS) {
+  const shardOf = new Map<string, string>();
+  let nodeOf = new Map<string, string | null>();
+  const wanted = new Set<string>();
+  let looking = false;
+  const lookUp = async () => {
+    try {
+      while (wanted.size > 0) {
+        const batch = [...wanted].slice(0, LOOKUP_BATCH);
+        const found = await read.shards(batch);
+        for (const o of batch) wanted.delete(o);
+        for (const [o, shard] of found) {
+          if (shardOf.size >= SHARDS_KEPT) shardOf.delete(shardOf.keys().next().value!);
+          shardOf.set(o, shard);
+        }
+      }
+    } catch {
+      // Asked again by the organization's next request.
+      wanted.clear();
+    } finally {
+      looking = false;
+    }
+  };
+  // Started on the next turn: the organizations of requests that arrive together go in one batch.
+  const look = () => {
+    if (looking) return;
+    looking = true;
+    setImmediate(() => void lookUp());
+  };
+  let refreshing: Promise<void> | undefined;
+  const refresh = () => {
+    refreshing ??= read.nodes().then((m) => { nodeOf = m; }, () => undefined).finally(() => { refreshing = undefined; });
+    return refreshing;
+  };
+  const timer = setInterval(() => void refresh(), refreshMs);
+  timer.unref();
+  return {
+    ready: refresh,
+    node(organization: string): string | undefined {
+      const shard = shardOf.get(organization);
+      if (shard === undefined) {
+        if (wanted.size < LOOKUPS_WAITING) wanted.add(organization);
+        look();
+        return undefined;
+      }
+      return nodeOf.get(shard) ?? undefined;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
 function quoteIdent(name: string): string {
   return '"' + name.replace(/"/g, '""') + '"';
 }
@@ -226,7 +300,7 @@ function quoteIdent(name: string): string {
  * descriptions are read on a connection of their own (as the runtime role, bounded by the
  * statement timeout): a request that waits for one holds a pooled connection, and would wait
  * forever for a free one if every connection of its pool were held the same way. */
-export async function clusterRoutingFor(url: string, opts: { statementTimeoutMs?: number; connectTimeoutMs?: number } = {}):
+export async function clusterRoutingFor(url: string, opts: { statementTimeoutMs?: number; connectTimeoutMs?: number; direct?: boolean } = {}):
   Promise<ClusterRouting | undefined> {
   const sql = postgres(url, {
     max: 1, onnotice: () => {}, idle_timeout: 60,
@@ -258,5 +332,29 @@ export async function clusterRoutingFor(url: string, opts: { statementTimeoutMs?
       return known;
     },
   });
-  return { route: routing.route, close: () => sql.end({ timeout: 5 }) };
+  if (opts.direct === false) return { route: routing.route, close: () => sql.end({ timeout: 5 }) };
+  const where = placements({
+    // Citus's own hash of the distribution column (get_shard_id_for_distribution_column asks for
+    // a privilege on the table that the runtime role does not have).
+    shards: async (organizations) => new Map((await sql<{ organization: string; shard: string }[]>`
+      select o as organization, s.shardid::text as shard
+        from unnest(${organizations}::text[]) o
+        join pg_dist_shard s on s.logicalrelid = 'app.organizations'::regclass
+         and worker_hash(o) between s.shardminvalue::int and s.shardmaxvalue::int`).map((r) => [r.organization, r.shard])),
+    nodes: async () => new Map((await sql<{ shard: string; node: string | null }[]>`
+      select distinct on (s.shardid) s.shardid::text as shard,
+             case when n.groupid <> 0 then case when n.nodename like '%:%' then '[' || n.nodename || ']' else n.nodename end || ':' || n.nodeport end as node
+        from pg_dist_shard s join pg_dist_placement p using (shardid) join pg_dist_node n on n.groupid = p.groupid
+       where s.logicalrelid = 'app.organizations'::regclass and n.noderole = 'primary' and n.isactive
+       order by s.shardid, n.nodeid`).map((r) => [r.shard, r.node])),
+  });
+  await where.ready();
+  return {
+    route: routing.route,
+    node: () => {
+      const organization = requestOrganization.getStore()?.organizationId;
+      return organization === undefined ? undefined : where.node(organization);
+    },
+    close: () => { where.stop(); return sql.end({ timeout: 5 }); },
+  };
 }

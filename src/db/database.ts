@@ -3,9 +3,10 @@ import { Kysely, sql, type CompiledQuery, type RawBuilder, type Transaction } fr
 import { PostgresJSDialect } from 'kysely-postgres-js';
 import type { DB } from './schema.ts';
 import type { Config } from '../config.ts';
-import { Breaker, isConnectionFailure, isReadOnlySession, isUnreachable, reconnectBackoff, unavailable } from './faults.ts';
+import { Breaker, isReadOnlySession, isRemoteNodeFailure, isSessionLost, isUnreachable, reconnectBackoff, unavailable } from './faults.ts';
 import { Progress, driverState, verify, type DriverPoolState } from './watchdog.ts';
 import type { ClusterRouting, Routed } from './cluster.ts';
+import { editDatabaseUrl } from './url.ts';
 
 export type Db = Kysely<DB>;
 export type Tx = Transaction<DB>;
@@ -43,13 +44,19 @@ export interface Database {
    * (about a tenth of a create's server CPU, docs/benchmarks.md). Each statement's rows, in order,
    * once committed; the first failed statement's error is the transaction's, and it rolls back. */
   batch: (statements: Statement[]) => Promise<Record<string, any>[][]>;
+  /** A connection of the transactions' pool, reserved: what `db.transaction()` runs on. */
+  reserve: () => Promise<Reserved>;
   /** On a Citus coordinator: each statement of a request goes to its organization's worker
-   * (src/db/cluster.ts). Set once at start-up, before requests. */
+   * (src/db/cluster.ts), on a connection to that worker when the routing names it (`node`), else
+   * through the coordinator. Set once at start-up, before requests. */
   routeTo: (routing: ClusterRouting) => void;
   /** True once routeTo was called: the database is a Citus coordinator. */
   readonly routed: boolean;
   close: () => Promise<void>;
 }
+
+/** A reserved connection of the transactions' pool (preparingDriver). */
+export type Reserved = Awaited<ReturnType<ReturnType<typeof preparingDriver>['reserve']>>;
 
 export interface AcquireTimeout {
   pool: 'transactions' | 'reads' | 'points';
@@ -153,7 +160,7 @@ function preparingDriver(pool: () => Generation, counts: { inUse: number; waitin
           return rows;
         }, (e) => {
           progress.statements.finish(sent);
-          if (isConnectionFailure(e)) lost = true;
+          if (isSessionLost(e)) lost = true;
           if (isReadOnlySession(e)) readOnly = true;
           throw e;
         });
@@ -172,7 +179,7 @@ function preparingDriver(pool: () => Generation, counts: { inUse: number; waitin
             sendAhead(seen(watch(connection.unsafe('begin'))).catch((e) => {
               // A session found dead at `begin`: no statement of this transaction ran, so the
               // caller may run it again on a new connection (runAgainIfLostAtBegin).
-              if (isConnectionFailure(e) && !isUnreachable(e)) Object.assign(e, { lostAtBegin: true });
+              if (isSessionLost(e) && !isUnreachable(e)) Object.assign(e, { lostAtBegin: true });
               throw e;
             }));
             return Object.assign([], { command: 'BEGIN', count: 0 });
@@ -227,13 +234,15 @@ function preparingDriver(pool: () => Generation, counts: { inUse: number; waitin
   };
 }
 
-/** On Citus, a call delegated to the worker that held its organization's shard group, which a
- * rebalance moved away while the call waited for the move's lock: the worker refuses to reach the
- * group's new node from inside the call, and its transaction rolls back whole. Sent again, the
- * coordinator routes it to the group's new node. */
+/** On Citus, a call run on the worker that held its organization's shard group, which a rebalance
+ * moved away while the call waited for the move's lock: the worker refuses to reach the group's
+ * new node from inside a delegated call, and from inside a call the API sent it directly cannot,
+ * as the owner of the function that reads (a role that may not log in); either way its
+ * transaction rolls back whole. Sent again, it reaches the group's new node (the call is
+ * delegated there). */
 const movedAway = (e: unknown): boolean => {
   const err = e as { code?: string; message?: string } | undefined;
-  return err?.code === 'XX000' && err.message === 'cannot execute a distributed query from a query on a shard';
+  return (err?.code === 'XX000' && err.message === 'cannot execute a distributed query from a query on a shard') || isRemoteNodeFailure(e);
 };
 
 /** A move commits on its nodes one after another (two-phase commit): for a few milliseconds the
@@ -290,11 +299,11 @@ function pooledQuery(current: () => Generation, pool: 'reads' | 'points', prepar
       if (timedOut) throw Object.assign(new Error(`no database connection became free within ${ms} ms`), { code: 'DB_POOL_TIMEOUT' });
       if (isUnreachable(e)) breaker.failed(e);
       // A lost session says nothing of whether the database can be reached now.
-      else if (!isConnectionFailure(e)) breaker.succeeded();
+      else if (!isSessionLost(e)) breaker.succeeded();
       // These statements only read: one whose session was lost (a terminated backend, found
       // only when used) is sent once more, on a connection the pool opens anew; one whose
       // organization's shard group moved away during it (movedAway) is sent again after a pause.
-      if (!retried && isConnectionFailure(e) && !isUnreachable(e)) lost = true;
+      if (!retried && isSessionLost(e) && !isUnreachable(e)) lost = true;
       else if (movedAway(e) && moves < MOVED_AWAY_PAUSES_MS.length) moved = true;
       if (!lost && !moved) throw e;
     } finally {
@@ -326,9 +335,16 @@ export async function runAgainIfLostAtBegin<T>(transaction: () => Promise<T>): P
     try {
       return await transaction();
     } catch (e) {
-      if (movedAway(e) && moves < MOVED_AWAY_PAUSES_MS.length) await pause(MOVED_AWAY_PAUSES_MS[moves++]!);
-      else if ((e as { lostAtBegin?: boolean } | undefined)?.lostAtBegin && !lostOnce) lostOnce = true;
-      else throw e;
+      if (movedAway(e) && moves < MOVED_AWAY_PAUSES_MS.length) {
+        await pause(MOVED_AWAY_PAUSES_MS[moves++]!);
+      } else if ((e as { lostAtBegin?: boolean } | undefined)?.lostAtBegin && !lostOnce) {
+        lostOnce = true;
+        // After postgres.js has read the dead socket's close, so that the pool opens a new session
+        // rather than handing out the same connection before it knows.
+        await new Promise((resolve) => setImmediate(resolve));
+      } else {
+        throw e;
+      }
     }
   }
 }
@@ -368,6 +384,8 @@ export interface ConnectOptions {
   readPoolSize?: number;
   /** Point reads in flight on the one point connection before the next go to the read pool (0: none). */
   pointPipeline?: number;
+  /** A worker of a cluster, reached from its coordinator's Database: it takes no request further. */
+  node?: boolean;
 }
 
 export function connect(url: string, max = 10, opts: ConnectOptions = {}): Database {
@@ -422,10 +440,30 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
   };
   const deadlines = { acquireMs: opts.acquireTimeoutMs ?? 5000, connectMs: opts.connectTimeoutMs ?? 5000 };
   const routing: { current?: ClusterRouting } = {};
-  const transactions = preparingDriver(() => pools.transactions, counts, prepare, deadlines, breaker, late, routing);
+  // On a cluster, a request whose organization's worker is known takes its connections from pools
+  // to that worker (a Database of the worker's own: its breaker, deadlines and watchdog), so that
+  // its statements run where its rows are; everything else, here.
+  const workers = new Map<string, Database>();
+  const listeners = { unreachable: [] as ((cause: unknown) => void)[], late: lateListeners, rebuilt: rebuiltListeners };
+  const worker = (): Database | undefined => {
+    const node = opts.node ? undefined : routing.current?.node?.();
+    if (node === undefined) return undefined;
+    let d = workers.get(node);
+    if (!d) {
+      d = connect(editDatabaseUrl(url, { hosts: node }), max, { ...opts, node: true });
+      d.routeTo(routing.current!);
+      for (const l of listeners.unreachable) d.onUnreachable(l);
+      for (const l of listeners.late) d.onAcquireTimeout(l);
+      for (const l of listeners.rebuilt) d.onPoolRebuilt(l);
+      workers.set(node, d);
+    }
+    return d;
+  };
+  const own = preparingDriver(() => pools.transactions, counts, prepare, deadlines, breaker, late, routing);
+  const transactions = { ...own, reserve: (): Promise<Reserved> => worker()?.reserve() ?? own.reserve() };
   const db = new Kysely<DB>({ dialect: new PostgresJSDialect({ postgres: (async () => transactions) as never }) });
-  const batch = (statements: Statement[]) => runAgainIfLostAtBegin(async () => {
-    const connection = await transactions.reserve();
+  const batch = (statements: Statement[]): Promise<Record<string, any>[][]> => worker()?.batch(statements) ?? runAgainIfLostAtBegin(async () => {
+    const connection = await own.reserve();
     try {
       await connection.unsafe('begin', []);
       const later: Promise<Record<string, any>[]>[] = [];
@@ -497,17 +535,20 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
     },
     onPoolRebuilt: (l) => { rebuiltListeners.push(l); },
     batch,
-    query: (compiled, o) => o?.point && points.inFlight < pointPipeline ? pointQuery(compiled) : readQuery(compiled),
+    reserve: own.reserve,
+    query: (compiled, o) => worker()?.query(compiled, o)
+      ?? (o?.point && points.inFlight < pointPipeline ? pointQuery(compiled) : readQuery(compiled)),
     routeTo: (r) => { routing.current = r; },
     get routed() { return routing.current !== undefined; },
     stats: () => ({ ...counts, unreachable: breaker.open }),
     unreachable: () => breaker.open,
-    onUnreachable: (l) => breaker.onTrip(l),
+    onUnreachable: (l) => { listeners.unreachable.push(l); breaker.onTrip(l); },
     onAcquireTimeout: (l) => { lateListeners.push(l); },
     // postgres.js can wait forever for idle connections to end (porsager/postgres#925): bound it.
     close: async () => {
       clearInterval(watchdog);
-      await routing.current?.close?.();
+      await Promise.all([...workers.values()].map((d) => d.close()));
+      if (!opts.node) await routing.current?.close?.();
       await db.destroy();
       await Promise.all([...Object.values(pools).map((p) => p.sql), listener].map((p) => p.end({ timeout: 5 })));
     },

@@ -18,6 +18,21 @@ export function isConnectionFailure(e: unknown): boolean {
   return code === undefined && typeof message === 'string' && NODE_POSTGRES_CONNECTION_MESSAGES.test(message);
 }
 
+/** On a Citus node, a statement that needed another node which could not be reached or refused
+ * the connection (08xxx, "connection to the remote node …"): the session that reports it is
+ * alive, in a failed transaction. */
+export function isRemoteNodeFailure(e: unknown): boolean {
+  const err = e as { code?: unknown; message?: unknown } | undefined;
+  return typeof err?.code === 'string' && err.code.startsWith('08') && typeof err.message === 'string'
+    && err.message.startsWith('connection to the remote node');
+}
+
+/** This session is gone (its socket, its backend, or the server): not a statement's failure,
+ * nor another node's that this session reports. */
+export function isSessionLost(e: unknown): boolean {
+  return isConnectionFailure(e) && !isRemoteNodeFailure(e);
+}
+
 /** Failures to reach the database at all (a new connection refused, timed out, not resolved,
  * turned away at start-up or for want of slots, or no host of a multi-host URL taking writes:
  * postgres.js patch 15), as opposed to an established session lost, which

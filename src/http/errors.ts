@@ -235,14 +235,17 @@ export function databaseUnavailable(e: unknown): ApiError {
  * constraint in its message: a shard's index by the table's name and the shard id
  * (`projects_code_unique_102008`), a check constraint by its own name. */
 function constraintOfShard(message: string | undefined): string {
-  const name = /constraint "([a-z0-9_]+)"/.exec(message ?? '')?.[1] ?? '';
-  return name in CONSTRAINTS ? name : name.replace(/_\d+$/, '');
+  return ofTable(/constraint "([a-z0-9_]+)"/.exec(message ?? '')?.[1] ?? '');
 }
+
+/** A constraint by its table's name: on a Citus worker, where a statement runs on a shard, the
+ * error's own field names the shard's (`projects_code_unique_102008`). */
+const ofTable = (name: string): string => (name in CONSTRAINTS ? name : name.replace(/_\d+$/, ''));
 
 /** The constraint a database error names: its own field, or on Citus the one its message names
  * (integrity violations only: another error's message may echo input). */
 export function constraintNamed(pg: { code?: string; message?: string; constraint_name?: string }): string | undefined {
-  if (pg.constraint_name) return pg.constraint_name;
+  if (pg.constraint_name) return ofTable(pg.constraint_name);
   return pg.code?.startsWith('23') ? constraintOfShard(pg.message) || undefined : undefined;
 }
 
@@ -274,7 +277,8 @@ export function fromDatabaseError(e: unknown): ApiError | undefined {
       : {});
   }
   // Integrity violations (class 23) only: another error's message may echo the client's input.
-  const constraint = CONSTRAINTS[pg.constraint_name ?? pg.constraint ?? (pg.code.startsWith('23') ? constraintOfShard(pg.message) : '')];
+  const named = pg.constraint_name ?? pg.constraint;
+  const constraint = CONSTRAINTS[named ? ofTable(named) : pg.code.startsWith('23') ? constraintOfShard(pg.message) : ''];
   if (constraint) {
     return new ApiError(constraint.code, constraint.detail,
       { errors: [{ pointer: constraint.pointer, detail: constraint.detail, code: constraint.code }] });

@@ -74,7 +74,7 @@ t.test('a worker added and removed under load', { skip: CITUS_WORKERS.length ===
   t.same(bad.slice(0, 5).map((a) => ({ method: a.method, status: a.status, problem: a.problem, error: a.error, ms: a.ms })), [],
     `${all.length} answers while the cluster grew and shrank: every one a 2xx`);
   if (bad.length > 0) {
-    t.comment(`the API's errors:\n${api.stdout().split('\n').filter((l) => /"level":(40|50|60)|"err"|INTERNAL/.test(l)).slice(0, 8).join('\n')}`);
+    t.comment(`the API's errors:\n${api.stdout().split('\n').filter((l) => /"level":"(warn|error|fatal)"|"level":(40|50|60)|INTERNAL/.test(l)).slice(0, 8).join('\n')}`);
   }
   const between = (from: number, to: number) => all.filter((a) => a.at >= from && a.at < to);
   t.comment(`before: ${percentiles(between(0, growing))}`);

@@ -3,11 +3,10 @@
 // extension; then added by a superuser with the cluster bootstrap's svc_bootstrap.add_node.
 import type { Test } from 'tap';
 import postgres from 'postgres';
-import { readFileSync } from 'node:fs';
 import { CITUS_WORKERS } from './database.ts';
 import { oneConnection } from './sql.ts';
 import { editDatabaseUrl } from '../../src/db/url.ts';
-import { startCitusNode } from '../../scripts/citus.ts';
+import { prepareNewNode, startCitusNode } from '../../scripts/citus.ts';
 
 export interface ClusterNode { host: string; port: number; database: postgres.Sql }
 
@@ -25,16 +24,9 @@ export async function newClusterNode(t: Test, adminUrl: string, offset: number):
   const admin = postgres(adminUrl, oneConnection);
   const named = await admin<{ name: string }[]>`select d.datname::text as name from pg_dist_object o join pg_database d on d.oid = o.objid
      where o.classid = 'pg_database'::regclass`.finally(() => admin.end());
-  const server = postgres(node.url, oneConnection);
-  try {
-    await server.unsafe(readFileSync('db/bootstrap.sql', 'utf8'));
-    for (const name of new Set([database, ...named.map((r) => r.name)])) await server.unsafe(`create database ${name} owner svc_schema`);
-  } finally {
-    await server.end();
-  }
+  await prepareNewNode(node.url, [database, ...named.map((r) => r.name)]);
   const sql = postgres(editDatabaseUrl(node.url, { database }), oneConnection);
   t.teardown(() => sql.end());
-  await sql`create extension citus`;
   return {
     host: '127.0.0.1', port, database: sql,
     add: async () => {

@@ -140,7 +140,7 @@ const routings = new Map<string, ReturnType<typeof clusterRoutingFor>>();
 function routingFor(t: { teardown: (fn: () => unknown) => void }, url: string): ReturnType<typeof clusterRoutingFor> {
   let routing = routings.get(url);
   if (!routing) {
-    const made = clusterRoutingFor(url);
+    const made = clusterRoutingFor(url, { direct: false });
     routing = made;
     routings.set(url, made);
     made.catch(() => routings.delete(url));

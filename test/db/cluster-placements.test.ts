@@ -1,0 +1,50 @@
+// Where an organization's shard group is, as an API process knows it (src/db/cluster.ts,
+// `placements`): answered from memory only, an unknown organization looked up off the request's
+// path, each shard's node read again on a timer. The cluster itself: test/citus/direct.test.ts.
+import t from 'tap';
+import { placements } from '../../src/db/cluster.ts';
+
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+t.test('an organization is looked up once, in a batch, and answered from memory after', async (t) => {
+  const asked: string[][] = [];
+  let nodes = new Map<string, string | null>([['s1', '10.0.0.1:5432'], ['s2', null]]);
+  const where = placements({
+    shards: async (orgs) => { asked.push(orgs); return new Map(orgs.map((o) => [o, o === 'org_b' ? 's2' : 's1'])); },
+    nodes: async () => nodes,
+  }, 20);
+  t.teardown(where.stop);
+  await where.ready();
+  t.equal(where.node('org_a'), undefined, 'unknown: through the coordinator meanwhile');
+  t.equal(where.node('org_b'), undefined);
+  await tick();
+  t.same(asked, [['org_a', 'org_b']], 'both looked up in one batch');
+  t.equal(where.node('org_a'), '10.0.0.1:5432', 'then its node');
+  t.equal(where.node('org_b'), undefined, 'a group on the coordinator: through the coordinator');
+  t.equal(asked.length, 1, 'and not looked up again');
+
+  nodes = new Map([['s1', '10.0.0.2:5432'], ['s2', null]]);
+  await new Promise((r) => setTimeout(r, 50));
+  t.equal(where.node('org_a'), '10.0.0.2:5432', 'a moved group: its new node once the placements are read again');
+});
+
+t.test('a failed lookup or read leaves the organization to the coordinator, and is tried again', async (t) => {
+  let fail = true;
+  let nodesFail = false;
+  const where = placements({
+    shards: async (orgs) => { if (fail) throw new Error('down'); return new Map(orgs.map((o) => [o, 's1'])); },
+    nodes: async () => { if (nodesFail) throw new Error('down'); return new Map([['s1', 'n1:1']]); },
+  }, 20);
+  t.teardown(where.stop);
+  await where.ready();
+  t.equal(where.node('org_a'), undefined);
+  await tick();
+  t.equal(where.node('org_a'), undefined, 'the lookup failed: still the coordinator');
+  fail = false;
+  t.equal(where.node('org_a'), undefined, 'its next request asks again');
+  await tick();
+  t.equal(where.node('org_a'), 'n1:1', 'and the one after goes to its node');
+  nodesFail = true;
+  await new Promise((r) => setTimeout(r, 50));
+  t.equal(where.node('org_a'), 'n1:1', 'a failed read keeps the placements it had');
+});
