@@ -15,7 +15,7 @@
 // would serve, and the resource that bounds each.
 //
 // Needs root (cgroups) and Citus; without either it says why and is skipped.
-// Env: BENCH_SCALE_OUT_QUOTA (share of one core per node, default 0.1), BENCH_SCALE_OUT_ORGS (48),
+// Env: BENCH_SCALE_OUT_QUOTA (share of one core per node, default 0.2), BENCH_SCALE_OUT_ORGS (48),
 // BENCH_SCALE_OUT_TASKS (200), BENCH_SCALE_OUT_CONNECTIONS (BENCH_CONNECTIONS), BENCH_DURATION,
 // CITUS_SHARD_COUNT (24: 8 groups a worker at 3 workers).
 import autocannon, { type Options as LoadOptions, type Result } from 'autocannon';
@@ -32,19 +32,27 @@ import { spawnApi, stopApi, type Api } from './scale.ts';
 
 const log = logger('scale-out');
 const DATABASE = 'svc_bench_scale_out';
-const QUOTA = Number(process.env.BENCH_SCALE_OUT_QUOTA ?? 0.1);
+const QUOTA = Number(process.env.BENCH_SCALE_OUT_QUOTA ?? 0.2);
 const ORGANIZATIONS = Number(process.env.BENCH_SCALE_OUT_ORGS ?? 48);
 const TASKS = Number(process.env.BENCH_SCALE_OUT_TASKS ?? 200);
 const PERIOD_US = 20_000;
 const CPU = '/sys/fs/cgroup/cpu';
 const CPUACCT = '/sys/fs/cgroup/cpuacct';
 const PATH = '/v1/tasks?limit=50';
+/** Each case before the quotas, so that every session has seen every shard group (BENCH_SCALE_OUT_WARM). */
+const WARM_SECONDS = Number(process.env.BENCH_SCALE_OUT_WARM ?? 10);
 
 interface Options { connections: number; duration: number; warmup: number }
 interface Tenant { org: string; token: string; project: string }
 interface Node { name: string; handle: EmbeddedHandle; group: string }
+/** What each node spends with no request (its background processes: autovacuum, Citus's
+ * maintenance daemon), in µs of CPU per second. */
+type Idle = Record<string, number>;
+
 interface Measured {
   workers: number; request: string; rps: number; p50: number; p99: number; non2xx: number;
+  /** Each node's CPU µs per request beyond its idle spending. */
+  netUs: Record<string, number>;
   /** CPU µs per request: each node's, the API process's, the load generator's. */
   nodeUs: Record<string, number>; apiUs: number; loadUs: number;
   throttled: Record<string, number>; machineBusy: number;
@@ -150,7 +158,13 @@ function cases(base: string, tenants: Tenant[]): [string, LoadOptions][] {
   ];
 }
 
-async function measure(o: Options, api: Api, nodes: Node[], workers: number, tenants: Tenant[]): Promise<Measured[]> {
+async function idle(nodes: Node[], seconds: number): Promise<Idle> {
+  const before = Object.fromEntries(nodes.map((n) => [n.name, usageUs(n)]));
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  return Object.fromEntries(nodes.map((n) => [n.name, (usageUs(n) - before[n.name]!) / seconds]));
+}
+
+async function measure(o: Options, api: Api, nodes: Node[], workers: number, tenants: Tenant[], quiet: Idle): Promise<Measured[]> {
   const out: Measured[] = [];
   for (const [request, opts] of cases(api.base, tenants)) {
     await autocannon({ ...opts, connections: o.connections, duration: o.warmup });
@@ -159,20 +173,23 @@ async function measure(o: Options, api: Api, nodes: Node[], workers: number, ten
     const apiBefore = processUs(api.child.pid!);
     const loadBefore = process.cpuUsage();
     const ticks = machineTicks();
+    const started = process.hrtime.bigint();
     const result: Result = await autocannon({ ...opts, connections: o.connections, duration: o.duration });
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const load = process.cpuUsage(loadBefore);
     const after = machineTicks();
     const n = Math.max(1, result.requests.total);
     const m: Measured = {
       workers, request, rps: result.requests.mean, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx + result.errors,
       nodeUs: Object.fromEntries(nodes.map((x) => [x.name, (usageUs(x) - nodeBefore[x.name]!) / n])),
+      netUs: Object.fromEntries(nodes.map((x) => [x.name, Math.max(0, usageUs(x) - nodeBefore[x.name]! - (quiet[x.name] ?? 0) * seconds) / n])),
       throttled: Object.fromEntries(nodes.map((x) => [x.name, throttledPeriods(x) - throttledBefore[x.name]!])),
       apiUs: (processUs(api.child.pid!) - apiBefore) / n,
       loadUs: (load.user + load.system) / n,
       machineBusy: 1 - (after.idle - ticks.idle) / Math.max(1, after.total - ticks.total),
     };
-    log(`${workers} worker(s), ${request}: ${Math.round(m.rps)} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms; µs/request ${
-      Object.entries(m.nodeUs).map(([k, v]) => `${k} ${Math.round(v)}`).join(', ')}, API ${Math.round(m.apiUs)}, load ${Math.round(m.loadUs)}; machine ${(m.machineBusy * 100).toFixed(0)} % busy`);
+    log(`${workers} worker(s), ${request}: ${Math.round(m.rps)} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms; µs/request (net of idle) ${
+      Object.entries(m.nodeUs).map(([k, v]) => `${k} ${Math.round(v)} (${Math.round(m.netUs[k]!)})`).join(', ')}, API ${Math.round(m.apiUs)}, load ${Math.round(m.loadUs)}; machine ${(m.machineBusy * 100).toFixed(0)} % busy`);
     out.push(m);
   }
   return out;
@@ -181,8 +198,8 @@ async function measure(o: Options, api: Api, nodes: Node[], workers: number, ten
 /** Requests/s that `workers` workers of the quota's size would serve, from the measured CPU per
  * request: the coordinator's share is spent once per request, the workers' shares add up. */
 function predict(m: Measured, workers: number): { rps: number; bound: string } {
-  const coordinatorUs = m.nodeUs.coordinator ?? 0;
-  const workerUs = Object.entries(m.nodeUs).filter(([k]) => k !== 'coordinator').reduce((a, [, v]) => a + v, 0);
+  const coordinatorUs = m.netUs.coordinator ?? 0;
+  const workerUs = Object.entries(m.netUs).filter(([k]) => k !== 'coordinator').reduce((a, [, v]) => a + v, 0);
   const capacity = QUOTA * 1e6;
   const byCoordinator = coordinatorUs > 0 ? capacity / coordinatorUs : Infinity;
   const byWorkers = workerUs > 0 ? (workers * capacity) / workerUs : Infinity;
@@ -203,6 +220,7 @@ export async function runScaleOutBench(o: Options): Promise<BenchResult> {
   const failed: string[] = [];
   let api: Api | undefined;
   const results: Measured[] = [];
+  const idles: { workers: number; quiet: Idle }[] = [];
   try {
     for (const [i, name] of ['coordinator', 'worker1', 'worker2', 'worker3'].entries()) {
       const handle = await startCitusNode(`scale-out-${name}`, port + i);
@@ -228,14 +246,24 @@ export async function runScaleOutBench(o: Options): Promise<BenchResult> {
           const admin = postgres(url, SUPERUSER_SESSION);
           await admin.unsafe(`call svc_bootstrap.add_node('127.0.0.1', ${new URL(node.handle.url).port})`).finally(() => admin.end());
           await deploy.unsafe(`call app_private.citus_add_worker('127.0.0.1', ${new URL(node.handle.url).port})`);
+          // A moved shard has no statistics until autovacuum analyzes it (a minute or more):
+          // a DBA's ANALYZE after the rebalance (docs/scaling.md, "Growing and shrinking the cluster").
+          const analyze = postgres(url, SUPERUSER_SESSION);
+          await analyze`analyze`.finally(() => analyze.end());
           confine(node);
           active.push(node);
           log(`${node.name} added and rebalanced onto in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
         }
-        for (const n of nodes) setQuota(n, QUOTA);
-        // The API reads the placements again within 2 s (src/db/cluster.ts).
+        // The API reads the placements again within 2 s (src/db/cluster.ts). Each of its new
+        // sessions on a node loads Citus's metadata and the catalog of the shards it reads, many
+        // milliseconds each: they warm up before the quotas, which would make that the figure.
         await new Promise((r) => setTimeout(r, 3000));
-        results.push(...await measure(o, api, active, workers, tenants));
+        for (const [, opts] of cases(api.base, tenants)) await autocannon({ ...opts, connections: o.connections, duration: WARM_SECONDS });
+        for (const n of nodes) setQuota(n, QUOTA);
+        const quiet = await idle(active, 5);
+        idles.push({ workers, quiet });
+        log(`${workers} worker(s), idle: ${Object.entries(quiet).map(([k, v]) => `${k} ${Math.round(v / 1000)} ms/s`).join(', ')}`);
+        results.push(...await measure(o, api, active, workers, tenants, quiet));
       }
     } finally {
       await deploy.end();
@@ -266,11 +294,14 @@ export async function runScaleOutBench(o: Options): Promise<BenchResult> {
         one && three ? (three / one).toFixed(2) : '—'} |`;
     }),
     '',
-    'CPU µs per request (each node from its cgroup; the API process and the load generator, outside the quotas) and the quota periods in which a node was held back:',
+    `Each node's CPU with no request, ms a second (of the quota's ${QUOTA * 1000}): ${idles.map((i) => `${i.workers} worker(s): ${
+      Object.entries(i.quiet).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}`).join(', ')}`).join('; ')}.`,
+    '',
+    'CPU µs per request, net of the idle spending (each node from its cgroup; the API process and the load generator, outside the quotas), and the quota periods in which a node was held back:',
     '',
     '| workers | request | coordinator | worker1 | worker2 | worker3 | API | load generator | throttled periods | machine busy |',
     '|---:|---|---:|---:|---:|---:|---:|---:|---|---:|',
-    ...results.map((m) => `| ${m.workers} | ${m.request} | ${['coordinator', 'worker1', 'worker2', 'worker3'].map((k) => us(m.nodeUs[k])).join(' | ')} | ${
+    ...results.map((m) => `| ${m.workers} | ${m.request} | ${['coordinator', 'worker1', 'worker2', 'worker3'].map((k) => us(m.netUs[k])).join(' | ')} | ${
       us(m.apiUs)} | ${us(m.loadUs)} | ${Object.entries(m.throttled).map(([k, v]) => `${k} ${v}`).join(', ')} | ${(m.machineBusy * 100).toFixed(0)} % |`),
     '',
     `Capacity model from the 3-worker step: workers of ${QUOTA} core each, a coordinator of the same size, API processes added as needed (one per core):`,

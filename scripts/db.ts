@@ -339,6 +339,11 @@ async function migrateLocked(url: string, dir: string, options: MigrateOptions):
     await sql.unsafe(`do $$ begin
       if to_regprocedure('app_private.job_queue_privileges()') is not null then perform app_private.job_queue_privileges(); end if;
     end $$`);
+    // On a cluster, the workers' copies of the api views are made again for what the chain changed
+    // (else lists read through the view functions until the worker's citus_prepare job runs).
+    await sql.unsafe(`do $$ begin
+      if to_regprocedure('app_private.citus_prepare_if_needed()') is not null then perform app_private.citus_prepare_if_needed(); end if;
+    end $$`);
   } finally {
     await sql.end();
   }
