@@ -16,7 +16,7 @@
 //   on the cluster, the coordinator's calls).
 //
 // Env: BENCH_CITUS_TARGETS (one, cluster; default both), BENCH_CITUS_REQUESTS (200),
-// BENCH_CITUS_GROWN (1,000,000).
+// BENCH_CITUS_GROWN (1,000,000), BENCH_CITUS_FIRST (1: the first stage alone).
 //
 // Rows of the big stages are loaded with triggers and foreign-key checks off (as bench/tasks.ts
 // does for the other organizations): the benchmarked organization's first 10,000 pass every
@@ -201,6 +201,9 @@ async function runOn(o: Options, target: Target, cluster?: Cluster): Promise<Fig
       stages.push(await latency(api, token, '1 organization, 10,000 tasks, without its shard views (the view function)'));
       await restore();
     }
+    // BENCH_CITUS_FIRST=1: the first stage's latencies alone (one node, the cluster directly and
+    // through the coordinator), in minutes rather than the whole part's hour.
+    if (process.env.BENCH_CITUS_FIRST === '1') return { target: target.name, stages, throughput: [], seeding, ratio: { markdown: '', failed: [] } };
     let others: string[] = [];
     await timed('99 organizations more, 1,000 tasks each (triggers off)', async () => {
       others = (await target.organizations(99)).filter((x) => x !== org);

@@ -4,8 +4,9 @@
 // each is a small machine of its own; the API process and the load generator run outside the quotas,
 // and their CPU is shown beside.
 //
-// Steps: the coordinator and one worker, ORGANIZATIONS organizations (each an API Client, a project
-// and TASKS tasks); then for 1, 2 and 3 workers (a worker added and rebalanced onto, as a DBA does:
+// Steps: the coordinator and one worker, ORGANIZATIONS organizations spread evenly over the shard
+// groups (each an API Client, a project and TASKS tasks); then for 1, 2 and 3 workers (a worker
+// added and rebalanced onto, as a DBA does:
 // svc_bootstrap.add_node, then app_private.citus_add_worker as the deploy login; the quotas lifted
 // while groups move) GET /v1/tasks?limit=50, GET /v1/me and POST /v1/tasks, every request from a
 // random organization, with autocannon. Per step: requests/s, latency, the CPU each node spent per
@@ -115,9 +116,19 @@ async function seed(url: string, base: string): Promise<Tenant[]> {
   const sql = postgres(url, SUPERUSER_SESSION);
   const tenants: Tenant[] = [];
   try {
-    for (let i = 0; i < ORGANIZATIONS; i++) {
+    // As many organizations in every shard group: an organization's requests all go to the node
+    // that holds its group, and groups move whole, so lumps of organizations would make one node
+    // the bound (a rebalance counts groups, not organizations). Organizations of a full group are
+    // made and left unused.
+    const groups = (await sql<{ n: number }[]>`select count(*)::int as n from pg_dist_shard where logicalrelid = 'app.organizations'::regclass`)[0]!.n;
+    const perGroup = Math.max(1, Math.round(ORGANIZATIONS / groups));
+    const inGroup = new Map<string, number>();
+    for (let i = 0; tenants.length < perGroup * groups && i < 50 * ORGANIZATIONS; i++) {
       const { organization_id: org } = await cli(url, 'org', 'create', '--name', `Scale-out ${i}`, '--plan', 'business',
         '--timezone', 'Europe/Berlin', '--currency', 'EUR', '--locale', 'en-GB') as { organization_id: string };
+      const shard = (await sql<{ shard: string }[]>`select get_shard_id_for_distribution_column('app.organizations', ${org}::text)::text as shard`)[0]!.shard;
+      if ((inGroup.get(shard) ?? 0) >= perGroup) continue;
+      inGroup.set(shard, (inGroup.get(shard) ?? 0) + 1);
       const client = await cli(url, 'client', 'create', '--org', org, '--name', 'Scale-out client', '--license', 'manager',
         '--roles', 'member,manager') as { client_id: string; client_secret: string };
       const project = await sql.begin(async (tx) => {
@@ -274,7 +285,7 @@ export async function runScaleOutBench(o: Options): Promise<BenchResult> {
   } finally {
     if (api) await stopApi(api);
     for (const n of nodes) { setQuota(n, undefined); release(n); }
-    for (const n of nodes.reverse()) await n.handle.stop();
+    if (!process.env.BENCH_SCALE_OUT_KEEP) for (const n of nodes.reverse()) await n.handle.stop();
   }
   for (const m of results) if (m.non2xx > 0) failed.push(`scale-out: ${m.workers} worker(s) ${m.request}`);
   const requests = [...new Set(results.map((m) => m.request))];
@@ -283,7 +294,7 @@ export async function runScaleOutBench(o: Options): Promise<BenchResult> {
   const lines = [
     '### Throughput as workers are added (bench/scale-out.ts)',
     '',
-    `Each PostgreSQL node under a CPU quota of ${QUOTA} core (cgroup v1, period ${PERIOD_US / 1000} ms); ${ORGANIZATIONS} organizations of ${TASKS} tasks, each request from a random one; ${o.connections} connections, ${o.duration} s after ${o.warmup} s (autocannon); ${process.env.CITUS_SHARD_COUNT} shards.`,
+    `Each PostgreSQL node under a CPU quota of ${QUOTA} core (cgroup v1, period ${PERIOD_US / 1000} ms); ${ORGANIZATIONS} organizations of ${TASKS} tasks, as many in every shard group, each request from a random one; ${o.connections} connections, ${o.duration} s after ${o.warmup} s (autocannon); ${process.env.CITUS_SHARD_COUNT} shards.`,
     '',
     '| request | 1 worker | 2 workers | 3 workers | 3 ÷ 1 |',
     '|---|---:|---:|---:|---:|',
