@@ -281,7 +281,10 @@ export function placements(read: {
     ready: refresh,
     node(organization: string): string | undefined {
       const shard = shardOf.get(organization);
-      if (shard === undefined) {
+      // Unknown, or a shard that no longer exists (split, or an organization isolated to a shard
+      // of its own): looked up.
+      if (shard === undefined || (nodeOf.size > 0 && !nodeOf.has(shard))) {
+        shardOf.delete(organization);
         if (wanted.size < LOOKUPS_WAITING) wanted.add(organization);
         look();
         return undefined;

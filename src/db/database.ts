@@ -209,7 +209,8 @@ function preparingDriver(pool: () => Generation, counts: { inUse: number; waitin
             if (query === 'rollback') await Promise.allSettled(sent);
             else for (const p of sent) await p;
           }
-          const rows = await result;
+          // A COMMIT that failed may have committed (its answer lost on the way): never run again.
+          const rows = query === 'commit' ? await result.catch((e) => { throw Object.assign(e, { atCommit: true }); }) : await result;
           // PostgreSQL answers COMMIT in a failed transaction with ROLLBACK, not an error: a
           // statement whose failure was caught and not rethrown must not pass for a write.
           if (query === 'commit' && rows.command !== 'COMMIT') {
@@ -335,6 +336,7 @@ export async function runAgainIfLostAtBegin<T>(transaction: () => Promise<T>): P
     try {
       return await transaction();
     } catch (e) {
+      if ((e as { atCommit?: boolean } | undefined)?.atCommit) throw e;
       if (movedAway(e) && moves < MOVED_AWAY_PAUSES_MS.length) {
         await pause(MOVED_AWAY_PAUSES_MS[moves++]!);
       } else if ((e as { lostAtBegin?: boolean } | undefined)?.lostAtBegin && !lostOnce) {
@@ -457,8 +459,16 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
       for (const l of listeners.rebuilt) d.onPoolRebuilt(l);
       workers.set(node, d);
     }
+    // A worker this process cannot reach (while the coordinator may): its organizations' requests
+    // go through the coordinator, which reaches it its own way, but for one a second, the probe
+    // its breaker lets through (src/db/faults.ts).
+    if (!d.unreachable()) return d;
+    const now = Date.now();
+    if (now - (probed.get(node) ?? 0) < 1000) return undefined;
+    probed.set(node, now);
     return d;
   };
+  const probed = new Map<string, number>();
   const own = preparingDriver(() => pools.transactions, counts, prepare, deadlines, breaker, late, routing);
   const transactions = { ...own, reserve: (): Promise<Reserved> => worker()?.reserve() ?? own.reserve() };
   const db = new Kysely<DB>({ dialect: new PostgresJSDialect({ postgres: (async () => transactions) as never }) });

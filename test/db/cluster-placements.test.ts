@@ -48,3 +48,23 @@ t.test('a failed lookup or read leaves the organization to the coordinator, and 
   await new Promise((r) => setTimeout(r, 50));
   t.equal(where.node('org_a'), 'n1:1', 'a failed read keeps the placements it had');
 });
+
+t.test('an organization whose shard is gone (a split) is looked up again', async (t) => {
+  let shard = 's1';
+  let nodes = new Map<string, string | null>([['s1', 'n1:1']]);
+  const where = placements({
+    shards: async (orgs) => new Map(orgs.map((o) => [o, shard])),
+    nodes: async () => nodes,
+  }, 20);
+  t.teardown(where.stop);
+  await where.ready();
+  where.node('org_a');
+  await tick();
+  t.equal(where.node('org_a'), 'n1:1');
+  shard = 's9';
+  nodes = new Map([['s9', 'n2:1']]);
+  await new Promise((r) => setTimeout(r, 50));
+  t.equal(where.node('org_a'), undefined, 'its old shard is in no placement: through the coordinator, and looked up again');
+  await tick();
+  t.equal(where.node('org_a'), 'n2:1', 'then its new shard\'s node');
+});
