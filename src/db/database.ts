@@ -251,6 +251,8 @@ const movedAway = (e: unknown): boolean => {
  * call refused so is sent again after these pauses, then the refusal is the answer. */
 const MOVED_AWAY_PAUSES_MS = [0, 20, 100, 400];
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A transaction whose session was found dead at BEGIN (nothing of it ran) runs again after these. */
+const LOST_AT_BEGIN_PAUSES_MS = [0, 10, 50];
 
 /** A statement sent through the pool (no reservation, which costs a postgres.js Sql object per
  * call): while it waits for a connection it is bounded by the acquire deadline, as a reservation is;
@@ -326,12 +328,12 @@ function pooledQuery(current: () => Generation, pool: 'reads' | 'points', prepar
 }
 
 /** Runs a transaction again when nothing of its try can have happened: its session turned out to
- * be dead at `begin` (a backend terminated while idle in the pool, noticed only when used: once
- * more), or, on Citus, its organization's shard group moved away during a call (movedAway: rolled
+ * be dead at `begin` (a backend terminated while idle in the pool, noticed only when used: again
+ * after each of LOST_AT_BEGIN_PAUSES_MS), or, on Citus, its organization's shard group moved away during a call (movedAway: rolled
  * back; again after each of MOVED_AWAY_PAUSES_MS). A session lost later is not retried: a write
  * may have happened. */
 export async function runAgainIfLostAtBegin<T>(transaction: () => Promise<T>): Promise<T> {
-  let lostOnce = false;
+  let lost = 0;
   for (let moves = 0; ; ) {
     try {
       return await transaction();
@@ -339,11 +341,12 @@ export async function runAgainIfLostAtBegin<T>(transaction: () => Promise<T>): P
       if ((e as { atCommit?: boolean } | undefined)?.atCommit) throw e;
       if (movedAway(e) && moves < MOVED_AWAY_PAUSES_MS.length) {
         await pause(MOVED_AWAY_PAUSES_MS[moves++]!);
-      } else if ((e as { lostAtBegin?: boolean } | undefined)?.lostAtBegin && !lostOnce) {
-        lostOnce = true;
+      } else if ((e as { lostAtBegin?: boolean } | undefined)?.lostAtBegin && lost < LOST_AT_BEGIN_PAUSES_MS.length) {
         // After postgres.js has read the dead socket's close, so that the pool opens a new session
-        // rather than handing out the same connection before it knows.
+        // rather than handing out the same connection before it knows: the FATAL and the close of
+        // a session ended while idle are read a turn or more apart.
         await new Promise((resolve) => setImmediate(resolve));
+        await pause(LOST_AT_BEGIN_PAUSES_MS[lost++]!);
       } else {
         throw e;
       }
