@@ -1,5 +1,5 @@
 // Least privilege inside the database: every function a request, a BI session or a job reaches
-// belongs to a role under the row policies (listed, with what is not yet moved), and a command or
+// belongs to a role under the row policies (listed with its owner), and a command or
 // the token check with its WHERE removed still stays in one organization; the client directory
 // read only through its one lookup and under row security; BI passwords that reach the server only
 // as SCRAM verifiers; a database that PUBLIC can neither connect to nor make temporary objects in;
@@ -131,6 +131,9 @@ t.test(`a NULL distribution argument takes no node down (${where})`, async (t) =
   const callers = [
     { name: 'svc_runtime', role: 'svc_runtime', url: a.runtimeUrl },
     { name: 'a BI login', role: grant!.role_name as string, url: editDatabaseUrl(a.adminUrl, { username: grant!.role_name, password }) },
+    // The API logs in to the workers too (a request runs on its organization's worker), where
+    // Citus delegates as it does on the coordinator. A BI login exists on the coordinator alone.
+    ...CITUS_WORKERS.map((w, i) => ({ name: `svc_runtime on worker ${i + 1}`, role: 'svc_runtime', url: editDatabaseUrl(a.runtimeUrl, { hosts: new URL(w).host }) })),
   ];
   // Every function Citus delegates by a distribution argument (on one server: every function whose
   // first argument is an organization), called with NULL for each argument.
@@ -181,9 +184,14 @@ t.test(`no function a request or a BI login may call runs as a superuser (${wher
   t.same(reachable, [], 'none that svc_runtime or a BI login may execute belongs to a superuser or a role that bypasses row security');
   t.same(above.map((d) => d.fn), [], 'nor does any other: triggers and the helpers of jobs and the control plane included');
   const owners = [...new Set(definers.filter((d) => !d.above_policies).map((d) => d.owner as string))].sort();
-  // The schema's owner keeps one definer, the job that prepares a cluster's moved shard groups
-  // (app_private.citus_prepare_if_needed: DDL on the workers, no argument); svc_relay, the BI relay's.
   t.same(owners, ['svc_api', 'svc_directory', 'svc_gate', 'svc_owner', ...(CITUS_WORKERS.length ? ['svc_relay'] : []), 'svc_schema', 'svc_status'], 'the owners under the policies');
+  // The schema's owner (no policy names it, and it owns the tables) keeps the definers that make a
+  // cluster's objects on the workers (DDL), none of which a request or a BI login may call; the
+  // worker's job calls the one without arguments.
+  const schemaOwners = definers.filter((d) => d.owner === 'svc_schema');
+  t.same(schemaOwners.map((d) => d.fn), ['app_private.citus_context_keys()', 'app_private.citus_drop_shard_views()',
+    'app_private.citus_prepare_if_needed()', 'app_private.citus_refresh_shard_views()'], 'svc_schema owns the four that make a cluster\'s objects on its workers');
+  t.same(schemaOwners.filter((d) => d.runtime || d.reporting).map((d) => d.fn), [], 'none of which svc_runtime or a BI login may execute');
   const [schemas] = await a.admin`select array_agg(distinct format('%s %s', p.proowner::regrole, p.pronamespace::regnamespace)) as missing
     from pg_proc p where p.proowner::regrole::text like 'svc\_%' and not has_schema_privilege(p.proowner, p.pronamespace, 'usage')`;
   t.same(schemas!.missing, null, 'each owner uses the schemas of what it owns (a Citus node being added refuses a function otherwise)');
@@ -644,6 +652,7 @@ t.test(`nothing pg_stat_activity shows a runtime or BI session, on any node, ope
     await begun;
     return async () => { release(); await Promise.all([granted.end(), requesting.end()]); };
   };
+  let project: string | undefined;
   const harvest = async () => {
     const seen: { node: string; text: string }[] = [];
     // A BI login exists on the coordinator alone (its reads reach the workers through the relay).
@@ -651,10 +660,16 @@ t.test(`nothing pg_stat_activity shows a runtime or BI session, on any node, ope
       .map((url) => ({ node, sql: postgres(url, oneConnection) })));
     let loading = true;
     const load = (async () => {
+      project ??= (await a.request({ method: 'POST', url: '/v1/projects', token: await token(),
+        headers: { 'idempotency-key': randomBytes(12).toString('hex') }, payload: { code: 'HARV', name: 'Harvest' } })).json.id as string;
       for (let n = 0; loading; n++) {
         const bearer = await token();
         t.equal((await a.request({ url: '/v1/me', token: bearer })).statusCode, 200);
         t.equal((await a.request({ url: '/v1/tasks?limit=5', token: bearer })).statusCode, 200);
+        // A write: a command in a transaction, its idempotency record, its event.
+        const created = await a.request({ method: 'POST', url: '/v1/tasks', token: bearer,
+          headers: { 'idempotency-key': randomBytes(12).toString('hex') }, payload: { project_id: project, name: `Task ${n}` } });
+        t.equal(created.statusCode, 201, created.body);
       }
     })();
     const until = Date.now() + 3000;
