@@ -168,7 +168,7 @@ async function shardNormalizer(sql: Sql): Promise<(s: string) => string> {
   const rank = new Map(rows.map((r) => [r.shardid, r.rank]));
   return (s) => s
     .replace(/_(\d{5,})\b/g, (m, id: string) => (rank.has(id) ? `_#${rank.get(id)}` : m))
-    .replace(/shard_views_current\((?:\\"|'|\()?\d+(?:'::bigint|\)::bigint)?/g, 'shard_views_current(<generation>')
+    .replace(/shard_views_current\((?:\\"|'|\()?\d+(?:'::bigint|\)::bigint)?(?:, (?:\\"|'|\()?\d+(?:'::bigint|\)::bigint)?)?/g, 'shard_views_current(<generation>, <shard>')
     .replace(/^"\d+:/, '"<generation>:');
 }
 

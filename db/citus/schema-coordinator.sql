@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict KQu0u1Ud2po1euFHh1VeGxnhZq45Mn1wBzbEpnauupUtNtA4kV8InCgN4HvgOtU
+\restrict 0XCbHvOg94rF0dESJB0C0JEmwpvYfhxdMPp1NznD32tsffPnabxkkOtzwYYtFdv
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -1839,7 +1839,7 @@ begin
     when undefined_table then
       return query execute p_statement using p_arguments;
     when sqlstate 'SV500' then
-      if sqlerrm <> 'SHARD_VIEWS_STALE' then
+      if sqlerrm not in ('SHARD_VIEWS_STALE', 'SHARD_VIEWS_ELSEWHERE') then
         raise;
       end if;
       return query execute p_statement using p_arguments;
@@ -1879,7 +1879,7 @@ begin
       execute p_statement using p_arguments;
       get diagnostics v_count = row_count;
     when sqlstate 'SV500' then
-      if sqlerrm <> 'SHARD_VIEWS_STALE' then
+      if sqlerrm not in ('SHARD_VIEWS_STALE', 'SHARD_VIEWS_ELSEWHERE') then
         raise;
       end if;
       execute p_statement using p_arguments;
@@ -8555,9 +8555,9 @@ begin
      where n.nspname = 'api' and c.relkind = 'v'
      order by c.relname
   loop
-    execute format('create view %I.%I%s as select * from (%s) v where app_private.shard_views_current(%s)', v_schema, v.relname,
+    execute format('create view %I.%I%s as select * from (%s) v where app_private.shard_views_current(%s, %s)', v_schema, v.relname,
       case when v.reloptions is null then '' else format(' with (%s)', array_to_string(v.reloptions, ', ')) end,
-      app_private.view_on_shard_group(v.oid, v_shard), v_generation);
+      app_private.view_on_shard_group(v.oid, v_shard), v_generation, v_shard);
     execute format('alter view %I.%I owner to svc_api', v_schema, v.relname);
     -- The api view's grants, and the schema to whoever has one.
     execute format('revoke all on %I.%I from public', v_schema, v.relname);
@@ -8581,10 +8581,10 @@ $_$;
 
 
 --
--- Name: shard_views_current(bigint); Type: FUNCTION; Schema: app_private; Owner: -
+-- Name: shard_views_current(bigint, bigint); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
-CREATE FUNCTION app_private.shard_views_current(p_generation bigint) RETURNS boolean
+CREATE FUNCTION app_private.shard_views_current(p_generation bigint, p_shard bigint) RETURNS boolean
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -8592,16 +8592,19 @@ begin
   if pg_sequence_last_value('app_private.shard_views_generation'::regclass) is distinct from p_generation then
     perform app_private.raise('SV500', 'SHARD_VIEWS_STALE', 'this copy of an api view is older than the view');
   end if;
+  if not exists (select from pg_dist_placement p join pg_dist_local_group l on l.groupid = p.groupid where p.shardid = p_shard) then
+    perform app_private.raise('SV500', 'SHARD_VIEWS_ELSEWHERE', 'this copy of an api view reads a shard group that this node does not hold');
+  end if;
   return true;
 end
 $$;
 
 
 --
--- Name: FUNCTION shard_views_current(p_generation bigint); Type: COMMENT; Schema: app_private; Owner: -
+-- Name: FUNCTION shard_views_current(p_generation bigint, p_shard bigint); Type: COMMENT; Schema: app_private; Owner: -
 --
 
-COMMENT ON FUNCTION app_private.shard_views_current(p_generation bigint) IS 'The gate in every copy of an api view on a Citus worker (schema api_shard_<shard>), evaluated once per statement: it raises SV500 SHARD_VIEWS_STALE unless the node''s shard-view generation is still the one the copy was made at, so a copy older than its view is never read, whoever names it; api.in_organization then reads the view function instead. It runs as svc_api, which is granted the generation sequence and svc_runtime is not; it reads no tenant row.';
+COMMENT ON FUNCTION app_private.shard_views_current(p_generation bigint, p_shard bigint) IS 'The gate in every copy of an api view on a Citus worker (schema api_shard_<shard>), evaluated once per statement: it raises SV500 SHARD_VIEWS_STALE unless the node''s shard-view generation is still the one the copy was made at, and SV500 SHARD_VIEWS_ELSEWHERE unless the node holds the copy''s shard group, so a copy older than its view, or one left on a node its group moved from, is never read, whoever names it; the API then sends its statement through api.in_organization, which reads the view function where the group is. It runs as svc_api, which is granted the generation sequence and svc_runtime is not; it reads no tenant row.';
 
 
 --
@@ -19446,5 +19449,5 @@ ALTER TABLE graphile_worker._private_tasks ENABLE ROW LEVEL SECURITY;
 -- PostgreSQL database dump complete
 --
 
-\unrestrict KQu0u1Ud2po1euFHh1VeGxnhZq45Mn1wBzbEpnauupUtNtA4kV8InCgN4HvgOtU
+\unrestrict 0XCbHvOg94rF0dESJB0C0JEmwpvYfhxdMPp1NznD32tsffPnabxkkOtzwYYtFdv
 

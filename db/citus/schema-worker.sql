@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict 8eDz0bjSdJ1XDxxbzkhXbyplRdc3hwDGqFbQFNWgiedodx4cdCqrfOr5EdK32f4
+\restrict fZx1lSmh0krGgwcZOJC9AF42n6DIOJRM7IsphetmR5xHueXFPaiukOtwVn0cmtP
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -1580,7 +1580,7 @@ begin
     when undefined_table then
       return query execute p_statement using p_arguments;
     when sqlstate 'SV500' then
-      if sqlerrm <> 'SHARD_VIEWS_STALE' then
+      if sqlerrm not in ('SHARD_VIEWS_STALE', 'SHARD_VIEWS_ELSEWHERE') then
         raise;
       end if;
       return query execute p_statement using p_arguments;
@@ -1613,7 +1613,7 @@ begin
       execute p_statement using p_arguments;
       get diagnostics v_count = row_count;
     when sqlstate 'SV500' then
-      if sqlerrm <> 'SHARD_VIEWS_STALE' then
+      if sqlerrm not in ('SHARD_VIEWS_STALE', 'SHARD_VIEWS_ELSEWHERE') then
         raise;
       end if;
       execute p_statement using p_arguments;
@@ -7463,9 +7463,9 @@ begin
      where n.nspname = 'api' and c.relkind = 'v'
      order by c.relname
   loop
-    execute format('create view %I.%I%s as select * from (%s) v where app_private.shard_views_current(%s)', v_schema, v.relname,
+    execute format('create view %I.%I%s as select * from (%s) v where app_private.shard_views_current(%s, %s)', v_schema, v.relname,
       case when v.reloptions is null then '' else format(' with (%s)', array_to_string(v.reloptions, ', ')) end,
-      app_private.view_on_shard_group(v.oid, v_shard), v_generation);
+      app_private.view_on_shard_group(v.oid, v_shard), v_generation, v_shard);
     execute format('alter view %I.%I owner to svc_api', v_schema, v.relname);
     -- The api view's grants, and the schema to whoever has one.
     execute format('revoke all on %I.%I from public', v_schema, v.relname);
@@ -7489,16 +7489,19 @@ $_$;
 
 
 --
--- Name: shard_views_current(bigint); Type: FUNCTION; Schema: app_private; Owner: -
+-- Name: shard_views_current(bigint, bigint); Type: FUNCTION; Schema: app_private; Owner: -
 --
 
-CREATE FUNCTION app_private.shard_views_current(p_generation bigint) RETURNS boolean
+CREATE FUNCTION app_private.shard_views_current(p_generation bigint, p_shard bigint) RETURNS boolean
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 begin
   if pg_sequence_last_value('app_private.shard_views_generation'::regclass) is distinct from p_generation then
     perform app_private.raise('SV500', 'SHARD_VIEWS_STALE', 'this copy of an api view is older than the view');
+  end if;
+  if not exists (select from pg_dist_placement p join pg_dist_local_group l on l.groupid = p.groupid where p.shardid = p_shard) then
+    perform app_private.raise('SV500', 'SHARD_VIEWS_ELSEWHERE', 'this copy of an api view reads a shard group that this node does not hold');
   end if;
   return true;
 end
@@ -16118,5 +16121,5 @@ CREATE EVENT TRIGGER shard_views_stale ON ddl_command_end
 -- PostgreSQL database dump complete
 --
 
-\unrestrict 8eDz0bjSdJ1XDxxbzkhXbyplRdc3hwDGqFbQFNWgiedodx4cdCqrfOr5EdK32f4
+\unrestrict fZx1lSmh0krGgwcZOJC9AF42n6DIOJRM7IsphetmR5xHueXFPaiukOtwVn0cmtP
 

@@ -1,11 +1,15 @@
-// On a Citus cluster (docs/scaling.md), each statement of a request runs in the worker
-// that holds its organization's rows: the statement the API would send to one server goes inside
-// one call of api.in_organization(organization, statement, arguments), which Citus delegates by the
-// organization, every call of a transaction to the same worker backend. There begin_request signs
-// the context and the later statements read and write the organization's local shards under it.
-// The call runs as the runtime role: it grants nothing the runtime role does not have.
+// On a Citus cluster (docs/scaling.md), each statement of a request runs in the worker that holds
+// its organization's rows. On the API's own connections to that worker (ClusterRouting.local) the
+// statement goes as one server would run it, but that a read of an api view reads the worker's
+// copy over the organization's shard group (shardStatements); its calls run there, where
+// begin_request signs the context and the later statements read and write the local shards under it.
 //
-// What changes in a statement (nothing else does):
+// Through the coordinator (the worker not yet known or not reachable, SVC_CLUSTER_DIRECT=off, a
+// shard whose copies just failed), the statement goes inside one call of
+// api.in_organization(organization, statement, arguments), which Citus delegates by the
+// organization, every call of a transaction to the same worker backend. The call runs as the
+// runtime role: it grants nothing the runtime role does not have. What changes in such a statement
+// (nothing else does):
 // - its parameters become elements of one text array, `$n` read as `($1[n]::type)` with the type
 //   PostgreSQL gave the parameter, sent as the driver would have serialized them;
 // - a read of an api view `api.tasks` becomes `api.tasks()`, the function that returns the view's
@@ -71,13 +75,21 @@ export interface Described {
 
 export interface ClusterRouting {
   /** The statement to send in place of `query`, or undefined to send it as it is. */
-  route(query: string, parameters: unknown[]): Promise<Routed | undefined> | undefined;
+  route(query: string, parameters: unknown[]): Promise<Routed | undefined> | Routed | undefined;
   /** The worker (`host:port`, as pg_dist_node names it) that holds the shard group of the
    * request's organization, once known: the request's connections may be taken there, so that its
    * statements run where its rows are and the coordinator is out of its path. Undefined: through
    * the coordinator (outside a request, before its placement is known, or when it is the
    * coordinator's). */
   node?(): string | undefined;
+  /** The routing of the connections to a worker (`node`): statements as they are, reading the
+   * worker's copies of the api views over the organization's shard group. */
+  local?: ClusterRouting;
+  /** A statement sent for `shard` as it is failed as one sent to a node that no longer holds the
+   * group, or whose copies of the api views are stale or gone: the shard's statements go through
+   * api.in_organization (which Citus delegates to wherever the group is) until its placement has
+   * been read again. */
+  suspect?(shard: string): void;
   /** Ends the connection the descriptions are read on. */
   close?(): Promise<void>;
 }
@@ -87,6 +99,8 @@ export interface Routed {
   parameters: unknown[];
   /** The statement returns no rows: the call answers its row count, and `command` is its own. */
   count?: { command: string };
+  /** Sent as it is to the worker of this shard's group (ClusterRouting.local). */
+  shard?: string;
 }
 
 interface Plan {
@@ -279,6 +293,9 @@ export function placements(read: {
   timer.unref();
   return {
     ready: refresh,
+    refresh,
+    /** The organization's shard, once looked up. */
+    shard: (organization: string): string | undefined => shardOf.get(organization),
     node(organization: string): string | undefined {
       const shard = shardOf.get(organization);
       // Unknown, or a shard that no longer exists (split, or an organization isolated to a shard
@@ -352,12 +369,65 @@ export async function clusterRoutingFor(url: string, opts: { statementTimeoutMs?
        order by s.shardid, n.nodeid`).map((r) => [r.shard, r.node])),
   });
   await where.ready();
+  const suspects = new Map<string, number>();
+  const onShard = shardStatements(views);
+  const suspect = (shard: string) => {
+    if (!suspects.has(shard)) void where.refresh();
+    suspects.set(shard, Date.now() + SUSPECT_MS);
+  };
   return {
     route: routing.route,
     node: () => {
       const organization = requestOrganization.getStore()?.organizationId;
       return organization === undefined ? undefined : where.node(organization);
     },
+    local: {
+      route(query, parameters) {
+        const organization = requestOrganization.getStore()?.organizationId;
+        if (organization === undefined || CONTROL.test(query)) return undefined;
+        const shard = where.shard(organization);
+        if (shard === undefined) return routing.route(query, parameters);
+        const until = suspects.get(shard);
+        if (until !== undefined) {
+          if (until > Date.now()) return routing.route(query, parameters);
+          suspects.delete(shard);
+        }
+        return { sql: onShard(query, shard), parameters, shard };
+      },
+      suspect,
+    },
+    suspect,
     close: () => { where.stop(); return sql.end({ timeout: 5 }); },
+  };
+}
+
+/** How long a shard's statements go through api.in_organization after one sent as it is failed. */
+const SUSPECT_MS = 2 * PLACEMENTS_REFRESH_MS;
+
+/** A statement as it is sent to the worker that holds its organization's shard group: its reads of
+ * api views read the worker's copies over that group (`api_shard_<shard>.<view>`, made by
+ * app_private.shard_views_create: the view's text with each distributed table replaced by its
+ * shard), which PostgreSQL plans as local tables; everything else, function calls included, as it
+ * is (Citus runs a call on the node that holds its shard there). A copy that is stale, or on a node
+ * that no longer holds the group, refuses to be read (SV500), and the statement goes again through
+ * api.in_organization (ClusterRouting.suspect). Each text is split once around its view names. */
+export function shardStatements(views: string[]): (query: string, shard: string) => string {
+  const viewRef = new RegExp(`(^|[^\\w."])(?:"api"|api)\\.("?)(${views.join('|')})\\2(?![\\w"(])`, 'g');
+  const split = new Map<string, string[]>();
+  return (query, shard) => {
+    let parts = split.get(query);
+    if (!parts) {
+      let text = '';
+      let run = '';
+      const mark = (code: string) => code.replace(viewRef, (_m, before: string, _q: string, view: string) => `${before}\u0000${view}`);
+      for (const segment of codeSegments(query)) {
+        if (segment.code || segment.ident) run += segment.text;
+        else { text += mark(run) + segment.text; run = ''; }
+      }
+      parts = (text + mark(run)).split('\u0000');
+      if (split.size >= PLANS_KEPT) split.delete(split.keys().next().value!);
+      split.set(query, parts);
+    }
+    return parts.length === 1 ? query : parts.join(`api_shard_${shard}.`);
   };
 }

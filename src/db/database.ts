@@ -189,7 +189,7 @@ function preparingDriver(pool: () => Generation, counts: { inUse: number; waitin
           const routed = routing_ ? await routing_ : undefined;
           const result = routed
             ? seen(watch(connection.unsafe(routed.sql, routed.parameters as postgres.ParameterOrJSON<never>[], { prepare })))
-              .then((rows) => unrouted(routed, rows))
+              .then((rows) => unrouted(routed, rows), (e) => { suspectOn(routing, routed, e); throw e; })
             : seen(watch(connection.unsafe(query, parameters as postgres.ParameterOrJSON<never>[], { prepare })));
           if (query.startsWith(PIPELINED)) {
             sendAhead(result);
@@ -235,6 +235,12 @@ function preparingDriver(pool: () => Generation, counts: { inUse: number; waitin
   };
 }
 
+/** A statement sent as it is to its shard group's worker failed as one whose group or copies of the
+ * api views are not there: the shard's next statements go through api.in_organization. */
+function suspectOn(routing: { current?: ClusterRouting }, routed: Routed, e: unknown) {
+  if (routed.shard !== undefined && movedAway(e)) routing.current?.suspect?.(routed.shard);
+}
+
 /** On Citus, a call run on the worker that held its organization's shard group, which a rebalance
  * moved away while the call waited for the move's lock: the worker refuses to reach the group's
  * new node from inside a delegated call, and from inside a call the API sent it directly cannot,
@@ -243,7 +249,17 @@ function preparingDriver(pool: () => Generation, counts: { inUse: number; waitin
  * delegated there). */
 const movedAway = (e: unknown): boolean => {
   const err = e as { code?: string; message?: string } | undefined;
-  return (err?.code === 'XX000' && err.message === 'cannot execute a distributed query from a query on a shard') || isRemoteNodeFailure(e);
+  return (err?.code === 'XX000' && err.message === 'cannot execute a distributed query from a query on a shard') || isRemoteNodeFailure(e)
+    || shardViewsUnusable(e);
+};
+
+/** On Citus, a statement sent as it is to a worker read a copy of an api view that is stale, or
+ * that the node keeps for a shard group it no longer holds (app_private.shard_views_current), or
+ * that is gone: nothing of it ran, and sent again it goes through api.in_organization. */
+const shardViewsUnusable = (e: unknown): boolean => {
+  const err = e as { code?: string; message?: string } | undefined;
+  return (err?.code === 'SV500' && (err.message === 'SHARD_VIEWS_STALE' || err.message === 'SHARD_VIEWS_ELSEWHERE'))
+    || ((err?.code === '42P01' || err?.code === '3F000') && /\bapi_shard_\d+/.test(err.message ?? ''));
 };
 
 /** A move commits on its nodes one after another (two-phase commit): for a few milliseconds the
@@ -300,6 +316,7 @@ function pooledQuery(current: () => Generation, pool: 'reads' | 'points', prepar
       return rows as unknown as R[];
     } catch (e) {
       if (timedOut) throw Object.assign(new Error(`no database connection became free within ${ms} ms`), { code: 'DB_POOL_TIMEOUT' });
+      if (routed) suspectOn(routing, routed, e);
       if (isUnreachable(e)) breaker.failed(e);
       // A lost session says nothing of whether the database can be reached now.
       else if (!isSessionLost(e)) breaker.succeeded();
@@ -456,7 +473,7 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
     let d = workers.get(node);
     if (!d) {
       d = connect(editDatabaseUrl(url, { hosts: node }), max, { ...opts, node: true });
-      d.routeTo(routing.current!);
+      d.routeTo(routing.current!.local ?? routing.current!);
       for (const l of listeners.unreachable) d.onUnreachable(l);
       for (const l of listeners.late) d.onAcquireTimeout(l);
       for (const l of listeners.rebuilt) d.onPoolRebuilt(l);

@@ -236,4 +236,25 @@ if (CITUS_WORKERS.length === 0) {
     after = await generations();
     t.same(after, before, 'the runtime role\'s own DDL: not advanced');
   });
+
+  t.test('a copy is read only on the node that holds its shard group', async (t) => {
+    const a = await startApp(t);
+    const nodes = workers(t, a);
+    const org = await a.createOrg();
+    const { shard, node } = await groupOf(a, org, nodes);
+    const other = nodes.find((n) => n !== node)!;
+    const database = new URL(a.adminUrl).pathname.slice(1);
+    // As the runtime role, which reads the copies, on each worker.
+    const gate = async (sql: postgres.Sql, at: string) => {
+      const [g] = await sql`select pg_sequence_last_value('app_private.shard_views_generation') as generation`;
+      const rt = postgres(editDatabaseUrl(a.runtimeUrl, { hosts: new URL(at).host, database }), oneConnection);
+      t.teardown(() => rt.end());
+      return rt`select app_private.shard_views_current(${g!.generation}::bigint, ${shard}::bigint) as ok`
+        .then((r) => String(r[0]!.ok), (e: { code?: string; message?: string }) => `${e.code} ${e.message}`);
+    };
+    const at = (sql: postgres.Sql) => CITUS_WORKERS[nodes.indexOf(sql)]!;
+    t.equal(await gate(node, at(node)), 'true', 'the node that holds the group reads its copy');
+    t.equal(await gate(other, at(other)), 'SV500 SHARD_VIEWS_ELSEWHERE',
+      'another node refuses (a group moved away leaves its copies there until they are made again)');
+  });
 }

@@ -5,7 +5,7 @@
 // through api.in_organization, and answers what the statement itself answers.
 import t from 'tap';
 import postgres from 'postgres';
-import { codeSegments, clusterRouting, requestOrganization } from '../../src/db/cluster.ts';
+import { codeSegments, clusterRouting, requestOrganization, shardStatements } from '../../src/db/cluster.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 import { oneConnection } from '../helpers/sql.ts';
 
@@ -16,6 +16,19 @@ t.test('code segments: strings, quoted names, comments and dollar quotes are not
   t.match(code, /\$1/);
   t.match(code, /\$5/);
   t.equal(codeSegments(text).map((s) => s.text).join(''), text, 'the segments are the text');
+});
+
+t.test('on the organization\'s worker a statement goes as it is, its api views read from the copies over its shard group', async (t) => {
+  const onShard = shardStatements(['tasks', 'projects']);
+  const statement = `select t.doc, 'api.tasks' as s, api.tasks(t.id) as f, "api"."projects" from api.tasks t, "api".projects p -- api.tasks
+    where exists (select from api.task_notes) and x.api.tasks is null`;
+  t.equal(onShard(statement, '102008'), `select t.doc, 'api.tasks' as s, api.tasks(t.id) as f, api_shard_102008.projects from api_shard_102008.tasks t, api_shard_102008.projects p -- api.tasks
+    where exists (select from api.task_notes) and x.api.tasks is null`,
+  'views in code and quoted, and nothing in a string, a comment, a function call, another name or a qualified column');
+  t.equal(onShard(statement, '102009'), onShard(statement, '102009'), 'each shard its own text');
+  t.match(onShard(statement, '102009'), /from api_shard_102009\.tasks t/);
+  const call = 'select * from api.task_create($1, $2)';
+  t.equal(onShard(call, '102008'), call, 'a command\'s call as it is');
 });
 
 t.test('a routed statement answers as the statement itself', async (t) => {

@@ -1,0 +1,9 @@
+-- migrate:up
+
+/** The workers' copies of the api views made again, behind the gate that names their shard
+ * (20261207010100). */
+call app_private.citus_copy_privileges();
+
+-- migrate:down
+
+select app_private.citus_drop_shard_views();
