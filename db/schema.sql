@@ -1793,7 +1793,7 @@ begin
     when undefined_table then
       return query execute p_statement using p_arguments;
     when sqlstate 'SV500' then
-      if sqlerrm not in ('SHARD_VIEWS_STALE', 'SHARD_VIEWS_ELSEWHERE') then
+      if sqlerrm <> 'SHARD_VIEWS_STALE' then
         raise;
       end if;
       return query execute p_statement using p_arguments;
@@ -1833,7 +1833,7 @@ begin
       execute p_statement using p_arguments;
       get diagnostics v_count = row_count;
     when sqlstate 'SV500' then
-      if sqlerrm not in ('SHARD_VIEWS_STALE', 'SHARD_VIEWS_ELSEWHERE') then
+      if sqlerrm <> 'SHARD_VIEWS_STALE' then
         raise;
       end if;
       execute p_statement using p_arguments;

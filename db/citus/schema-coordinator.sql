@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict 0XCbHvOg94rF0dESJB0C0JEmwpvYfhxdMPp1NznD32tsffPnabxkkOtzwYYtFdv
+\restrict GVU3lcZi7TwoAhuJpEwIP56NC3qn0cBhqAQxSSNOeNJKWN0Wj6Ofc6CED9sOhRe
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -1839,7 +1839,7 @@ begin
     when undefined_table then
       return query execute p_statement using p_arguments;
     when sqlstate 'SV500' then
-      if sqlerrm not in ('SHARD_VIEWS_STALE', 'SHARD_VIEWS_ELSEWHERE') then
+      if sqlerrm <> 'SHARD_VIEWS_STALE' then
         raise;
       end if;
       return query execute p_statement using p_arguments;
@@ -1879,7 +1879,7 @@ begin
       execute p_statement using p_arguments;
       get diagnostics v_count = row_count;
     when sqlstate 'SV500' then
-      if sqlerrm not in ('SHARD_VIEWS_STALE', 'SHARD_VIEWS_ELSEWHERE') then
+      if sqlerrm <> 'SHARD_VIEWS_STALE' then
         raise;
       end if;
       execute p_statement using p_arguments;
@@ -19449,5 +19449,5 @@ ALTER TABLE graphile_worker._private_tasks ENABLE ROW LEVEL SECURITY;
 -- PostgreSQL database dump complete
 --
 
-\unrestrict 0XCbHvOg94rF0dESJB0C0JEmwpvYfhxdMPp1NznD32tsffPnabxkkOtzwYYtFdv
+\unrestrict GVU3lcZi7TwoAhuJpEwIP56NC3qn0cBhqAQxSSNOeNJKWN0Wj6Ofc6CED9sOhRe
 

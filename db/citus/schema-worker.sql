@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict fZx1lSmh0krGgwcZOJC9AF42n6DIOJRM7IsphetmR5xHueXFPaiukOtwVn0cmtP
+\restrict anvfDtobcXRKTAbDhG1JaFK71o6UOrtkASzMaOTluTBJbw00AB8SNzZKBahc5ad
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -1580,7 +1580,7 @@ begin
     when undefined_table then
       return query execute p_statement using p_arguments;
     when sqlstate 'SV500' then
-      if sqlerrm not in ('SHARD_VIEWS_STALE', 'SHARD_VIEWS_ELSEWHERE') then
+      if sqlerrm <> 'SHARD_VIEWS_STALE' then
         raise;
       end if;
       return query execute p_statement using p_arguments;
@@ -1613,7 +1613,7 @@ begin
       execute p_statement using p_arguments;
       get diagnostics v_count = row_count;
     when sqlstate 'SV500' then
-      if sqlerrm not in ('SHARD_VIEWS_STALE', 'SHARD_VIEWS_ELSEWHERE') then
+      if sqlerrm <> 'SHARD_VIEWS_STALE' then
         raise;
       end if;
       execute p_statement using p_arguments;
@@ -16121,5 +16121,5 @@ CREATE EVENT TRIGGER shard_views_stale ON ddl_command_end
 -- PostgreSQL database dump complete
 --
 
-\unrestrict fZx1lSmh0krGgwcZOJC9AF42n6DIOJRM7IsphetmR5xHueXFPaiukOtwVn0cmtP
+\unrestrict anvfDtobcXRKTAbDhG1JaFK71o6UOrtkASzMaOTluTBJbw00AB8SNzZKBahc5ad
 

@@ -2,17 +2,21 @@
 
 /** A copy of an api view on a Citus worker (schema api_shard_<shard>) reads its group's shards as
  * local tables, so it may be read only on the node that holds the group: after a move the old node
- * keeps its copies, and its shards until Citus drops them, and a statement sent there before the
- * API has read the new placement would read rows the group's node has changed since. The API sends
- * a request's statements as they are to its organization's worker, reading these copies
+ * keeps its copies, and its shards until Citus drops them, and a read sent there before the API has
+ * read the new placement would see rows the group's node has changed since. The API sends a
+ * request's one-statement reads as they are to its organization's worker, reading these copies
  * (src/db/cluster.ts, shardStatements), so the gate in each copy now names its shard and refuses
  * (SV500 SHARD_VIEWS_ELSEWHERE) on a node that does not hold it, as it refuses a stale copy; the API
- * then sends the statement through api.in_organization, which Citus delegates to the group's node.
- * On one server no copy exists and nothing changes. */
+ * then sends the read again through api.in_organization, which Citus delegates to the group's node.
+ * On one server no copy exists: only the functions change. */
 set local lock_timeout = '3s';
 set local statement_timeout = '60s';
 
--- Its copies are gone (citus/migrations 20261207010000): nothing depends on the old gate.
+-- The copies go first (each calls the old gate), with the workers' preparation held off until this
+-- commits (the worker's citus_prepare job takes this lock, then makes them again with the new gate;
+-- so does citus/migrations 20261207010200).
+select pg_advisory_xact_lock(hashtextextended('svc.citus_prepare_workers', 0));
+select app_private.citus_drop_shard_views();
 drop function app_private.shard_views_current(bigint);
 
 create function app_private.shard_views_current(p_generation bigint, p_shard bigint) returns boolean
@@ -98,62 +102,10 @@ begin
 end
 $_$;
 
-create or replace function api.in_organization(p_organization_id text, p_statement text, p_arguments text[]) RETURNS SETOF record
-    LANGUAGE plpgsql
-    AS $$
-declare
-  v_statement text := app_private.statement_on_shards(p_organization_id, p_statement);
-begin
-  if v_statement = p_statement then
-    return query execute p_statement using p_arguments;
-    return;
-  end if;
-  begin
-    return query execute v_statement using p_arguments;
-  exception
-    when undefined_table then
-      return query execute p_statement using p_arguments;
-    when sqlstate 'SV500' then
-      if sqlerrm not in ('SHARD_VIEWS_STALE', 'SHARD_VIEWS_ELSEWHERE') then
-        raise;
-      end if;
-      return query execute p_statement using p_arguments;
-  end;
-end
-$$;
-
-create or replace function api.in_organization_count(p_organization_id text, p_statement text, p_arguments text[]) RETURNS bigint
-    LANGUAGE plpgsql
-    AS $$
-declare
-  v_statement text := app_private.statement_on_shards(p_organization_id, p_statement);
-  v_count bigint;
-begin
-  if v_statement = p_statement then
-    execute p_statement using p_arguments;
-    get diagnostics v_count = row_count;
-    return v_count;
-  end if;
-  begin
-    execute v_statement using p_arguments;
-    get diagnostics v_count = row_count;
-  exception
-    when undefined_table then
-      execute p_statement using p_arguments;
-      get diagnostics v_count = row_count;
-    when sqlstate 'SV500' then
-      if sqlerrm not in ('SHARD_VIEWS_STALE', 'SHARD_VIEWS_ELSEWHERE') then
-        raise;
-      end if;
-      execute p_statement using p_arguments;
-      get diagnostics v_count = row_count;
-  end;
-  return v_count;
-end
-$$;
-
 -- migrate:down
 
+select pg_advisory_xact_lock(hashtextextended('svc.citus_prepare_workers', 0));
+select app_private.citus_drop_shard_views();
 drop function app_private.shard_views_current(bigint, bigint);
 
 create function app_private.shard_views_current(p_generation bigint) RETURNS boolean
@@ -236,56 +188,3 @@ begin
 end
 $_$;
 
-create or replace function api.in_organization(p_organization_id text, p_statement text, p_arguments text[]) RETURNS SETOF record
-    LANGUAGE plpgsql
-    AS $$
-declare
-  v_statement text := app_private.statement_on_shards(p_organization_id, p_statement);
-begin
-  if v_statement = p_statement then
-    return query execute p_statement using p_arguments;
-    return;
-  end if;
-  begin
-    return query execute v_statement using p_arguments;
-  exception
-    when undefined_table then
-      return query execute p_statement using p_arguments;
-    when sqlstate 'SV500' then
-      if sqlerrm <> 'SHARD_VIEWS_STALE' then
-        raise;
-      end if;
-      return query execute p_statement using p_arguments;
-  end;
-end
-$$;
-
-create or replace function api.in_organization_count(p_organization_id text, p_statement text, p_arguments text[]) RETURNS bigint
-    LANGUAGE plpgsql
-    AS $$
-declare
-  v_statement text := app_private.statement_on_shards(p_organization_id, p_statement);
-  v_count bigint;
-begin
-  if v_statement = p_statement then
-    execute p_statement using p_arguments;
-    get diagnostics v_count = row_count;
-    return v_count;
-  end if;
-  begin
-    execute v_statement using p_arguments;
-    get diagnostics v_count = row_count;
-  exception
-    when undefined_table then
-      execute p_statement using p_arguments;
-      get diagnostics v_count = row_count;
-    when sqlstate 'SV500' then
-      if sqlerrm <> 'SHARD_VIEWS_STALE' then
-        raise;
-      end if;
-      execute p_statement using p_arguments;
-      get diagnostics v_count = row_count;
-  end;
-  return v_count;
-end
-$$;

@@ -1,15 +1,14 @@
 // On a Citus cluster (docs/scaling.md), each statement of a request runs in the worker that holds
-// its organization's rows. On the API's own connections to that worker (ClusterRouting.local) the
-// statement goes as one server would run it, but that a read of an api view reads the worker's
-// copy over the organization's shard group (shardStatements); its calls run there, where
-// begin_request signs the context and the later statements read and write the local shards under it.
+// its organization's rows. On the API's own connections to that worker (ClusterRouting.local) a
+// one-statement read goes as one server would run it, but that a read of an api view reads the
+// worker's copy over the organization's shard group (shardStatements).
 //
-// Through the coordinator (the worker not yet known or not reachable, SVC_CLUSTER_DIRECT=off, a
-// shard whose copies just failed), the statement goes inside one call of
-// api.in_organization(organization, statement, arguments), which Citus delegates by the
-// organization, every call of a transaction to the same worker backend. The call runs as the
-// runtime role: it grants nothing the runtime role does not have. What changes in such a statement
-// (nothing else does):
+// A transaction's statements, and every statement through the coordinator (the worker not yet
+// known or not reachable, SVC_CLUSTER_DIRECT=off, a shard whose copies just failed), go inside one
+// call of api.in_organization(organization, statement, arguments), which Citus delegates by the
+// organization, every call of a transaction to the same worker backend, where begin_request signed
+// the context. The call runs as the runtime role: it grants nothing the runtime role does not have.
+// What changes in such a statement (nothing else does):
 // - its parameters become elements of one text array, `$n` read as `($1[n]::type)` with the type
 //   PostgreSQL gave the parameter, sent as the driver would have serialized them;
 // - a read of an api view `api.tasks` becomes `api.tasks()`, the function that returns the view's
@@ -74,16 +73,17 @@ export interface Described {
 }
 
 export interface ClusterRouting {
-  /** The statement to send in place of `query`, or undefined to send it as it is. */
-  route(query: string, parameters: unknown[]): Promise<Routed | undefined> | Routed | undefined;
+  /** The statement to send in place of `query`, or undefined to send it as it is. `read`: a
+   * one-statement read of the pools (not a statement of a transaction). */
+  route(query: string, parameters: unknown[], read?: boolean): Promise<Routed | undefined> | Routed | undefined;
   /** The worker (`host:port`, as pg_dist_node names it) that holds the shard group of the
    * request's organization, once known: the request's connections may be taken there, so that its
    * statements run where its rows are and the coordinator is out of its path. Undefined: through
    * the coordinator (outside a request, before its placement is known, or when it is the
    * coordinator's). */
   node?(): string | undefined;
-  /** The routing of the connections to a worker (`node`): statements as they are, reading the
-   * worker's copies of the api views over the organization's shard group. */
+  /** The routing of the connections to a worker (`node`): one-statement reads as they are,
+   * reading the worker's copies of the api views over the organization's shard group. */
   local?: ClusterRouting;
   /** A statement sent for `shard` as it is failed as one sent to a node that no longer holds the
    * group, or whose copies of the api views are stale or gone: the shard's statements go through
@@ -382,9 +382,14 @@ export async function clusterRoutingFor(url: string, opts: { statementTimeoutMs?
       return organization === undefined ? undefined : where.node(organization);
     },
     local: {
-      route(query, parameters) {
+      route(query, parameters, read) {
         const organization = requestOrganization.getStore()?.organizationId;
         if (organization === undefined || CONTROL.test(query)) return undefined;
+        // A transaction's statements go through api.in_organization: its first call may be
+        // forwarded (a node that just lost the group sends a delegated call to the group's node, and
+        // begin_request signs the context there), and every later one must follow it, as the
+        // wrapped calls do; a transaction has no one place to run again from either.
+        if (!read) return routing.route(query, parameters);
         const shard = where.shard(organization);
         if (shard === undefined) return routing.route(query, parameters);
         const until = suspects.get(shard);
@@ -404,13 +409,14 @@ export async function clusterRoutingFor(url: string, opts: { statementTimeoutMs?
 /** How long a shard's statements go through api.in_organization after one sent as it is failed. */
 const SUSPECT_MS = 2 * PLACEMENTS_REFRESH_MS;
 
-/** A statement as it is sent to the worker that holds its organization's shard group: its reads of
- * api views read the worker's copies over that group (`api_shard_<shard>.<view>`, made by
+/** A one-statement read as it is sent to the worker that holds its organization's shard group: its
+ * reads of api views read the worker's copies over that group (`api_shard_<shard>.<view>`, made by
  * app_private.shard_views_create: the view's text with each distributed table replaced by its
- * shard), which PostgreSQL plans as local tables; everything else, function calls included, as it
- * is (Citus runs a call on the node that holds its shard there). A copy that is stale, or on a node
- * that no longer holds the group, refuses to be read (SV500), and the statement goes again through
- * api.in_organization (ClusterRouting.suspect). Each text is split once around its view names. */
+ * shard), which PostgreSQL plans as local tables; everything else as it is. Such a read calls
+ * begin_request in a CTE, which Citus never forwards: on a node that does not hold the group it
+ * fails (its reads reach the group's node as svc_gate, which may not log in), as does a copy that
+ * is stale or left there (SV500), and the read goes again through api.in_organization
+ * (ClusterRouting.suspect). Each text is split once around its view names. */
 export function shardStatements(views: string[]): (query: string, shard: string) => string {
   const viewRef = new RegExp(`(^|[^\\w."])(?:"api"|api)\\.("?)(${views.join('|')})\\2(?![\\w"(])`, 'g');
   const split = new Map<string, string[]>();

@@ -189,7 +189,7 @@ function preparingDriver(pool: () => Generation, counts: { inUse: number; waitin
           const routed = routing_ ? await routing_ : undefined;
           const result = routed
             ? seen(watch(connection.unsafe(routed.sql, routed.parameters as postgres.ParameterOrJSON<never>[], { prepare })))
-              .then((rows) => unrouted(routed, rows), (e) => { suspectOn(routing, routed, e); throw e; })
+              .then((rows) => unrouted(routed, rows))
             : seen(watch(connection.unsafe(query, parameters as postgres.ParameterOrJSON<never>[], { prepare })));
           if (query.startsWith(PIPELINED)) {
             sendAhead(result);
@@ -280,7 +280,7 @@ function pooledQuery(current: () => Generation, pool: 'reads' | 'points', prepar
   const query = async <R>(compiled: Statement, retried = false, moves = 0): Promise<R[]> => {
     // Routed (a Citus coordinator) before the breaker admits it: a routing that fails leaves no
     // probe taken and never released.
-    const routing_ = routing.current?.route(compiled.sql, compiled.parameters as unknown[]);
+    const routing_ = routing.current?.route(compiled.sql, compiled.parameters as unknown[], true);
     let routed: Routed | undefined;
     if (routing_) {
       // Counted in flight from the moment the pool was chosen (the choice reads the count), the

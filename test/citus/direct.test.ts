@@ -65,7 +65,16 @@ if (CITUS_WORKERS.length < 2) {
     t.equal((await holder()).port, other.port, 'the group moved');
     await create();
     t.same(await listed(), [...titles].sort(), 'right after the move: every project listed, the new one too');
-
+    // A read of one row, then a transaction whose begin_request is a statement of its own (a PATCH
+    // has no Idempotency-Key), which the node the group left forwards to the group's node.
+    const id = (await a.request({ url: '/v1/projects?limit=1', token: p.token })).json.data[0].id as string;
+    const got = await a.request({ url: `/v1/projects/${id}`, token: p.token });
+    t.equal(got.statusCode, 200, 'right after the move: GET /v1/projects/{id}');
+    const patched = await a.request({ method: 'PATCH', url: `/v1/projects/${id}`, token: p.token,
+      headers: { 'if-match': got.headers.etag }, payload: { name: 'Renamed' } });
+    t.equal(patched.statusCode, 200, `and PATCH /v1/projects/{id} (${patched.body.slice(0, 200)})`);
+    t.equal(patched.json.name, 'Renamed');
+    t.equal((await a.request({ url: '/v1/me', token: p.token })).statusCode, 200, 'and GET /v1/me');
     await sleep(PLACEMENTS_REFRESH_MS * 2);
     await create();
     t.same(await listed(), [...titles].sort(), 'once the placements are read again: every project listed');
