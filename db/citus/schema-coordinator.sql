@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict GVU3lcZi7TwoAhuJpEwIP56NC3qn0cBhqAQxSSNOeNJKWN0Wj6Ofc6CED9sOhRe
+\restrict n72oSe5O7CarKERQT00itT8Zx2lYDC0qNAlBIpdWdkbEFamMoUYxGjsxLhSLhJu
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -502,12 +502,8 @@ COMMENT ON FUNCTION api.approval_exists(p_id text) IS 'Whether an approval with 
 --
 
 CREATE FUNCTION app_private.iso_timestamp(ts timestamp with time zone) RETURNS text
-    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-    AS $$
-begin
-  return pg_catalog.to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
-end
-$$;
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$ select pg_catalog.to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') $$;
 
 
 --
@@ -7936,13 +7932,18 @@ $$;
 CREATE FUNCTION app_private.read_flags(p_roles text[], p_ticket_module boolean, p_finance_tickets boolean, p_hr_tickets boolean, p_hr_time_entries boolean) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
-  select concat_ws(',',
-    case when v_tickets then 'tickets' end,
-    case when v_tickets and p_roles && '{member,manager}'::text[] then 'internal_notes' end,
-    case when p_roles && '{manager,finance}'::text[] or ('hr' = any (p_roles) and p_hr_time_entries) then 'time_entries' end)
-    from (select coalesce(p_ticket_module and (p_roles && '{member,manager}'::text[]
-                                              or ('finance' = any (p_roles) and p_finance_tickets)
-                                              or ('hr' = any (p_roles) and p_hr_tickets)), false) as v_tickets) x
+  select pg_catalog.ltrim(
+           case when coalesce(p_ticket_module and (p_roles && '{member,manager}'::text[]
+                                                   or ('finance' = any (p_roles) and p_finance_tickets)
+                                                   or ('hr' = any (p_roles) and p_hr_tickets)), false)
+                then ',tickets' else '' end
+        || case when coalesce(p_ticket_module and (p_roles && '{member,manager}'::text[]
+                                                   or ('finance' = any (p_roles) and p_finance_tickets)
+                                                   or ('hr' = any (p_roles) and p_hr_tickets)), false)
+                     and p_roles && '{member,manager}'::text[]
+                then ',internal_notes' else '' end
+        || case when p_roles && '{manager,finance}'::text[] or ('hr' = any (p_roles) and p_hr_time_entries)
+                then ',time_entries' else '' end, ',')
 $$;
 
 
@@ -19449,5 +19450,5 @@ ALTER TABLE graphile_worker._private_tasks ENABLE ROW LEVEL SECURITY;
 -- PostgreSQL database dump complete
 --
 
-\unrestrict GVU3lcZi7TwoAhuJpEwIP56NC3qn0cBhqAQxSSNOeNJKWN0Wj6Ofc6CED9sOhRe
+\unrestrict n72oSe5O7CarKERQT00itT8Zx2lYDC0qNAlBIpdWdkbEFamMoUYxGjsxLhSLhJu
 

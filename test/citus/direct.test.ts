@@ -1,7 +1,8 @@
 // On a cluster, a request's statements run on the worker that holds its organization's shard group,
 // over the API's own connections to that worker (docs/scaling.md, "Requests on their organization's
 // node"). A group that moves is still served, first through the node the API still names (Citus
-// forwards the call), then, once the API has read the placements again, on the group's new node.
+// forwards a transaction's calls; a read refused there runs again through api.in_organization),
+// then, once the API has read the placements again, on the group's new node.
 import t from 'tap';
 import postgres from 'postgres';
 import { startApp, CITUS_WORKERS } from '../helpers/app.ts';
