@@ -4,65 +4,7 @@
 // wait out their deadline for good). The watchdog notices by the pool's lack of progress, makes
 // sure the database is not simply busy on the pool's behalf, and lets the caller rebuild the pool.
 import postgres from 'postgres';
-
-/** Waits or statements outstanding on a pool: when the pool last made progress (served a wait,
- * answered a statement), the oldest still outstanding, and whether a wait passed its deadline.
- * Costs a Date.now() and a Set entry per statement. */
-export class Progress {
-  /** In insertion order: the first is the oldest. */
-  private readonly outstanding = new Set<{ at: number }>();
-  private since = 0;
-  private last = 0;
-  private timedOut = false;
-  /** How long the longest wait that passed its deadline had waited (since the last restart). */
-  private timedOutMs = 0;
-
-  start(): { at: number } {
-    const token = { at: Date.now() };
-    if (this.outstanding.size === 0) this.since = token.at;
-    this.outstanding.add(token);
-    return token;
-  }
-
-  /** `progressed`: false when the wait ended only because its own deadline passed; `suspicious`:
-   * that wait says something is wrong (not when every connection was held by a caller). */
-  finish(token: { at: number }, progressed = true, suspicious = !progressed): void {
-    this.outstanding.delete(token);
-    if (progressed) this.last = Date.now();
-    if (suspicious) {
-      this.timedOut = true;
-      this.timedOutMs = Math.max(this.timedOutMs, Date.now() - token.at);
-    }
-  }
-
-  /** The watchdog looked: the clocks start over (a pool found busy rather than wedged). */
-  restart(): void {
-    this.last = Date.now();
-    this.timedOut = false;
-    this.timedOutMs = 0;
-    for (const token of this.outstanding) token.at = this.last;
-  }
-
-  /** Why this pool may be wedged, if it may: no progress at all past `deadlineMs` with work
-   * outstanding ('stalled'), a wait that passed its deadline ('timed-out'), or one statement
-   * outstanding past it ('slow', the database may just be working on it). */
-  suspect(deadlineMs: number, now = Date.now()): 'stalled' | 'timed-out' | 'slow' | undefined {
-    const oldest = this.outstanding.values().next().value;
-    if (oldest && now - Math.max(this.since, this.last) > deadlineMs) return 'stalled';
-    if (this.timedOut) return 'timed-out';
-    if (oldest && now - oldest.at > deadlineMs) return 'slow';
-    return undefined;
-  }
-
-  /** How long the longest of its waits or statements has waited: the oldest still outstanding,
-   * or one that passed its deadline (0 when there is neither). Whatever made the pool suspect,
-   * this is at least the deadline; the time since the last progress is not (another connection
-   * of the pool may have answered since the oldest statement was sent). */
-  stalledMs(now = Date.now()): number {
-    const oldest = this.outstanding.values().next().value;
-    return Math.max(oldest ? now - oldest.at : 0, this.timedOutMs);
-  }
-}
+import type { Deadlines, Generation, PoolName } from './pool.ts';
 
 /** The driver's view of one pool (postgres.js patch 12): each connection's queue and backend. */
 export interface DriverPoolState {
@@ -142,4 +84,80 @@ async function sessionsOf(url: string, pids: number[], deadlineMs: number, conne
   } finally {
     void probe.end({ timeout: 0 }).catch(() => undefined);
   }
+}
+
+export interface PoolRebuilt {
+  pool: PoolName;
+  /** What made the watchdog look: no progress at all, a wait past its deadline, or a statement
+   * past it whose session turned out not to be working on it. */
+  reason: 'stalled' | 'timed-out' | 'slow';
+  /** How long the longest of its waits or statements had waited (Progress.stalledMs): at least
+   * the acquire deadline, whatever the reason. */
+  stalled_ms: number;
+  /** The wedged pool's driver state, as it was replaced. */
+  driver: DriverPoolState;
+}
+
+export interface PoolWatchOptions {
+  /** The database the pools connect to (the probe connects there too). */
+  url: string;
+  /** The pools as they are now: a wedged one is replaced here by `open(pool)`. */
+  pools: Record<PoolName, Generation>;
+  open: (pool: PoolName) => Generation;
+  /** Every connection of the transactions' pool is held by a caller: a wait then says nothing of a wedge. */
+  transactionsFull: () => boolean;
+  /** `connectMs`: the driver's connect deadline, in whole seconds, by which start-ups are judged. */
+  deadlines: Deadlines;
+  /** While the database is unreachable nothing is judged (the breaker answers for it). */
+  breakerOpen: () => boolean;
+  onRebuilt: (event: PoolRebuilt) => void;
+}
+
+/** Looks at the pools every second (or acquire deadline, if shorter) and rebuilds one found wedged. Returns the stop. */
+export function watchPools({ url, pools, open, transactionsFull, deadlines, breakerOpen, onRebuilt }: PoolWatchOptions): () => void {
+  // A pool whose work made no progress, or whose wait or statement passed the acquire deadline, is
+  // checked against the database on a connection of its own, and rebuilt when one of its
+  // connections waits for an answer that will not come. A full transactions pool (every connection
+  // held by a caller) is the callers' doing, not a wedge.
+  const suspect = (pool: PoolName, now: number) => {
+    const { waits, statements } = pools[pool];
+    const w = pool !== 'transactions' || !transactionsFull() ? waits.suspect(deadlines.acquireMs, now) : undefined;
+    const s = statements.suspect(deadlines.acquireMs, now);
+    return w === 'stalled' || s === 'stalled' ? 'stalled' : w === 'timed-out' || s === 'timed-out' ? 'timed-out' : w ?? s;
+  };
+  const restart = (pool: PoolName) => { pools[pool].waits.restart(); pools[pool].statements.restart(); };
+  let checking = false;
+  const watch = async () => {
+    if (checking || breakerOpen()) return;
+    const now = Date.now();
+    const suspects = (['transactions', 'reads', 'points'] as const).filter((p) => suspect(p, now));
+    // "Twice in a row": a pool found idle once and not suspect since starts over.
+    for (const p of ['transactions', 'reads', 'points'] as const) if (!suspects.includes(p)) pools[p].idleOnce = false;
+    const pool = suspects[0];
+    if (!pool) return;
+    checking = true;
+    try {
+      const why = suspect(pool, now);
+      const generation = pools[pool];
+      const stalled = Math.max(generation.waits.stalledMs(now), generation.statements.stalledMs(now));
+      const driver = driverState(generation.sql);
+      const found = await verify(url, driver, deadlines.acquireMs, deadlines.connectMs, why !== 'slow');
+      // Failing to serve while the database is idle for it: a wedge only when the next look, a
+      // deadline later, finds it so again (a slow hand-over has ended by then; a start-up is judged
+      // by the driver's connect deadline, in verify).
+      const verdict = found === 'idle' ? (generation.idleOnce ? 'wedged' : 'idle') : found;
+      generation.idleOnce = found === 'idle';
+      // Busy, idle once, or no answer: look again only after another deadline.
+      if (verdict !== 'wedged' || pools[pool] !== generation) { restart(pool); return; }
+      pools[pool] = open(pool);
+      // Transactions in flight on the old pool get a few seconds to finish; its wedged waits and
+      // statements then fail (503, or sent again: a read whose session was lost is retried once).
+      void generation.sql.end({ timeout: pool === 'transactions' ? 5 : 0 }).catch(() => undefined);
+      onRebuilt({ pool, reason: why!, stalled_ms: stalled, driver });
+    } finally {
+      checking = false;
+    }
+  };
+  const timer = setInterval(() => void watch(), Math.min(1000, deadlines.acquireMs)).unref();
+  return () => clearInterval(timer);
 }

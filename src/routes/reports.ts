@@ -4,7 +4,7 @@ import { contentDisposition } from '../http/content-disposition.ts';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import { Readable } from 'node:stream';
 import { schemaErrors } from '../http/json-schema.ts';
-import type { Operation, OperationContext } from '../http/operation.ts';
+import type { Operation } from '../http/operation.ts';
 import { requestIdOf } from '../http/operation/route.ts';
 import type { AppContext } from '../http/context.ts';
 import { ApiError, fromDatabaseError, problemResponse } from '../http/errors.ts';
@@ -25,11 +25,6 @@ function checkParameters(definition: { id: string; version: number; parameters_s
     '/parameters', 'INVALID_REPORT_PARAMETERS');
   if (errors.length === 0) return;
   throw new ApiError('INVALID_REPORT_PARAMETERS', errors.length === 1 ? errors[0]!.detail : `${errors.length} problems; see errors`, { errors });
-}
-
-async function one(ctx: OperationContext, q: ReturnType<typeof sql<{ doc: unknown; version: number | null }>>) {
-  const { rows: [row] } = await q.execute(ctx.tx);
-  return { body: row!.doc };
 }
 
 const baseUrl = (app: AppContext, request: Request) =>

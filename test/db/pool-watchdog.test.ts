@@ -10,7 +10,8 @@ import { createTestDatabase } from '../helpers/app.ts';
 import { proxy } from '../helpers/proxy.ts';
 import { spawnApi, orgWithClient, tokenFrom } from '../helpers/processes.ts';
 import { connect, type PoolRebuilt } from '../../src/db/database.ts';
-import { Progress, verify } from '../../src/db/watchdog.ts';
+import { verify } from '../../src/db/watchdog.ts';
+import { Progress } from '../../src/db/progress.ts';
 
 const within = <T>(p: Promise<T>, ms: number, what: string) => Promise.race([p,
   new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: still waiting after ${ms} ms`)), ms).unref())]);

@@ -3,7 +3,7 @@
 import t from 'tap';
 import postgres from 'postgres';
 import { startApp } from '../helpers/app.ts';
-import { runReport } from '../../src/worker/index.ts';
+import { runReport } from '../../src/worker/jobs/report-run.ts';
 import { beginRequest, failure, inRequest, oneConnection, visibleRows } from '../helpers/sql.ts';
 
 t.test('reports in SQL', async (t) => {

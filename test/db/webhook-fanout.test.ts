@@ -11,7 +11,7 @@ import { startApp, CITUS_WORKERS, oneServer, type TestApp } from '../helpers/app
 import { failure } from '../helpers/sql.ts';
 import { seal } from '../../src/auth/sealing.ts';
 import { webhookSecretKey, type Transport } from '../../src/webhooks/transport.ts';
-import { startFanout } from '../../src/worker/index.ts';
+import { startFanout } from '../../src/worker/fanout-loop.ts';
 
 const opts = { max: 2, onnotice: () => {} };
 /** On a cluster the loop claims organization by organization, as the worker does there. */

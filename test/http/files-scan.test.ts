@@ -5,7 +5,8 @@ import postgres from 'postgres';
 import { createHash, randomBytes } from 'node:crypto';
 import { startApp, assertProblem } from '../helpers/app.ts';
 import { startClamd, EICAR, CLAMD_MISSING } from '../helpers/clamd.ts';
-import { scanFile, startWorker } from '../../src/worker/index.ts';
+import { startWorker } from '../../src/worker/index.ts';
+import { scanFile } from '../../src/worker/jobs/file-scan.ts';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 

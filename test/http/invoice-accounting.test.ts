@@ -5,7 +5,8 @@ import t from 'tap';
 import { assertProblem } from '../helpers/app.ts';
 import { sleep } from '../helpers/receiver.ts';
 import { idem, world } from '../helpers/invoices.ts';
-import { accountingSync, startWorker } from '../../src/worker/index.ts';
+import { startWorker } from '../../src/worker/index.ts';
+import { accountingSync } from '../../src/worker/jobs/accounting-sync.ts';
 import { ProviderError, registerAccountingProvider } from '../../src/accounting/providers.ts';
 import { run as admin } from '../../src/admin/cli.ts';
 

@@ -3,7 +3,8 @@
 // and every Reports error code.
 import t, { type Test } from 'tap';
 import { startApp, assertProblem, type TestApp } from '../helpers/app.ts';
-import { runReport, startWorker } from '../../src/worker/index.ts';
+import { startWorker } from '../../src/worker/index.ts';
+import { runReport } from '../../src/worker/jobs/report-run.ts';
 
 async function world(t: Test, env: Record<string, string> = {}) {
   const a = await startApp(t, env);
