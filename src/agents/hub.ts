@@ -2,9 +2,7 @@
 // whenever a run's log grows (app_private.run_event: at commit by the worker, after the commit by the
 // API, see wakeAfterCommit), with an opaque name of the run (any role may LISTEN, so not its id); the
 // hub wakes the streams of that run, which then read what is new. Idle streams hold no database connection.
-import { requestOrganization } from '../db/cluster.ts';
 import { createHash } from 'node:crypto';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.ts';
 
@@ -28,12 +26,10 @@ export class RunEventHub {
 
   /** Subscribes before the caller's first read, so nothing appended in between is missed. */
   async subscribe(runId: string, subscriber: RunSubscriber): Promise<() => void> {
-    // Outside the request's organization (src/db/cluster.ts): the LISTEN connection and the wake-ups
-    // it delivers serve every organization's streams.
-    const name = runWakeName(await (this.listening ??= requestOrganization.exit(() => this.listen())), runId);
-    // Each stream is woken in its own request's scope, so that the reads a wake-up starts go, on
-    // Citus, to its organization's worker (the notification arrives in no request's scope).
-    const s: RunSubscriber = { wake: AsyncLocalStorage.bind(() => subscriber.wake()), close: () => subscriber.close() };
+    // The LISTEN connection and the wake-ups it delivers serve every organization's streams; the
+    // reads a wake-up starts name their organization themselves (Database.of).
+    const name = runWakeName(await (this.listening ??= this.listen()), runId);
+    const s: RunSubscriber = { wake: () => subscriber.wake(), close: () => subscriber.close() };
     let set = this.subscribers.get(name);
     if (!set) this.subscribers.set(name, set = new Set());
     set.add(s);

@@ -1,5 +1,6 @@
 // On a Citus cluster (docs/scaling.md), each statement of a request runs in the worker that holds
-// its organization's rows. On the API's own connections to that worker (ClusterRouting.local) a
+// its organization's rows: the organization is named where the request reaches the database
+// (Database.of), and each statement is routed by it. On the API's own connections to that worker (ClusterRouting.local) a
 // one-statement read goes as one server would run it, but that a read of an api view reads the
 // worker's copy over the organization's shard group (shardStatements).
 //
@@ -16,49 +17,7 @@
 //   no table);
 // - its result columns are declared to the call with the types PostgreSQL described.
 // The descriptions come from the coordinator (every node has the same schema), once per statement text.
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHash } from 'node:crypto';
 import postgres from 'postgres';
-
-/** The organization whose worker a statement goes to: a request runs in a scope whose
- * organization is set once its token is verified (src/http/operation.ts). Before that (the token,
- * the rate limit), and outside a request (the worker's jobs), nothing is rewritten. */
-export const requestOrganization = new AsyncLocalStorage<{ organizationId: string | undefined }>();
-
-/** A capability link (an upload or download URL) has no access token to name its organization:
- * its token does, after the resource's id (`upl_….org_….<mac>`; the
- * signature covers it, and the database checks that). On a cluster, `fn` runs in that
- * organization's scope, so its statements go to the organization's worker; a token that names
- * none is no link there (`none`, without asking the database). */
-export function inLinkOrganization<T>(routed: boolean, token: string, fn: () => T, none: () => T): T {
-  if (!routed) return fn();
-  const organizationId = token.split('.', 3)[1];
-  return organizationId?.startsWith('org_') ? requestOrganization.run({ organizationId }, fn) : none();
-}
-
-/** A link's token as the database takes it (api.file_upload_begin and the download beginnings): its
- * signature, the last part, replaced by the signature's SHA-256, so that no statement's text holds a
- * link that works. */
-export function linkForDatabase(token: string): string {
-  const dot = token.lastIndexOf('.');
-  return `${token.slice(0, dot + 1)}${createHash('sha256').update(token.slice(dot + 1)).digest('hex')}`;
-}
-
-/** An async iterable whose every step runs in the organization's scope it was made in: a stream
- * pulls it later, from outside that scope. */
-export function keepingScope<T>(iterable: AsyncIterable<T>): AsyncIterable<T> {
-  const store = requestOrganization.getStore();
-  if (!store) return iterable;
-  return {
-    [Symbol.asyncIterator]() {
-      const it = iterable[Symbol.asyncIterator]();
-      return {
-        next: () => requestOrganization.run(store, () => it.next()),
-        return: (value?: unknown) => requestOrganization.run(store, () => it.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined })),
-      };
-    },
-  };
-}
 
 /** Transaction control goes to the coordinator as it is: Citus makes it the workers' too. */
 const CONTROL = /^\s*(begin|commit|rollback|savepoint|release|start transaction)\b/i;
@@ -73,15 +32,16 @@ export interface Described {
 }
 
 export interface ClusterRouting {
-  /** The statement to send in place of `query`, or undefined to send it as it is. `read`: a
+  /** The statement to send in place of `query` for `organization`'s request, or undefined to send
+   * it as it is (no organization: outside a request, or before its token is verified). `read`: a
    * one-statement read of the pools (not a statement of a transaction). */
-  route(query: string, parameters: unknown[], read?: boolean): Promise<Routed | undefined> | Routed | undefined;
+  route(query: string, parameters: unknown[], organization: string | undefined, read?: boolean): Promise<Routed | undefined> | Routed | undefined;
   /** The worker (`host:port`, as pg_dist_node names it) that holds the shard group of the
    * request's organization, once known: the request's connections may be taken there, so that its
    * statements run where its rows are and the coordinator is out of its path. Undefined: through
    * the coordinator (outside a request, before its placement is known, or when it is the
    * coordinator's). */
-  node?(): string | undefined;
+  node?(organization: string): string | undefined;
   /** The routing of the connections to a worker (`node`): one-statement reads as they are,
    * reading the worker's copies of the api views over the organization's shard group. */
   local?: ClusterRouting;
@@ -212,8 +172,7 @@ export function clusterRouting(opts: {
     return { sql: `select * from api.in_organization($1, $2, $3::text[]) as r(${columns.join(', ')})`, inner: wrapped, types: described.types };
   };
   return {
-    route(query, parameters) {
-      const organization = requestOrganization.getStore()?.organizationId;
+    route(query, parameters, organization) {
       if (organization === undefined || CONTROL.test(query)) return undefined;
       return (async () => {
         const prefix = /^\/\* svc:[a-z-]+ \*\/ /.exec(query)?.[0] ?? '';
@@ -377,24 +336,20 @@ export async function clusterRoutingFor(url: string, opts: { statementTimeoutMs?
   };
   return {
     route: routing.route,
-    node: () => {
-      const organization = requestOrganization.getStore()?.organizationId;
-      return organization === undefined ? undefined : where.node(organization);
-    },
+    node: (organization) => where.node(organization),
     local: {
-      route(query, parameters, read) {
-        const organization = requestOrganization.getStore()?.organizationId;
+      route(query, parameters, organization, read) {
         if (organization === undefined || CONTROL.test(query)) return undefined;
         // A transaction's statements go through api.in_organization: its first call may be
         // forwarded (a node that just lost the group sends a delegated call to the group's node, and
         // begin_request signs the context there), and every later one must follow it, as the
         // wrapped calls do; a transaction has no one place to run again from either.
-        if (!read) return routing.route(query, parameters);
+        if (!read) return routing.route(query, parameters, organization);
         const shard = where.shard(organization);
-        if (shard === undefined) return routing.route(query, parameters);
+        if (shard === undefined) return routing.route(query, parameters, organization);
         const until = suspects.get(shard);
         if (until !== undefined) {
-          if (until > Date.now()) return routing.route(query, parameters);
+          if (until > Date.now()) return routing.route(query, parameters, organization);
           suspects.delete(shard);
         }
         return { sql: onShard(query, shard), parameters, shard };

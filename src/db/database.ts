@@ -29,8 +29,30 @@ export { PIPELINED, PIPELINED_READ, pipelined, pipelinedRead } from './pipelinin
 export type Db = Kysely<DB>;
 export type Tx = Transaction<DB>;
 
-export interface Database {
+/** What a request's statements go through: on a Citus coordinator, those of one organization go to
+ * the worker that holds its shard group (src/db/cluster.ts); on one server, anywhere. */
+export interface Connections {
+  /** Transactions (`db.transaction()`) and single statements, through the transactions' pool. */
   db: Db;
+  /** One autocommit statement on the pool, without reserving a connection (the one-statement
+   * reads): same breaker, deadline for a free connection and prepared statements as `db`. */
+  query: <R = Record<string, any>>(compiled: Statement, opts?: { point?: boolean }) => Promise<R[]>;
+  /** A transaction whose statements are all known before the first is sent (a command under an
+   * Idempotency-Key): BEGIN, the statements and COMMIT go out in one write on a connection of the
+   * transactions' pool, as `db.transaction()` would send them, without Kysely's layers in between
+   * (about a tenth of a create's server CPU, docs/benchmarks.md). Each statement's rows, in order,
+   * once committed; the first failed statement's error is the transaction's, and it rolls back. */
+  batch: (statements: Statement[]) => Promise<Record<string, any>[][]>;
+}
+
+/** The API's connections to PostgreSQL. Its own `db`, `query` and `batch` name no organization:
+ * on a Citus coordinator they run there, as they are (the token check, the rate limit, the
+ * operator's routes); a request's statements go through `of(organization)`. */
+export interface Database extends Connections {
+  /** The connections of `organizationId`'s requests: on a Citus coordinator, a connection to the
+   * worker that holds its shard group once the placement is known, else through the coordinator,
+   * each statement routed for the organization (src/db/cluster.ts); on one server, the database's own. */
+  of: (organizationId: string) => Connections;
   /** The transactions' pool, for a plain statement outside a transaction. Read it at each use: the
    * watchdog may replace a wedged pool with a new one. */
   readonly sql: postgres.Sql;
@@ -51,17 +73,9 @@ export interface Database {
    * with the pool's state at that moment: connections held by transactions against its size, or
    * the one-statement reads in flight. */
   onAcquireTimeout: (listener: (state: AcquireTimeout) => void) => void;
-  /** One autocommit statement on the pool, without reserving a connection (the one-statement
-   * reads): same breaker, deadline for a free connection and prepared statements as `db`. */
-  query: <R = Record<string, any>>(compiled: Statement, opts?: { point?: boolean }) => Promise<R[]>;
-  /** A transaction whose statements are all known before the first is sent (a command under an
-   * Idempotency-Key): BEGIN, the statements and COMMIT go out in one write on a connection of the
-   * transactions' pool, as `db.transaction()` would send them, without Kysely's layers in between
-   * (about a tenth of a create's server CPU, docs/benchmarks.md). Each statement's rows, in order,
-   * once committed; the first failed statement's error is the transaction's, and it rolls back. */
-  batch: (statements: Statement[]) => Promise<Record<string, any>[][]>;
-  /** A connection of the transactions' pool, reserved: what `db.transaction()` runs on. */
-  reserve: () => Promise<Reserved>;
+  /** A connection of the transactions' pool, reserved: what `db.transaction()` runs on; its
+   * statements routed for `organization` on a Citus coordinator. */
+  reserve: (organization?: string) => Promise<Reserved>;
   /** On a Citus coordinator: each statement of a request goes to its organization's worker
    * (src/db/cluster.ts), on a connection to that worker when the routing names it (`node`), else
    * through the coordinator. Set once at start-up, before requests. */
@@ -100,6 +114,9 @@ export interface ConnectOptions {
   /** A worker of a cluster, reached from its coordinator's Database: it takes no request further. */
   node?: boolean;
 }
+
+/** Organizations whose connections a Database keeps made (Database.of). */
+const ORGANIZATIONS_KEPT = 10_000;
 
 export function connect(url: string, max = 10, opts: ConnectOptions = {}): Database {
   const prepare = opts.prepare ?? true;
@@ -158,8 +175,8 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
   // its statements run where its rows are; everything else, here.
   const workers = new Map<string, Database>();
   const listeners = { unreachable: [] as ((cause: unknown) => void)[], late: lateListeners, rebuilt: rebuiltListeners };
-  const worker = (): Database | undefined => {
-    const node = opts.node ? undefined : routing.current?.node?.();
+  const worker = (organization: string | undefined): Database | undefined => {
+    const node = opts.node || organization === undefined ? undefined : routing.current?.node?.(organization);
     if (node === undefined) return undefined;
     let d = workers.get(node);
     if (!d) {
@@ -181,25 +198,49 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
   };
   const probed = new Map<string, number>();
   const own = preparingDriver({ pool: () => pools.transactions, counts, prepare, deadlines, breaker, onLate: late, routing });
-  const transactions = { ...own, reserve: (): Promise<Reserved> => worker()?.reserve() ?? own.reserve() };
-  const db = new Kysely<DB>({ dialect: new PostgresJSDialect({ postgres: (async () => transactions) as never }) });
-  const batch = (statements: Statement[]): Promise<Record<string, any>[][]> => worker()?.batch(statements) ?? runAgainIfLostAtBegin(async () => {
-    const connection = await own.reserve();
-    try {
-      await connection.unsafe('begin', []);
-      const later: Promise<Record<string, any>[]>[] = [];
-      for (const s of statements) later.push((await connection.unsafe(PIPELINED_READ + s.sql, [...s.parameters]))[0]!.later);
-      await connection.unsafe('commit', []);
-      return await Promise.all(later);
-    } catch (e) {
-      await connection.unsafe('rollback', []).catch(() => undefined);
-      throw e;
-    } finally {
-      connection.release();
-    }
-  });
+  const reserve = (organization?: string): Promise<Reserved> => worker(organization)?.reserve(organization) ?? own.reserve(organization);
   const readQuery = pooledQuery({ current: () => pools.reads, pool: 'reads', prepare, deadlines, breaker, counts: reads, onLate: late, routing });
   const pointQuery = pooledQuery({ current: () => pools.points, pool: 'points', prepare, deadlines, breaker, counts: points, onLate: late, routing });
+  /** The connections whose statements are routed for `organization` (none: as they are). */
+  const connections = (organization?: string): Connections => {
+    const db = new Kysely<DB>({ dialect: new PostgresJSDialect({
+      // What the dialect asks of postgres.js: a reserved connection, and an end (the pools' own, at close).
+      postgres: (async () => ({ reserve: () => reserve(organization), end: async () => {} })) as never,
+    }) });
+    const batch = (statements: Statement[]): Promise<Record<string, any>[][]> =>
+      (organization === undefined ? undefined : worker(organization)?.of(organization).batch(statements)) ?? runAgainIfLostAtBegin(async () => {
+        const connection = await own.reserve(organization);
+        try {
+          await connection.unsafe('begin', []);
+          const later: Promise<Record<string, any>[]>[] = [];
+          for (const s of statements) later.push((await connection.unsafe(PIPELINED_READ + s.sql, [...s.parameters]))[0]!.later);
+          await connection.unsafe('commit', []);
+          return await Promise.all(later);
+        } catch (e) {
+          await connection.unsafe('rollback', []).catch(() => undefined);
+          throw e;
+        } finally {
+          connection.release();
+        }
+      });
+    const query = <R>(compiled: Statement, o?: { point?: boolean }): Promise<R[]> =>
+      (organization === undefined ? undefined : worker(organization)?.of(organization).query<R>(compiled, o))
+        ?? (o?.point && points.inFlight < pointPipeline ? pointQuery<R>(compiled, organization) : readQuery<R>(compiled, organization));
+    return { db, batch, query };
+  };
+  const root = connections();
+  // One set per organization, made at its first request and kept (a Kysely instance and two
+  // closures: a few hundred bytes); the oldest go past ORGANIZATIONS_KEPT.
+  const byOrganization = new Map<string, Connections>();
+  const of = (organizationId: string): Connections => {
+    if (!routing.current) return root;
+    let c = byOrganization.get(organizationId);
+    if (!c) {
+      if (byOrganization.size >= ORGANIZATIONS_KEPT) byOrganization.delete(byOrganization.keys().next().value!);
+      byOrganization.set(organizationId, c = connections(organizationId));
+    }
+    return c;
+  };
 
   // The watchdog (src/db/watchdog.ts): a pool found wedged is replaced by a new one.
   const stopWatchdog = watchPools({
@@ -209,18 +250,16 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
   });
 
   return {
-    db,
+    ...root,
+    of,
     get sql() { return pools.transactions.sql; },
     listen: (channel, onNotify, onListen) => listener.listen(channel, onNotify, onListen),
     ping: async () => {
       const one = { sql: 'select 1', parameters: [] };
-      await Promise.all([db.transaction().execute((tx) => sql`select 1`.execute(tx)), readQuery(one), pointQuery(one)]);
+      await Promise.all([root.db.transaction().execute((tx) => sql`select 1`.execute(tx)), readQuery(one), pointQuery(one)]);
     },
     onPoolRebuilt: (l) => { rebuiltListeners.push(l); },
-    batch,
-    reserve: own.reserve,
-    query: (compiled, o) => worker()?.query(compiled, o)
-      ?? (o?.point && points.inFlight < pointPipeline ? pointQuery(compiled) : readQuery(compiled)),
+    reserve,
     routeTo: (r) => { routing.current = r; },
     get routed() { return routing.current !== undefined; },
     stats: () => ({ ...counts, unreachable: breaker.open }),
@@ -232,7 +271,7 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
       stopWatchdog();
       await Promise.all([...workers.values()].map((d) => d.close()));
       if (!opts.node) await routing.current?.close?.();
-      await db.destroy();
+      await root.db.destroy();
       await Promise.all([...Object.values(pools).map((p) => p.sql), listener].map((p) => p.end({ timeout: 5 })));
     },
   };

@@ -39,7 +39,8 @@ export function preparingDriver({ pool, counts, prepare, deadlines, breaker, onL
     throw e;
   });
   return {
-    async reserve() {
+    /** A connection whose statements are routed for `organization` (on a Citus coordinator; none: as they are). */
+    async reserve(organization?: string) {
       const admitted = breaker.admit();
       if (admitted === 'reject') throw unavailable();
       const progress = pool();
@@ -98,7 +99,7 @@ export function preparingDriver({ pool, counts, prepare, deadlines, breaker, onL
             return Object.assign([], { command: 'BEGIN', count: 0 });
           }
           // One server has no routing: no await, so no statement waits a turn for it.
-          const routing_ = routing.current?.route(query, parameters);
+          const routing_ = routing.current?.route(query, parameters, organization);
           const routed = routing_ ? await routing_ : undefined;
           const result = routed
             ? seen(watch(connection.unsafe(routed.sql, routed.parameters as postgres.ParameterOrJSON<never>[], { prepare })))

@@ -26,10 +26,10 @@ export interface ReadPoolOptions {
 }
 
 export function pooledQuery({ current, pool, prepare, deadlines, breaker, counts, onLate, routing }: ReadPoolOptions) {
-  const query = async <R>(compiled: Statement, retried = false, moves = 0): Promise<R[]> => {
+  const query = async <R>(compiled: Statement, organization?: string, retried = false, moves = 0): Promise<R[]> => {
     // Routed (a Citus coordinator) before the breaker admits it: a routing that fails leaves no
     // probe taken and never released.
-    const routing_ = routing.current?.route(compiled.sql, compiled.parameters as unknown[], true);
+    const routing_ = routing.current?.route(compiled.sql, compiled.parameters as unknown[], organization, true);
     let routed: Routed | undefined;
     if (routing_) {
       // Counted in flight from the moment the pool was chosen (the choice reads the count), the
@@ -83,12 +83,12 @@ export function pooledQuery({ current, pool, prepare, deadlines, breaker, counts
     }
     if (moved) {
       await pause(MOVED_AWAY_PAUSES_MS[moves]!);
-      return query<R>(compiled, retried, moves + 1);
+      return query<R>(compiled, organization, retried, moves + 1);
     }
     // After postgres.js has read what the dead socket still held (its FATAL), so that the
     // statement goes to a new session rather than behind that message.
     await new Promise((resolve) => setImmediate(resolve));
-    return query<R>(compiled, true, moves);
+    return query<R>(compiled, organization, true, moves);
   };
-  return query;
+  return <R>(compiled: Statement, organization?: string): Promise<R[]> => query<R>(compiled, organization);
 }

@@ -5,7 +5,6 @@
 // leases left unspent for IDLE_MS go back, so a client that moves to another instance loses little.
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { requestOrganization } from '../db/cluster.ts';
 
 const IDLE_MS = 1000;
 /** After a refusal, how long the instance answers 429 for the key without asking again. */
@@ -78,10 +77,9 @@ export class RateLimiter {
 
   /** One lease request per key at a time; concurrent takers wait for it and share what it grants. */
   private lease(key: string, b: Bucket): Promise<void> {
-    // Outside the request's scope: the bucket is the coordinator's (src/db/cluster.ts routes a
-    // request's statements to its organization's worker once it is authenticated, and a lease
-    // started by a request may reach the database after that).
-    b.leasing ??= requestOrganization.exit(async () => {
+    // On the database's own connections, which name no organization: on Citus the bucket is the
+    // coordinator's.
+    b.leasing ??= (async () => {
       try {
         const { rows: [r] } = await sql<{ granted: number; hits: number }>`
           select granted, hits from api.rate_limit_lease(${key}, ${b.window}::bigint, ${Math.max(1, b.waiting)}::integer, ${this.limit}::integer)`
@@ -93,7 +91,7 @@ export class RateLimiter {
       } finally {
         b.leasing = undefined;
       }
-    });
+    })();
     return b.leasing;
   }
 

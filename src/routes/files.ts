@@ -13,7 +13,7 @@ import { schemas } from './schemas.ts';
 import { getStatement, idOf, listStatement, sortQuery, timestamp } from './common.ts';
 import { postgresStore, TooLarge, type FileStore } from '../files/store.ts';
 import { sniff } from '../files/sniff.ts';
-import { inLinkOrganization, keepingScope, linkForDatabase } from '../db/cluster.ts';
+import { linkForDatabase, withLink } from '../db/links.ts';
 
 const fileId = Joi.object({ file_id: idOf('fil').required() });
 const SORTS: Record<string, SortSpec> = { created_at: { expr: 'created_at', type: 'timestamptz' } };
@@ -167,10 +167,10 @@ export function fileTransferRoutes(app: AppContext): ServerRoute[] {
         // Streamed, never buffered: the store reads it chunk by chunk (backpressure), and stops
         // past the declared size. hapi's own limit is only the outer bound.
         payload: { output: 'stream', parse: false, maxBytes: 5 * 1024 ** 3 + 1, timeout: false },
-        handler: (request, h) => inLinkOrganization(app.database.routed, request.params.token as string, async () => {
+        handler: (request, h) => withLink(app.database, request.params.token as string, async (link) => {
           const release = await app.fileTransfers.acquire();
           try {
-            const body = await app.database.db.transaction().execute(async (tx) => {
+            const body = await link.db.transaction().execute(async (tx) => {
               const { rows: [u] } = await sql<{ outcome: string; upload_id: string; size_bytes: string; content_type: string; chunk_size: number }>`
                 select * from api.file_upload_begin(${linkForDatabase(request.params.token as string)})`.execute(tx);
               if (u!.outcome !== 'ok') throw OUTCOMES[u!.outcome] ?? OUTCOMES.not_found!;
@@ -211,11 +211,11 @@ export function fileTransferRoutes(app: AppContext): ServerRoute[] {
       method: 'GET', path: DOWNLOAD_PATH,
       options: {
         response: { ranges: false },
-        handler: (request, h) => inLinkOrganization(app.database.routed, request.params.token as string, async () => {
+        handler: (request, h) => withLink(app.database, request.params.token as string, async (link) => {
           const token = request.params.token as string;
           let f: { outcome: string; file_id: string; name: string; content_type: string; size_bytes: string; sha256: string; chunk_size: number } | undefined;
           try {
-            ({ rows: [f] } = await sql<NonNullable<typeof f>>`select * from api.file_download_begin(${linkForDatabase(token)})`.execute(app.database.db));
+            ({ rows: [f] } = await sql<NonNullable<typeof f>>`select * from api.file_download_begin(${linkForDatabase(token)})`.execute(link.db));
           } catch (e) {
             return failure(request, h, app, e);
           }
@@ -245,7 +245,7 @@ export function fileTransferRoutes(app: AppContext): ServerRoute[] {
           // throughput several-fold (measured: 15.6 MB/s against the 1 MiB reads' own ~250 MB/s).
           (request.info as { acceptEncoding: string | null }).acceptEncoding = 'identity';
           const release = await app.fileTransfers.acquire();
-          const bytes = Readable.from(keepingScope(store.get(app.database.db, { id: f!.file_id, chunkSize: f!.chunk_size, token: linkForDatabase(token) }, start, end)),
+          const bytes = Readable.from(store.get(link.db, { id: f!.file_id, chunkSize: f!.chunk_size, token: linkForDatabase(token) }, start, end),
             { objectMode: false });
           bytes.once('close', release);
           bytes.once('error', (e) => app.logger.warn({ err: e.message, route: DOWNLOAD_PATH }, 'a download stopped'));

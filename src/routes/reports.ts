@@ -11,7 +11,7 @@ import { ApiError, fromDatabaseError, problemResponse } from '../http/errors.ts'
 import { schemas } from './schemas.ts';
 import { freeJson, getStatement, listStatement } from './common.ts';
 import { listQuery } from '../http/pagination.ts';
-import { inLinkOrganization, keepingScope, linkForDatabase } from '../db/cluster.ts';
+import { linkForDatabase, withLink } from '../db/links.ts';
 
 const reportId = Joi.string().pattern(/^rpt_[a-z_]{1,64}$/);
 const runParams = Joi.object({ report_id: reportId.required(), run_id: Joi.string().pattern(/^rrun_[A-Za-z0-9]{1,64}$/).required() });
@@ -141,13 +141,13 @@ export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
     method: 'GET', path: REPORT_DOWNLOAD_PATH,
     options: {
       response: { ranges: false },
-      handler: (request, h) => inLinkOrganization(app.database.routed, request.params.token as string, async () => {
+      handler: (request, h) => withLink(app.database, request.params.token as string, async (link) => {
         const token = request.params.token as string;
         type Begun = { outcome: string; run_id: string; report_id: string; format: 'json' | 'csv'; row_count: number; columns: string[];
           numeric_columns: string[] };
         let b: Begun | undefined;
         try {
-          ({ rows: [b] } = await sql<Begun>`select * from api.report_download_begin(${linkForDatabase(token)})`.execute(app.database.db));
+          ({ rows: [b] } = await sql<Begun>`select * from api.report_download_begin(${linkForDatabase(token)})`.execute(link.db));
         } catch (e) {
           const err = fromDatabaseError(e);
           if (err) return problem(request, h, err);
@@ -163,7 +163,7 @@ export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
           const { rows: [r] } = await sql<{ text: string | null; n: number }>`
             select string_agg(x.data::text, ',' order by x.n) as text, count(*)::integer as n
               from api.report_download_begin(${linkForDatabase(token)}) b, lateral api.report_rows(b.run_id, ${from}::integer, ${from + DOWNLOAD_BATCH - 1}::integer) x
-             where b.outcome = 'ok' and b.run_id = ${runId}`.execute(app.database.db);
+             where b.outcome = 'ok' and b.run_id = ${runId}`.execute(link.db);
           if (r!.n !== Math.min(DOWNLOAD_BATCH, total - from + 1)) throw new Error('the results are no longer available');
           return JSON.parse(`[${r!.text ?? ''}]`) as Record<string, unknown>[];
         };
@@ -200,7 +200,7 @@ export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
             yield ']';
           })();
         }
-        const body = Readable.from(keepingScope(text), { objectMode: false });
+        const body = Readable.from(text, { objectMode: false });
         const res = h.response(body).code(200)
           .type(format === 'csv' ? 'text/csv' : 'application/json')
           .header('Content-Disposition', contentDisposition(`${b!.report_id}-${runId}.${format}`))

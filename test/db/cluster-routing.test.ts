@@ -5,7 +5,7 @@
 // through api.in_organization, and answers what the statement itself answers.
 import t from 'tap';
 import postgres from 'postgres';
-import { codeSegments, clusterRouting, requestOrganization, shardStatements } from '../../src/db/cluster.ts';
+import { codeSegments, clusterRouting, shardStatements } from '../../src/db/cluster.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 import { oneConnection } from '../helpers/sql.ts';
 
@@ -48,12 +48,12 @@ t.test('a routed statement answers as the statement itself', async (t) => {
     typeNames: async (oids) => new Map((await admin<{ oid: number; name: string }[]>`
       select oid::int as oid, format_type(oid, null) as name from pg_type where oid = any(${oids}::oid[])`).map((r) => [r.oid, r.name])),
   });
-  t.equal(routing.route('select 1', []), undefined, 'outside a request nothing is rewritten');
+  t.equal(routing.route('select 1', [], undefined), undefined, 'a statement that names no organization is not rewritten');
   const statement = `select $1::int + 1 as n, $2::jsonb ->> 'a' as a, $3 = any('{x,y}'::text[]) as found, $4::timestamptz as at,
                             $5::text[] as list, 'api.tasks $9' as literal, (select count(*) from api.tasks) as tasks, (select count(*) from "api"."projects") as projects, $6::numeric as money`;
   const params = [41, { a: 'b"c' }, 'y', new Date('2026-11-27T10:00:00Z'), ['a,b', 'c"d', null], '12345678901234567890.12'];
-  const routed = await requestOrganization.run({ organizationId: 'org_nowhere' }, () => routing.route(statement, params))!;
-  t.ok(routed, 'inside a request the statement is routed');
+  const routed = await routing.route(statement, params, 'org_nowhere')!;
+  t.ok(routed, 'a statement of an organization is routed');
   t.match(routed!.sql, /^select \* from api\.in_organization\(\$1, \$2, \$3::text\[\]\) as r\("n" integer, "a" text, "found" boolean, "at" timestamp with time zone, "list" text\[\], "literal" text, "tasks" bigint, "projects" bigint, "money" numeric\)$/);
   t.match(routed!.parameters[1], /from api\.tasks\(\)/, 'a view read becomes its function');
   t.match(routed!.parameters[1], /from api\.projects\(\)/, 'a quoted view name too');
@@ -62,11 +62,11 @@ t.test('a routed statement answers as the statement itself', async (t) => {
   const [viaCall] = await rt.unsafe(routed!.sql, routed!.parameters as never[]);
   t.same(viaCall, direct, 'the same row, with the same types');
 
-  const check = await requestOrganization.run({ organizationId: 'org_nowhere' }, () => routing.route(`select pg_sleep(0) as slept, $1::int as n`, [7]))!;
+  const check = await routing.route(`select pg_sleep(0) as slept, $1::int as n`, [7], 'org_nowhere')!;
   t.same((await rt.unsafe(check!.sql, check!.parameters as never[]))[0], (await rt`select pg_sleep(0) as slept, 7 as n`)[0],
     'a column of a function returning void reads as it does on one server');
 
-  const write = await requestOrganization.run({ organizationId: 'org_nowhere' }, () => routing.route('select from api.tasks where id = $1', ['tsk_x']))!;
+  const write = await routing.route('select from api.tasks where id = $1', ['tsk_x'], 'org_nowhere')!;
   t.match(write!.sql, /api\.in_organization_count/, 'a statement without columns answers its row count');
   t.same(write!.count, { command: 'SELECT' });
 });

@@ -69,7 +69,7 @@ t.test('the runtime role: nothing without a credential; forged settings and capa
     'with a token: a completed upload takes no more chunks');
   t.equal(await chunks(), before, 'no chunk was written');
   // A link is taken where the API takes it: on a cluster in the worker of the organization it names
-  // (inLinkOrganization), without an access token.
+  // (linkConnections), without an access token.
   const link = (fn: (q: postgres.TransactionSql) => Promise<any[]>) => rt.begin(async (tx) =>
     fn(await inRequest(t, a.runtimeUrl, tx as never, p.orgId) as never)) as Promise<any[]>;
   const [bad] = await link((q) => q`select outcome from api.file_upload_begin(${ready.id.replace('fil', 'upl') + '.' + '0'.repeat(64)})`);

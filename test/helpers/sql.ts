@@ -1,6 +1,6 @@
 // Shared by the in-database tests.
 import { randomBytes, createHash } from 'node:crypto';
-import { clusterRoutingFor, requestOrganization } from '../../src/db/cluster.ts';
+import { clusterRoutingFor } from '../../src/db/cluster.ts';
 
 /** Runs a query and returns `${SQLSTATE} ${message}` (the message is the problem code), or 'ok'. */
 export async function failure(p: Promise<unknown>): Promise<string> {
@@ -110,7 +110,7 @@ export async function inRequest(t: { teardown: (fn: () => unknown) => void }, ur
       values.push(v);
       return `${text}$${values.length}${s}`;
     }, '');
-    const routed = await requestOrganization.run({ organizationId }, () => routing.route(text, values));
+    const routed = await routing.route(text, values, organizationId);
     if (!routed) return unsafe(text, values);
     const rows = await unsafe(routed.sql, routed.parameters);
     return routed.count ? Object.assign([], { count: Number(rows[0]?.count ?? 0) }) : rows;

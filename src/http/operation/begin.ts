@@ -4,7 +4,7 @@
 // begin_request inside their own statement.
 import type { Request } from '@hapi/hapi';
 import { sql } from 'kysely';
-import { runAgainIfLostAtBegin, type Tx } from '../../db/database.ts';
+import { runAgainIfLostAtBegin, type Connections, type Tx } from '../../db/database.ts';
 import { ApiError } from '../errors.ts';
 import type { AppContext } from '../context.ts';
 import type { Operation, Principal, Role } from '../operation.ts';
@@ -75,14 +75,17 @@ export async function begin(endpoint: Endpoint, tx: Tx, caller: Caller, request:
   return { principal, params, query, body, claim: claimOf(begun) };
 }
 
-/** A transaction on the pool, run again once on a new connection if its BEGIN's connection was lost. */
-export const inTransaction = <T>(app: AppContext, fn: (tx: Tx) => Promise<T>): Promise<T> =>
-  runAgainIfLostAtBegin(() => app.database.db.transaction().execute(fn));
+/** The connections of the caller's organization (on a Citus coordinator, its worker's). */
+export const connectionsOf = (app: AppContext, caller: Caller): Connections => app.database.of(caller.organizationId);
+
+/** A transaction of the caller's organization, run again once on a new connection if its BEGIN's connection was lost. */
+export const inTransaction = <T>(app: AppContext, caller: Caller, fn: (tx: Tx) => Promise<T>): Promise<T> =>
+  runAgainIfLostAtBegin(() => connectionsOf(app, caller).db.transaction().execute(fn));
 
 /** Reads in a short transaction of their own with the request context set again from the token
  * (a stream's reads, a preflight's), so a token that stops being valid stops them. */
 export const readInContext = (endpoint: Endpoint, caller: Caller, request: Request) =>
-  <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => endpoint.app.database.db.transaction().execute(async (tx) => {
+  <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => connectionsOf(endpoint.app, caller).db.transaction().execute(async (tx) => {
     await begin(endpoint, tx, caller, request);
     return fn(tx);
   });

@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import type { Command, CommandOperation, OperationContext, OperationResult } from '../operation.ts';
 import type { Caller, Endpoint, Runner } from './endpoint.ts';
-import { beginStatement, claimOf, outcomeError, type Begun, type Claim, type Idempotency } from './begin.ts';
+import { beginStatement, claimOf, connectionsOf, outcomeError, type Begun, type Claim, type Idempotency } from './begin.ts';
 import { idempotencyKeyOf, validateInput } from './input.ts';
 import { claimAnswer, fingerprintOf } from './idempotency.ts';
 import { sendAnswer } from './answer.ts';
@@ -29,7 +29,7 @@ export function commandRunner(op: CommandOperation, endpoint: Endpoint): Runner 
       return asHandler(request, h, caller, rateHeaders, requestId);
     }
     // Committed: every statement answered, and an error of any of them was thrown by COMMIT.
-    const [[begun], [row], [woken]] = await app.database.batch(statementsOf(endpoint, caller, idempotency, planned)
+    const [[begun], [row], [woken]] = await connectionsOf(app, caller).batch(statementsOf(endpoint, caller, idempotency, planned)
       .map((s) => s.compile(app.database.db))) as [[(Begun & Claim)?], [Answer?], [Woken?]];
     if (!begun || begun.outcome !== 'ok') throw outcomeError(op, begun?.outcome);
     const claim = claimOf(begun);

@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { pipelined } from '../../db/database.ts';
 import type { HandlerOperation } from '../operation.ts';
 import type { Caller, Endpoint, Runner } from './endpoint.ts';
-import { begin, inTransaction, readInContext } from './begin.ts';
+import { begin, connectionsOf, inTransaction, readInContext } from './begin.ts';
 import { idempotencyKeyOf, ifMatchOf } from './input.ts';
 import { claimAnswer, fingerprintOf } from './idempotency.ts';
 import { etagOf, sendAnswer, wireOrder } from './answer.ts';
@@ -24,7 +24,7 @@ export function handlerRunner(op: HandlerOperation, endpoint: Endpoint): Runner 
   return async (request, h, caller, rateHeaders, requestId) => {
     const preflight = op.preflight ? await runPreflight(op, op.preflight, endpoint, caller, request) : undefined;
     const release = op.concurrency ? await op.concurrency(app).acquire() : undefined;
-    const result = await inTransaction(app, async (tx) => {
+    const result = await inTransaction(app, caller, async (tx) => {
       // The headers are read first (the key is claimed with begin_request), but their errors
       // are answered after who is asking and what was asked.
       let checkedHeaders: ReturnType<typeof headersOf> | undefined;
@@ -74,7 +74,7 @@ export function handlerRunner(op: HandlerOperation, endpoint: Endpoint): Runner 
 async function runPreflight(op: HandlerOperation, preflight: NonNullable<HandlerOperation['preflight']>, endpoint: Endpoint,
   caller: Caller, request: Request): Promise<unknown> {
   const { app } = endpoint;
-  const checked = await app.database.db.transaction().execute(async (tx) => {
+  const checked = await connectionsOf(app, caller).db.transaction().execute(async (tx) => {
     const c = await begin(endpoint, tx, caller, request);
     const h = headersOf(op, request);
     const stored = h.key !== undefined && (await sql<{ stored: boolean }>`

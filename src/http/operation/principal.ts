@@ -12,7 +12,7 @@ const PRINCIPAL_SQL = 'select outcome, app_private.wire_json(principal) as body 
 
 export function principalRunner(op: PrincipalOperation, { app, roles }: Endpoint): Runner {
   return async (request, h, caller, rateHeaders) => {
-    const [row] = await app.database.query<{ outcome: string; body: string | null }>(
+    const [row] = await app.database.of(caller.organizationId).query<{ outcome: string; body: string | null }>(
       { sql: PRINCIPAL_SQL, parameters: [caller.organizationId, caller.tokenSha256, roles] }, { point: true });
     if (row?.outcome !== 'ok') throw outcomeError(op, row?.outcome);
     validate(op.params, request.params, 'params');

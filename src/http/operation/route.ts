@@ -1,9 +1,8 @@
 // The route of an operation: what every kind shares before its runner (the request target's
-// bounds, the body's shape, the token, the rate limit, the Citus scope) and the answer to any
-// problem, with the kind's runner chosen once, when the route is built.
+// bounds, the body's shape, the token, the rate limit) and the answer to any problem, with the
+// kind's runner chosen once, when the route is built.
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import { randomBytes } from 'node:crypto';
-import { requestOrganization } from '../../db/cluster.ts';
 import { parseJsonBody } from '../body-limits.ts';
 import { ApiError, fromDatabaseError, problemResponse } from '../errors.ts';
 import type { AppContext } from '../context.ts';
@@ -58,9 +57,7 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
         ? undefined
         // Bytes, not parsed: the body's shape is measured before anything recursive reads it (body-limits.ts).
         : { allow: 'application/json', maxBytes: 1024 * 1024, failAction: 'error', parse: 'gunzip', output: 'data' },
-      handler: (request: Request, h: ResponseToolkit) => (app.database.routed
-        ? requestOrganization.run({ organizationId: undefined }, () => handle(request, h))
-        : handle(request, h)),
+      handler: handle,
     },
   };
   async function handle(request: Request, h: ResponseToolkit) {
@@ -85,10 +82,6 @@ export function toRoute(op: Operation, app: AppContext): ServerRoute {
         throw new ApiError('RATE_LIMITED', `rate limit exceeded; retry after ${rl.resetSeconds} s`,
           { headers: { 'Retry-After': String(rl.resetSeconds) } });
       }
-      // On a Citus coordinator, every statement from here on goes to the organization's worker
-      // (src/db/cluster.ts): the runner runs in a scope that names it (see toRoute).
-      const scope = requestOrganization.getStore();
-      if (scope) scope.organizationId = claims.organizationId;
       return await answer(request, h, claims, rateHeaders, requestId);
     } catch (e) {
       const err = e instanceof ApiError ? e : fromDatabaseError(e);

@@ -4,7 +4,7 @@ import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import { sql, type RawBuilder } from 'kysely';
 import type { ReadStatement, StatementOperation } from '../operation.ts';
 import type { Caller, Endpoint, Runner } from './endpoint.ts';
-import { begin, inTransaction, outcomeError } from './begin.ts';
+import { begin, connectionsOf, inTransaction, outcomeError } from './begin.ts';
 import { validate } from './input.ts';
 import { etagOf, RawJson, sendAnswer, wireOrder } from './answer.ts';
 
@@ -31,7 +31,7 @@ export function statementRunner(op: StatementOperation, endpoint: Endpoint): Run
 /** Its input was invalid: who is asking is answered before what was asked, as in every other
  * operation, by begin_request in a transaction of its own (this throws its problem, if any). */
 async function answerInvalid(endpoint: Endpoint, caller: Caller, request: Request) {
-  await inTransaction(endpoint.app, (tx) => begin(endpoint, tx, caller, request));
+  await inTransaction(endpoint.app, caller, (tx) => begin(endpoint, tx, caller, request));
 }
 
 async function answerStatement(endpoint: Endpoint, plan: ReadStatement, h: ResponseToolkit, caller: Caller,
@@ -57,7 +57,7 @@ export async function rowsInContext({ app, roles }: Endpoint, caller: Caller, qu
   const checks = checkList?.length
     ? sql.join(checkList.map((c, i) => sql`${c} as ${sql.ref(`check_${i}`)}`))
     : sql`true as ready`;
-  const rows = await app.database.query(sql<Record<string, any>>`
+  const rows = await connectionsOf(app, caller).query(sql<Record<string, any>>`
     with request as materialized (
            select * from api.begin_request(${caller.organizationId}, ${caller.tokenSha256}, ${roles}::text[])),
          request_checks as materialized (select ${checks} from request where request.outcome = 'ok')
