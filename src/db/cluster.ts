@@ -42,6 +42,8 @@ export interface ClusterRouting {
    * the coordinator (outside a request, before its placement is known, or when it is the
    * coordinator's). */
   node?(organization: string): string | undefined;
+  /** The workers that hold a shard group now (`host:port`, as `node` names them). */
+  nodes?(): Set<string>;
   /** The routing of the connections to a worker (`node`): one-statement reads as they are,
    * reading the worker's copies of the api views over the organization's shard group. */
   local?: ClusterRouting;
@@ -255,6 +257,8 @@ export function placements(read: {
     refresh,
     /** The organization's shard, once looked up. */
     shard: (organization: string): string | undefined => shardOf.get(organization),
+    /** The workers that hold a shard group, as last read. */
+    nodes: (): Set<string> => new Set([...nodeOf.values()].filter((n): n is string => n !== null)),
     node(organization: string): string | undefined {
       const shard = shardOf.get(organization);
       // Unknown, or a shard that no longer exists (split, or an organization isolated to a shard
@@ -337,6 +341,7 @@ export async function clusterRoutingFor(url: string, opts: { statementTimeoutMs?
   return {
     route: routing.route,
     node: (organization) => where.node(organization),
+    nodes: () => where.nodes(),
     local: {
       route(query, parameters, organization, read) {
         if (organization === undefined || CONTROL.test(query)) return undefined;

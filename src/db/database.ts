@@ -115,6 +115,10 @@ export interface ConnectOptions {
   node?: boolean;
 }
 
+/** A worker that holds no shard group is closed once no request was handed its connections for this long. */
+const REMOVED_NODE_GRACE_MS = 10_000;
+const REMOVED_NODE_CHECK_MS = 5_000;
+
 /** Organizations whose connections a Database keeps made (Database.of). */
 const ORGANIZATIONS_KEPT = 10_000;
 
@@ -187,6 +191,7 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
       for (const l of listeners.rebuilt) d.onPoolRebuilt(l);
       workers.set(node, d);
     }
+    used.set(node, Date.now());
     // A worker this process cannot reach (while the coordinator may): its organizations' requests
     // go through the coordinator, which reaches it its own way, but for one a second, the probe
     // its breaker lets through (src/db/faults.ts).
@@ -197,6 +202,23 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
     return d;
   };
   const probed = new Map<string, number>();
+  const used = new Map<string, number>();
+  // A node that holds no shard group any more (drained and removed, or its groups moved away) is
+  // handed to no request: its pools close once none was handed out for REMOVED_NODE_GRACE_MS, time
+  // for what was sent there to end (a statement there about a group that left fails as moved away,
+  // and runs again where the group is).
+  const forgetRemovedNodes = () => {
+    const held = routing.current?.nodes?.();
+    if (!held) return;
+    for (const [node, d] of workers) {
+      if (held.has(node) || Date.now() - (used.get(node) ?? 0) < REMOVED_NODE_GRACE_MS) continue;
+      workers.delete(node);
+      used.delete(node);
+      probed.delete(node);
+      void d.close().catch(() => undefined);
+    }
+  };
+  const forgetting = opts.node ? undefined : setInterval(forgetRemovedNodes, REMOVED_NODE_CHECK_MS).unref();
   const own = preparingDriver({ pool: () => pools.transactions, counts, prepare, deadlines, breaker, onLate: late, routing });
   const reserve = (organization?: string): Promise<Reserved> => worker(organization)?.reserve(organization) ?? own.reserve(organization);
   const readQuery = pooledQuery({ current: () => pools.reads, pool: 'reads', prepare, deadlines, breaker, counts: reads, onLate: late, routing });
@@ -269,6 +291,7 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
     // postgres.js can wait forever for idle connections to end (porsager/postgres#925): bound it.
     close: async () => {
       stopWatchdog();
+      clearInterval(forgetting);
       await Promise.all([...workers.values()].map((d) => d.close()));
       if (!opts.node) await routing.current?.close?.();
       await root.db.destroy();

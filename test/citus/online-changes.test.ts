@@ -55,6 +55,9 @@ t.test('a worker added and removed under load', { skip: CITUS_WORKERS.length ===
   const onIt = await held();
   t.ok(onIt > 0, `${onIt} shard group(s) moved onto the new worker`);
   await sleep(2000);
+  const apiSessions = async () => (await node.database`select count(*)::int as n from pg_stat_activity
+    where datname = current_database() and application_name like 'svc-api%'`)[0]!.n as number;
+  t.ok(await apiSessions() > 0, 'the API serves the groups on the new worker from connections to it');
 
   // Shrinking: the superuser's first call marks the node and says what is left to do.
   const shrinking = Date.now();
@@ -68,6 +71,10 @@ t.test('a worker added and removed under load', { skip: CITUS_WORKERS.length ===
   t.equal(workers, CITUS_WORKERS.length, 'and the superuser removed it');
   await sleep(2000);
   for (const l of loads) await l.load.stop();
+  // The removed node's pools close once no request was handed them for 10 s (src/db/database.ts).
+  const closed = Date.now();
+  while (await apiSessions() > 0 && Date.now() - closed < 40_000) await sleep(500);
+  t.equal(await apiSessions(), 0, `the API's connections to the removed worker closed (${Date.now() - closed} ms after the load stopped)`);
 
   const all = answers();
   const bad = all.filter((a) => !(a.status >= 200 && a.status < 300));
