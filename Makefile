@@ -6,7 +6,7 @@ NODE_MODULES_STAMP := node_modules/.package-lock.json
 
 .PHONY: start test test-quick test-citus bench typecheck codegen migrate build lint-migrations schema schema-citus install client dbdoc dbdoc-citus
 
-$(NODE_MODULES_STAMP): package.json package-lock.json $(wildcard patches/*.patch)
+$(NODE_MODULES_STAMP): package.json package-lock.json $(wildcard patches/*.patch) scripts/postgres-cjs.mjs
 	npm install --no-audit --no-fund
 	@touch $(NODE_MODULES_STAMP)
 
