@@ -127,6 +127,11 @@ function kindOf(x: unknown): string {
   return '_';
 }
 
+/** A reference to one of the api views `views` in code (`api.tasks`, `"api"."tasks"`), not a call of
+ * the function of the same name nor part of a longer name: groups 1 (what precedes it) and 3 (the view). */
+const viewReference = (views: string[]) =>
+  new RegExp(`(^|[^\\w."])(?:"api"|api)\\.("?)(${views.join('|')})\\2(?![\\w"(])`, 'g');
+
 export function clusterRouting(opts: {
   describe(query: string, parameters: unknown[]): Promise<Described>;
   typeNames(oids: number[]): Promise<Map<number, string>>;
@@ -134,7 +139,7 @@ export function clusterRouting(opts: {
   views: string[];
 }): ClusterRouting {
   const plans = new Map<string, Promise<Plan>>();
-  const viewRef = new RegExp(`(^|[^\\w."])(?:"api"|api)\\.("?)(${opts.views.join('|')})\\2(?![\\w"(])`, 'g');
+  const viewRef = viewReference(opts.views);
   const build = async (query: string, parameters: unknown[]): Promise<Plan> => {
     const described = await opts.describe(query, parameters);
     const names = await opts.typeNames([...new Set([...described.types, ...described.columns.map((c) => c.type)])]);
@@ -378,7 +383,7 @@ const SUSPECT_MS = 2 * PLACEMENTS_REFRESH_MS;
  * is stale or left there (SV500), and the read goes again through api.in_organization
  * (ClusterRouting.suspect). Each text is split once around its view names. */
 export function shardStatements(views: string[]): (query: string, shard: string) => string {
-  const viewRef = new RegExp(`(^|[^\\w."])(?:"api"|api)\\.("?)(${views.join('|')})\\2(?![\\w"(])`, 'g');
+  const viewRef = viewReference(views);
   const split = new Map<string, string[]>();
   return (query, shard) => {
     let parts = split.get(query);
