@@ -51,8 +51,10 @@ export interface Connections {
 export interface Database extends Connections {
   /** The connections of `organizationId`'s requests: on a Citus coordinator, a connection to the
    * worker that holds its shard group once the placement is known, else through the coordinator,
-   * each statement routed for the organization (src/db/cluster.ts); on one server, the database's own. */
-  of: (organizationId: string) => Connections;
+   * each statement routed for the organization (src/db/cluster.ts); on one server, the database's own.
+   * Kept for the organization's next requests unless `keep` is false (an organization named by a
+   * token not yet checked: a capability link's). */
+  of: (organizationId: string, opts?: { keep?: boolean }) => Connections;
   /** The transactions' pool, for a plain statement outside a transaction. Read it at each use: the
    * watchdog may replace a wedged pool with a new one. */
   readonly sql: postgres.Sql;
@@ -65,6 +67,8 @@ export interface Database extends Connections {
   onPoolRebuilt: (listener: (event: PoolRebuilt) => void) => void;
   /** Connections held by transactions, and callers waiting for one (for /metrics). */
   stats: () => { size: number; inUse: number; waiting: number; unreachable: boolean };
+  /** Transactions, waits for a connection and one-statement reads under way. */
+  busy: () => boolean;
   /** True while the database is known to be unreachable (requests fail fast). */
   unreachable: () => boolean;
   /** `listener` hears each time requests start failing fast, with the connection failure that caused it. */
@@ -204,18 +208,22 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
   const probed = new Map<string, number>();
   const used = new Map<string, number>();
   // A node that holds no shard group any more (drained and removed, or its groups moved away) is
-  // handed to no request: its pools close once none was handed out for REMOVED_NODE_GRACE_MS, time
-  // for what was sent there to end (a statement there about a group that left fails as moved away,
-  // and runs again where the group is).
+  // handed to no request: its pools close once nothing is under way on them and none was handed out
+  // for REMOVED_NODE_GRACE_MS (a statement there about a group that left fails as moved away, and
+  // runs again where the group is).
+  const closing = new Set<Promise<void>>();
   const forgetRemovedNodes = () => {
     const held = routing.current?.nodes?.();
     if (!held) return;
     for (const [node, d] of workers) {
-      if (held.has(node) || Date.now() - (used.get(node) ?? 0) < REMOVED_NODE_GRACE_MS) continue;
+      if (held.has(node)) continue;
+      if (d.busy()) used.set(node, Date.now());
+      if (Date.now() - (used.get(node) ?? 0) < REMOVED_NODE_GRACE_MS) continue;
       workers.delete(node);
       used.delete(node);
       probed.delete(node);
-      void d.close().catch(() => undefined);
+      const done: Promise<void> = d.close().catch(() => undefined).finally(() => closing.delete(done));
+      closing.add(done);
     }
   };
   const forgetting = opts.node ? undefined : setInterval(forgetRemovedNodes, REMOVED_NODE_CHECK_MS).unref();
@@ -254,9 +262,10 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
   // One set per organization, made at its first request and kept (a Kysely instance and two
   // closures: a few hundred bytes); the oldest go past ORGANIZATIONS_KEPT.
   const byOrganization = new Map<string, Connections>();
-  const of = (organizationId: string): Connections => {
+  const of = (organizationId: string, o?: { keep?: boolean }): Connections => {
     if (!routing.current) return root;
     let c = byOrganization.get(organizationId);
+    if (!c && o?.keep === false) return connections(organizationId);
     if (!c) {
       if (byOrganization.size >= ORGANIZATIONS_KEPT) byOrganization.delete(byOrganization.keys().next().value!);
       byOrganization.set(organizationId, c = connections(organizationId));
@@ -285,6 +294,7 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
     routeTo: (r) => { routing.current = r; },
     get routed() { return routing.current !== undefined; },
     stats: () => ({ ...counts, unreachable: breaker.open }),
+    busy: () => counts.inUse + counts.waiting + reads.inFlight + points.inFlight > 0,
     unreachable: () => breaker.open,
     onUnreachable: (l) => { listeners.unreachable.push(l); breaker.onTrip(l); },
     onAcquireTimeout: (l) => { lateListeners.push(l); },
@@ -293,6 +303,7 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
       stopWatchdog();
       clearInterval(forgetting);
       await Promise.all([...workers.values()].map((d) => d.close()));
+      await Promise.all(closing);
       if (!opts.node) await routing.current?.close?.();
       await root.db.destroy();
       await Promise.all([...Object.values(pools).map((p) => p.sql), listener].map((p) => p.end({ timeout: 5 })));

@@ -10,7 +10,8 @@ import type { Connections, Database } from './database.ts';
 export function linkConnections(database: Database, token: string): Connections | undefined {
   if (!database.routed) return database;
   const organizationId = token.split('.', 3)[1];
-  return organizationId?.startsWith('org_') ? database.of(organizationId) : undefined;
+  // Not kept: the organization is the token's word until the database has checked its signature.
+  return organizationId?.startsWith('org_') ? database.of(organizationId, { keep: false }) : undefined;
 }
 
 /** A link's token as the database takes it (api.file_upload_begin and the download beginnings): its
