@@ -5,9 +5,12 @@
 //
 // Cases: `me`, the token check alone (api.begin_request, what GET /v1/me asks of the database);
 // `create`, a transaction with the token check and api.task_create (its triggers and outbox row);
+// `create-keyed`, the same as POST /v1/tasks sends it, under a fresh Idempotency-Key;
 // `get`, a transaction with the token check and api.task_get of one task (GET /v1/tasks/{id});
 // `list`, a transaction with the token check and the first page of 50 of api.tasks as GET /v1/tasks
-// reads it (src/routes/common.ts listStatement, without its cursor), over `tasks` tasks.
+// reads it (src/routes/common.ts listStatement, without its cursor), over `tasks` tasks;
+// `list-floor` and `create-floor`, what the list and the create cost PostgreSQL at the least
+// (floorScripts).
 import { execFileSync, execSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
@@ -19,7 +22,7 @@ import { editDatabaseUrl } from '../src/db/url.ts';
 export const server = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const pgbench = '/usr/lib/postgresql/15/bin/pgbench';
 
-export type Case = 'me' | 'create' | 'get' | 'list';
+export type Case = 'me' | 'create' | 'create-keyed' | 'get' | 'list' | 'list-floor' | 'create-floor';
 
 export async function prepare(name: string, dir: string, tasks = 1): Promise<Record<string, string>> {
   const root = postgres(server, { max: 1, onnotice: () => {} });
@@ -43,6 +46,8 @@ export async function prepare(name: string, dir: string, tasks = 1): Promise<Rec
     await tx`select * from api.begin_request(${org}, ${digest}, null)`;
     const p = (await tx`select doc->>'id' as id from api.project_create(${JSON.stringify({ code: 'B', name: 'Bench' })}::text::jsonb, null)`)[0]!.id as string;
     const t = (await tx`select doc->>'id' as id from api.task_create(${JSON.stringify({ project_id: p, name: 'T', priority: 'medium' })}::text::jsonb, null)`)[0]!.id as string;
+    // A row of app.idempotency_keys for the create's floor to copy.
+    await tx`select state from api.idempotency_claim('POST', '/v1/tasks', 'floor-sample', ${'0'.repeat(64)})`;
     for (let i = 1; i < tasks; i++) await tx`select api.task_create(${JSON.stringify({ project_id: p, name: `T${i}`, priority: 'medium' })}::text::jsonb, null)`;
     return [p, t];
   });
@@ -52,15 +57,28 @@ export async function prepare(name: string, dir: string, tasks = 1): Promise<Rec
     await root.end();
   }
   await rt.end();
+  const floors = await floorScripts(url, org, task);
   const files: Record<string, string> = { data };
   const scripts = {
     me: `select outcome from api.begin_request('${org}', '${digest}', null);`,
     create: `begin;\nselect outcome from api.begin_request('${org}', '${digest}', null);\n`
       + `select version from api.task_create('{"project_id":"${project}","name":"T","priority":"medium"}'::jsonb, null);\ncommit;`,
+    // As POST /v1/tasks sends it (src/http/operation/command.ts): the key claimed with begin_request,
+    // the command with its response stored under the key, the wake-up read; a fresh key each time.
+    'create-keyed': `\\set k random(1, 1000000000000000)\nbegin;\n`
+      + `with request as materialized (select * from api.begin_request('${org}', '${digest}', null, true)), `
+      + `claim as materialized (select c.* from api.idempotency_claim('POST', '/v1/tasks', 'k-' || :k, '${'0'.repeat(64)}') c `
+      + `where exists (select from request where request.outcome = 'ok')) select request.outcome, claim.state from request left join claim on true;\n`
+      + `with c as materialized (select c.doc, c.version from api.task_create('{"project_id":"${project}","name":"T","priority":"medium"}'::jsonb, null) c `
+      + `where current_setting('svc.claimed', true) = 'yes'), r as materialized (select app_private.wire_json(c.doc) as body, `
+      + `jsonb_strip_nulls(jsonb_build_object('Location', '/v1/tasks/' || (c.doc ->> 'id'), 'ETag', '"' || c.version || '"')) as headers from c) `
+      + `select r.body, api.idempotency_complete('POST', '/v1/tasks', 'k-' || :k, 201, r.headers, r.body) from r;\n`
+      + `select current_setting('svc.fanout_wake', true) = 'due' as due, nullif(current_setting('svc.run_wake', true), '') as runs;\ncommit;`,
     get: `begin;\nselect outcome from api.begin_request('${org}', '${digest}', null);\nselect version from api.task_get('${task}');\ncommit;`,
     list: `begin;\nselect outcome from api.begin_request('${org}', '${digest}', null);\n`
       + `select coalesce(string_agg(app_private.wire_json(p.doc), ',' order by p.n) filter (where p.n <= 50), '') as data, count(*) > 50 as has_more `
       + `from (select row_number() over () as n, s.* from (select id, doc, (created_at)::text as sort_key from api.tasks order by created_at desc, id desc limit 51) s) p;\ncommit;`,
+    ...floors,
   };
   for (const [k, text] of Object.entries(scripts)) writeFileSync(files[k] = `${mkdtempSync('/tmp/policy-cost-')}/${k}.sql`, `${text}\n`);
   return files;
@@ -79,3 +97,55 @@ export function measure(database: string, script: string, data: string, seconds:
   return { tx, tps: tx / Number(seconds), cpuUs: ((ticks() - before) * 10_000) / tx };
 }
 
+
+/** The floors of a list and a create: the same work on tables shaped as the app's, with nothing of the
+ * service's own (no request context, policy, view, function or trigger). Tables `bench_floor.tasks`,
+ * `.events` and `.idempotency_keys` are made `like` app's (columns, defaults, checks, indexes) with
+ * app's foreign keys, and filled with the organization's tasks. `list-floor`: the first 51 tasks by
+ * creation, each built into a JSON object of its columns (jsonb_build_object), aggregated into one
+ * text, as the list's page is. `create-floor`: one transaction inserting an idempotency record, a
+ * task and an event, each a copy of a row the service wrote with its keys made new (`:k`), then a
+ * NOTIFY. */
+async function floorScripts(url: string, org: string, task: string): Promise<Record<'list-floor' | 'create-floor', string>> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe('drop schema if exists bench_floor cascade; create schema bench_floor');
+    const tables = ['tasks', 'events', 'idempotency_keys'];
+    for (const table of tables) {
+      await sql.unsafe(`create table bench_floor.${table} (like app.${table} including defaults including constraints including indexes including generated)`);
+      for (const { def } of await sql<{ def: string }[]>`
+        select pg_get_constraintdef(oid) as def from pg_constraint where conrelid = ${`app.${table}`}::regclass and contype = 'f'`) {
+        await sql.unsafe(`alter table bench_floor.${table} add ${def}`);
+      }
+    }
+    await sql.unsafe(`insert into bench_floor.tasks select * from app.tasks where organization_id = '${org}'`);
+    await sql.unsafe('grant usage on schema bench_floor to svc_runtime; grant select, insert on all tables in schema bench_floor to svc_runtime; analyze bench_floor.tasks');
+    const columns = async (table: string) => (await sql<{ name: string; type: string; keyed: boolean }[]>`
+      select a.attname as name, format_type(a.atttypid, a.atttypmod) as type,
+             exists (select from pg_index i where i.indrelid = a.attrelid and i.indisunique and a.attnum = any(i.indkey))
+               and not exists (select from pg_constraint f where f.conrelid = a.attrelid and f.contype = 'f' and a.attnum = any(f.conkey)) as keyed
+        from pg_attribute a where a.attrelid = ${`bench_floor.${table}`}::regclass and a.attnum > 0 and not a.attisdropped
+       order by a.attnum`);
+    /** An insert of a copy of `where`'s row of app.`table`: its text key columns that no foreign key names made new by :k. */
+    const copy = async (table: string, where: string) => {
+      const cols = await columns(table);
+      const [row] = await sql.unsafe<Record<string, string | null>[]>(
+        `select ${cols.map((c) => `quote_nullable(${c.name}::text) as ${c.name}`).join(', ')} from app.${table} where ${where} limit 1`);
+      if (!row) throw new Error(`no row of app.${table} to copy`);
+      const values = cols.map((c) => (c.keyed && c.name !== 'organization_id' && row[c.name] !== 'NULL' && c.type === 'text'
+        ? `${row[c.name]} || :k` : `${row[c.name]}::${c.type}`));
+      return `insert into bench_floor.${table} (${cols.map((c) => c.name).join(', ')}) values (${values.join(', ')});`;
+    };
+    const taskColumns = (await columns('tasks')).filter((c) => c.name !== 'organization_id');
+    return {
+      'list-floor': `select coalesce(string_agg(p.doc::text, ',' order by p.n) filter (where p.n <= 50), '') as data, count(*) > 50 as has_more `
+        + `from (select row_number() over () as n, jsonb_build_object(${taskColumns.map((c) => `'${c.name}', ${c.name}`).join(', ')}) as doc `
+        + `from (select * from bench_floor.tasks where organization_id = '${org}' order by created_at desc, id desc limit 51) t) p;`,
+      'create-floor': `\\set k random(1, 1000000000000000)\nbegin;\n${await copy('idempotency_keys', `organization_id = '${org}'`)}\n`
+        + `${await copy('tasks', `organization_id = '${org}' and id = '${task}'`)}\n`
+        + `${await copy('events', `organization_id = '${org}'`)}\nselect pg_notify('bench_floor', '');\ncommit;`,
+    };
+  } finally {
+    await sql.end();
+  }
+}

@@ -7,7 +7,7 @@
 // BENCH_SERVER_NODE_ARGS (node flags for the server, before its script: e.g. "--cpu-prof --cpu-prof-dir=bench/results/prof";
 // Node 20 refuses --cpu-prof in NODE_OPTIONS).
 // BENCH_SERVER_LOG_LEVEL (default silent): the server's LOG_LEVEL; a failed run prints the server's last output.
-// BENCH_ONLY (comma-separated parts to run: core, tasks, scale, citus, scale-out, time, invoices, files, tickets, reports, agents, streams, conversations, ratio, webhooks, soak, faults, failover; default all; scale needs tasks;
+// BENCH_ONLY (comma-separated parts to run: core, tasks, scale, citus, scale-out, time, invoices, files, tickets, reports, agents, streams, conversations, ratio, sql, webhooks, soak, faults, failover; default all; scale needs tasks;
 // ratio measures what tasks, time and invoices seeded). BENCH_RATIO_CONNECTIONS/ROUNDS/DURATION: the ratio part's wrk and pgbench;
 // BENCH_RATIO_CASES: the cases whose name contains one of these. Each case is also measured on its floor (bench/floor.ts).
 // BENCH_SOAK_MINUTES (default 10): length of the soak part. BENCH_FAULT_RUNS (default 100): runs of the faults part; BENCH_FAILOVER_RUNS (default 5), of the failover part.
@@ -33,6 +33,7 @@ import { runSoakBench } from './soak.ts';
 import { runFaultBench } from './faults.ts';
 import { runFailoverBench } from './failover.ts';
 import { runRatioBench } from './ratio.ts';
+import { runSqlFloorBench } from './sql-floor.ts';
 import { runFileBench } from './files.ts';
 import { runTicketBench } from './tickets.ts';
 import { runReportBench } from './reports.ts';
@@ -303,7 +304,7 @@ async function main(): Promise<number> {
     { name: 'POST /oauth/token', path: '/oauth/token', method: 'POST', body: TOKEN_FORM,
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client) } },
   ];
-  const only = new Set((process.env.BENCH_ONLY ?? 'core,tasks,scale,citus,scale-out,time,invoices,files,tickets,reports,agents,streams,conversations,ratio,webhooks,soak,faults,failover').split(',').map((x) => x.trim()));
+  const only = new Set((process.env.BENCH_ONLY ?? 'core,tasks,scale,citus,scale-out,time,invoices,files,tickets,reports,agents,streams,conversations,ratio,sql,webhooks,soak,faults,failover').split(',').map((x) => x.trim()));
   const rows: Row[] = [];
   for (const t of only.has('core') ? targets : []) {
     await check(t);
@@ -369,6 +370,8 @@ async function main(): Promise<number> {
   const ratio = only.has('ratio') ? await runRatioBench({ url, base: BASE, token, clientId: client.id, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP,
     serverGroup: server?.pid },
     await ratioCases(token, url, client.id)) : skipped;
+  // PostgreSQL's CPU per list and create against their floors: bench/sql-floor.ts, a database of its own.
+  const sqlFloor = only.has('sql') ? await runSqlFloorBench() : skipped;
   // Outbox and webhooks: bench/webhooks.ts, last (its endpoint would receive the others' events).
   const webhooks = only.has('webhooks') ? await runWebhookBench({ url, base: BASE, token, clientId: client.id, serverGroup: server?.pid }) : skipped;
   // Soak: bench/soak.ts, minutes of mixed load on the same server, last.
@@ -387,14 +390,14 @@ async function main(): Promise<number> {
       `Node ${process.version}, ${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB.`,
     '',
   ].join('\n');
-  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + scale.markdown + '\n' + citus.markdown + '\n' + scaleOut.markdown + '\n' + time.markdown + '\n' + invoices.markdown + '\n' + files.markdown + '\n' + tickets.markdown + '\n' + reports.markdown + '\n' + agents.markdown + '\n' + streams.markdown + '\n' + conversations.markdown + '\n' + ratio.markdown + '\n' + webhooks.markdown + '\n' + soak.markdown + '\n' + faults.markdown + '\n' + failover.markdown;
+  const text = header + table(rows) + '\n' + tasks.markdown + '\n' + scale.markdown + '\n' + citus.markdown + '\n' + scaleOut.markdown + '\n' + time.markdown + '\n' + invoices.markdown + '\n' + files.markdown + '\n' + tickets.markdown + '\n' + reports.markdown + '\n' + agents.markdown + '\n' + streams.markdown + '\n' + conversations.markdown + '\n' + ratio.markdown + '\n' + sqlFloor.markdown + '\n' + webhooks.markdown + '\n' + soak.markdown + '\n' + faults.markdown + '\n' + failover.markdown;
   process.stdout.write('\n' + text);
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.md', text);
   log('table written to bench/results/latest.md');
 
   const bad = rows.filter((r) => r.result.non2xx > 0 || r.result.errors > 0 || r.result.timeouts > 0);
-  const failed = [...bad.map((r) => r.name), ...tasks.failed, ...scale.failed, ...citus.failed, ...scaleOut.failed, ...time.failed, ...invoices.failed, ...files.failed, ...tickets.failed, ...reports.failed, ...agents.failed, ...streams.failed, ...conversations.failed, ...ratio.failed, ...webhooks.failed, ...soak.failed, ...faults.failed, ...failover.failed];
+  const failed = [...bad.map((r) => r.name), ...tasks.failed, ...scale.failed, ...citus.failed, ...scaleOut.failed, ...time.failed, ...invoices.failed, ...files.failed, ...tickets.failed, ...reports.failed, ...agents.failed, ...streams.failed, ...conversations.failed, ...ratio.failed, ...sqlFloor.failed, ...webhooks.failed, ...soak.failed, ...faults.failed, ...failover.failed];
   if (failed.length) {
     log(`FAILED: non-2xx responses or errors for ${failed.join(', ')}`);
     return 1;
