@@ -25,7 +25,7 @@ t.test('a query written as its socket closes does not stop the connection from s
   t.teardown(() => pool.end({ timeout: 1 }));
   t.same(await pool`select 1 as one`, [{ one: 1 }], 'the first session answers');
 
-  // The order of the pool's read retry (src/db/database.ts): a query sent from a setImmediate
+  // The order of the pool's read retry (src/db/reads.ts): a query sent from a setImmediate
   // callback schedules its write for the next loop iteration, and a socket closing in this one
   // runs its close callback first, which cancelled that write.
   const failed = await new Promise<unknown>((resolve) => setImmediate(async () => {
