@@ -307,9 +307,20 @@ export async function clusterRoutingFor(url: string, opts: { statementTimeoutMs?
   const routing = clusterRouting({
     views,
     serializers: sql.options.serializers as Record<number, (x: unknown) => string>,
+    // Bounded here too: a pooler in transaction mode (PgBouncer) drops the statement_timeout start-up
+    // parameter, and a request's transaction may be open on its worker while it waits for this.
     describe: async (query, parameters) => {
-      const d = await sql.unsafe(query, parameters as postgres.ParameterOrJSON<never>[]).describe();
-      return { types: d.types, columns: d.columns.map((c) => ({ name: c.name, type: c.type })) };
+      const bound = opts.statementTimeoutMs ?? 5000;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(Object.assign(new Error(`a statement's description took longer than ${bound} ms`), { code: '57014' })), bound);
+      });
+      try {
+        const d = await Promise.race([sql.unsafe(query, parameters as postgres.ParameterOrJSON<never>[]).describe(), late]);
+        return { types: d.types, columns: d.columns.map((c) => ({ name: c.name, type: c.type })) };
+      } finally {
+        clearTimeout(timer);
+      }
     },
     typeNames: async (oids) => {
       const missing = oids.filter((o) => !known.has(o));
