@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict wgXwobUcgXZLVZlV9g8cCWpeScyFd98EnwbM57KZpspQ8X3DrjqMQDuiheRaDoH
+\restrict mPwSZLBrRRDxmoybxO8cPMcQ6RKrf9NSSu2jDgVVVXiNEpTw4VBU8hPPlayxuSn
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -3767,28 +3767,37 @@ CREATE VIEW api.tasks WITH (security_invoker='false') AS
     t.assignee_member_ids,
     t.archived_at,
     t.version,
-    (((jsonb_build_object('object', 'task', 'id', t.id, 'project_id', t.project_id, 'code', t.code, 'name', t.name, 'status', t.status, 'archived', (t.archived_at IS NOT NULL), 'created_at', app_private.iso_timestamp(t.created_at), 'updated_at', app_private.iso_timestamp(t.updated_at), 'custom_fields',
+    (jsonb_build_object('object', 'task', 'id', t.id, 'project_id', t.project_id, 'code', t.code, 'name', t.name, 'status', t.status, 'archived', (t.archived_at IS NOT NULL), 'created_at', app_private.iso_timestamp(t.created_at), 'updated_at', app_private.iso_timestamp(t.updated_at), 'custom_fields',
         CASE
             WHEN (t.custom_fields = '{}'::jsonb) THEN '{}'::jsonb
             ELSE app_private.readable_custom_fields(t.organization_id, 'task'::text, t.custom_fields)
-        END) ||
+        END, 'description', t.description, 'priority', t.priority, 'start_at', app_private.iso_timestamp(t.start_at), 'due_at', app_private.iso_timestamp(t.due_at), 'completed_at', app_private.iso_timestamp(t.completed_at), 'assignee_member_ids', to_jsonb(t.assignee_member_ids), 'predecessor_task_ids',
         CASE
-            WHEN ( SELECT app.has_any_role('{member,manager}'::text[]) AS has_any_role) THEN jsonb_build_object('description', t.description, 'priority', t.priority, 'start_at', app_private.iso_timestamp(t.start_at), 'due_at', app_private.iso_timestamp(t.due_at), 'completed_at', app_private.iso_timestamp(t.completed_at), 'assignee_member_ids', to_jsonb(t.assignee_member_ids), 'predecessor_task_ids', COALESCE(( SELECT jsonb_agg(d.predecessor_task_id ORDER BY d.predecessor_task_id) AS jsonb_agg
+            WHEN ( SELECT app.has_any_role('{member,manager}'::text[]) AS has_any_role) THEN COALESCE(( SELECT jsonb_agg(d.predecessor_task_id ORDER BY d.predecessor_task_id) AS jsonb_agg
                FROM app.task_dependencies d
-              WHERE (d.task_id = t.id)), '[]'::jsonb), 'transitions', COALESCE(( SELECT jsonb_agg(jsonb_build_object('name', tr.name, 'to_status', tr.to_status) ORDER BY tr.name) AS jsonb_agg
-               FROM app.task_workflow_transitions tr
-              WHERE ((tr.workflow_id = t.workflow_id) AND (tr.from_status = t.status) AND (t.archived_at IS NULL))), '[]'::jsonb))
-            ELSE '{}'::jsonb
-        END) ||
+              WHERE ((d.organization_id = t.organization_id) AND (d.task_id = t.id))), '[]'::jsonb)
+            ELSE NULL::jsonb
+        END, 'transitions',
         CASE
-            WHEN ( SELECT app.has_role('finance'::text) AS has_role) THEN jsonb_build_object('completed_at', app_private.iso_timestamp(t.completed_at))
-            ELSE '{}'::jsonb
-        END) ||
-        CASE
-            WHEN ( SELECT app.has_role('hr'::text) AS has_role) THEN jsonb_build_object('assignee_member_ids', to_jsonb(t.assignee_member_ids), 'start_at', app_private.iso_timestamp(t.start_at), 'due_at', app_private.iso_timestamp(t.due_at))
-            ELSE '{}'::jsonb
-        END) AS doc
-   FROM app.tasks t;
+            WHEN (t.archived_at IS NULL) THEN COALESCE(w.transitions, '[]'::jsonb)
+            ELSE '[]'::jsonb
+        END) - ( SELECT
+                CASE
+                    WHEN app.has_any_role('{member,manager}'::text[]) THEN '{}'::text[]
+                    ELSE (('{description,priority,predecessor_task_ids,transitions}'::text[] ||
+                    CASE
+                        WHEN app.has_role('finance'::text) THEN '{}'::text[]
+                        ELSE '{completed_at}'::text[]
+                    END) ||
+                    CASE
+                        WHEN app.has_role('hr'::text) THEN '{}'::text[]
+                        ELSE '{assignee_member_ids,start_at,due_at}'::text[]
+                    END)
+                END AS "case")) AS doc
+   FROM (app.tasks t
+     LEFT JOIN LATERAL ( SELECT jsonb_agg(jsonb_build_object('name', tr.name, 'to_status', tr.to_status) ORDER BY tr.name) AS transitions
+           FROM app.task_workflow_transitions tr
+          WHERE ((tr.organization_id = t.organization_id) AND (tr.workflow_id = t.workflow_id) AND (tr.from_status = t.status))) w ON (true));
 
 
 --
@@ -9897,12 +9906,7 @@ $$;
 
 CREATE FUNCTION app_private.wire_json(d jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $$
-  select case when d ? 'object'
-              then '{"object":' || (d -> 'object')::text || coalesce(',"id":' || (d -> 'id')::text, '')
-                   || coalesce(',' || nullif(substr((d - 'object' - 'id')::text, 2), '}'), '}')
-              else d::text end
-$$;
+    AS $$ select d::text $$;
 
 
 --
@@ -16122,5 +16126,5 @@ CREATE EVENT TRIGGER shard_views_stale ON ddl_command_end
 -- PostgreSQL database dump complete
 --
 
-\unrestrict wgXwobUcgXZLVZlV9g8cCWpeScyFd98EnwbM57KZpspQ8X3DrjqMQDuiheRaDoH
+\unrestrict mPwSZLBrRRDxmoybxO8cPMcQ6RKrf9NSSu2jDgVVVXiNEpTw4VBU8hPPlayxuSn
 

@@ -9,16 +9,6 @@ export class RawJson {
 
 export const etagOf = (version: number) => `"${version}"`;
 
-/** jsonb sorts keys; put `object` and `id` first so documents read as the spec shows them. */
-export function wireOrder(v: unknown): unknown {
-  if (!v || typeof v !== 'object' || Array.isArray(v)) return v;
-  const o = v as Record<string, unknown>;
-  if (o.object === 'list' && Array.isArray(o.data)) return { ...o, data: o.data.map(wireOrder) };
-  if (typeof o.object !== 'string') return v;
-  const { object, id, ...rest } = o;
-  return id === undefined ? { object, ...rest } : { object, id, ...rest };
-}
-
 export type Answer = { replay: boolean; status: number; headers: Record<string, string>; body: string };
 
 /** A response whose body is JSON text (or empty), with its headers and the rate-limit headers. */

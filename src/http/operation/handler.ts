@@ -9,7 +9,7 @@ import type { Caller, Endpoint, Runner } from './endpoint.ts';
 import { begin, connectionsOf, inTransaction, readInContext } from './begin.ts';
 import { idempotencyKeyOf, ifMatchOf } from './input.ts';
 import { claimAnswer, fingerprintOf } from './idempotency.ts';
-import { etagOf, sendAnswer, wireOrder } from './answer.ts';
+import { etagOf, sendAnswer } from './answer.ts';
 import { wakeAfter, wakeUp } from './wake.ts';
 
 /** If-Match and Idempotency-Key as the operation requires them (If-Match's problem first). */
@@ -49,12 +49,12 @@ export function handlerRunner(op: HandlerOperation, endpoint: Endpoint): Runner 
       const status = out.status ?? op.response.status;
       const headers: Record<string, string> = { ...(out.headers ?? {}) };
       if (out.version != null) headers.ETag = etagOf(out.version);
-      const payload = out.body === undefined ? '' : JSON.stringify(wireOrder(out.body));
+      const payload = out.body === undefined ? '' : JSON.stringify(out.body);
       if (key !== undefined) {
         const stored = op.oneTimeSecret && out.body && typeof out.body === 'object'
-          ? JSON.stringify(wireOrder({ ...(out.body as Record<string, unknown>), secret: undefined }))
+          ? JSON.stringify({ ...(out.body as Record<string, unknown>), secret: undefined })
           : op.storedBody && out.body && typeof out.body === 'object'
-            ? JSON.stringify(wireOrder(op.storedBody(out.body as Record<string, unknown>)))
+            ? JSON.stringify(op.storedBody(out.body as Record<string, unknown>))
             : payload;
         // Sent with COMMIT in one round trip; a failure here fails the commit with this error.
         await pipelined(sql`select api.idempotency_complete(${op.method}, ${op.path}, ${key}, ${status}, ${headers as any}::jsonb, ${stored})`).execute(tx);

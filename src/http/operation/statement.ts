@@ -6,7 +6,7 @@ import type { ReadStatement, StatementOperation } from '../operation.ts';
 import type { Caller, Endpoint, Runner } from './endpoint.ts';
 import { begin, connectionsOf, inTransaction, outcomeError } from './begin.ts';
 import { validate } from './input.ts';
-import { etagOf, RawJson, sendAnswer, wireOrder } from './answer.ts';
+import { etagOf, RawJson, sendAnswer } from './answer.ts';
 
 /** Evaluated once per statement (an InitPlan): true after begin_request succeeded and every check passed. */
 export const READY = sql<boolean>`exists (select from request_checks)`;
@@ -42,7 +42,7 @@ async function answerStatement(endpoint: Endpoint, plan: ReadStatement, h: Respo
   const out = plan.respond(row);
   const headers: Record<string, string> = { ...(out.headers ?? {}) };
   if (out.version != null) headers.ETag = etagOf(out.version);
-  const body = out.body instanceof RawJson ? out.body.text : out.body === undefined ? '' : JSON.stringify(wireOrder(out.body));
+  const body = out.body instanceof RawJson ? out.body.text : out.body === undefined ? '' : JSON.stringify(out.body);
   return sendAnswer(h, { replay: false, status: out.status ?? op.response.status, headers, body }, rateHeaders);
 }
 
