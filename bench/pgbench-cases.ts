@@ -48,6 +48,7 @@ export async function prepare(name: string, dir: string, tasks = 1): Promise<Rec
     const t = (await tx`select doc->>'id' as id from api.task_create(${JSON.stringify({ project_id: p, name: 'T', priority: 'medium' })}::text::jsonb, null)`)[0]!.id as string;
     // A row of app.idempotency_keys for the create's floor to copy.
     await tx`select state from api.idempotency_claim('POST', '/v1/tasks', 'floor-sample', ${'0'.repeat(64)})`;
+    await tx`select api.idempotency_complete('POST', '/v1/tasks', 'floor-sample', ${'0'.repeat(64)}, 201, '{}'::jsonb, '{}')`;
     for (let i = 1; i < tasks; i++) await tx`select api.task_create(${JSON.stringify({ project_id: p, name: `T${i}`, priority: 'medium' })}::text::jsonb, null)`;
     return [p, t];
   });
@@ -72,7 +73,7 @@ export async function prepare(name: string, dir: string, tasks = 1): Promise<Rec
       + `with c as materialized (select c.doc, c.version from api.task_create('{"project_id":"${project}","name":"T","priority":"medium"}'::jsonb, null) c `
       + `where current_setting('svc.claimed', true) = 'yes'), r as materialized (select app_private.wire_json(c.doc) as body, `
       + `jsonb_strip_nulls(jsonb_build_object('Location', '/v1/tasks/' || (c.doc ->> 'id'), 'ETag', '"' || c.version || '"')) as headers from c) `
-      + `select r.body, api.idempotency_complete('POST', '/v1/tasks', 'k-' || :k, 201, r.headers, r.body) from r;\n`
+      + `select r.body, api.idempotency_complete('POST', '/v1/tasks', 'k-' || :k, '${'0'.repeat(64)}', 201, r.headers, r.body) from r;\n`
       + `select current_setting('svc.fanout_wake', true) = 'due' as due, nullif(current_setting('svc.run_wake', true), '') as runs;\ncommit;`,
     get: `begin;\nselect outcome from api.begin_request('${org}', '${digest}', null);\nselect version from api.task_get('${task}');\ncommit;`,
     list: `begin;\nselect outcome from api.begin_request('${org}', '${digest}', null);\n`

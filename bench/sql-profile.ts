@@ -1,19 +1,19 @@
 // Where PostgreSQL's time goes in what a request asks of it, function by function: each case of
-// bench/pgbench-cases.ts (me, get, list, create) run by pgbench, one client, on a database of the
-// working tree's migrations with track_functions = all, then pg_stat_user_functions read per
-// transaction. A function's self time excludes the functions it calls, and is time, not CPU: with
-// one client on an idle machine the two are close. The rest of a transaction (the statements pgbench
+// bench/pgbench-cases.ts (me, get, list, create-keyed: POST /v1/tasks as the API sends it) run by
+// pgbench, one client, on a database of the working tree's migrations with track_functions = all,
+// then pg_stat_user_functions read per transaction. A function's self time excludes the functions it
+// calls, and is time, not CPU: with one client on an idle machine the two are close. The rest of a transaction (the statements pgbench
 // sends themselves, planning, COMMIT) is the backend's CPU less the functions' self time.
 //
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/sql-profile.ts [seconds] [tasks]
-//   (BENCH_PROFILE_CASES=list,create: only those cases; a superuser's URL: it sets track_functions)
+//   (BENCH_PROFILE_CASES=list,create-keyed: only those cases; a superuser's URL: it sets track_functions)
 import postgres from 'postgres';
 import { measure, prepare, server, type Case } from './pgbench-cases.ts';
 import { withDatabase } from '../scripts/db.ts';
 
 const [seconds = '10', tasks = '5000'] = process.argv.slice(2);
 const database = 'sql_profile';
-const cases = (process.env.BENCH_PROFILE_CASES ?? 'me,get,list,create').split(',') as Case[];
+const cases = (process.env.BENCH_PROFILE_CASES ?? 'me,get,list,create-keyed').split(',') as Case[];
 const files = await prepare(database, 'db/migrations', Number(tasks));
 const root = postgres(server, { max: 1, onnotice: () => {} });
 await root.unsafe(`alter database ${database} set track_functions = 'all'`);

@@ -303,15 +303,12 @@ COMMENT ON FUNCTION api.agent_run_create(p_id text, p_input jsonb, p_subject jso
 --
 
 CREATE FUNCTION app.current_organization_id() RETURNS text
-    LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
-    SET search_path TO 'pg_catalog', 'pg_temp'
+    LANGUAGE sql STABLE PARALLEL RESTRICTED
     AS $$
-begin
-  if app_private.context_ok() then
-    return nullif(current_setting('svc.organization_id', true), '');
-  end if;
-  return (app_private.bi_context()).organization_id;
-end
+  select case when app_private.context_ok()
+              then case when pg_catalog.current_setting('svc.organization_id', true) operator(pg_catalog.=) '' then null
+                        else pg_catalog.current_setting('svc.organization_id', true) end
+              else (app_private.bi_context()).organization_id end
 $$;
 
 
@@ -320,15 +317,12 @@ $$;
 --
 
 CREATE FUNCTION app.current_roles() RETURNS text[]
-    LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
-    SET search_path TO 'pg_catalog', 'pg_temp'
+    LANGUAGE sql STABLE PARALLEL RESTRICTED
     AS $$
-begin
-  if app_private.context_ok() then
-    return coalesce(string_to_array(nullif(current_setting('svc.roles', true), ''), ','), '{}'::text[]);
-  end if;
-  return coalesce((app_private.bi_context()).svc_roles, '{}'::text[]);
-end
+  select case when app_private.context_ok()
+              then coalesce(pg_catalog.string_to_array(case when pg_catalog.current_setting('svc.roles', true) operator(pg_catalog.=) '' then null
+                                                            else pg_catalog.current_setting('svc.roles', true) end, ','), '{}'::text[])
+              else coalesce((app_private.bi_context()).svc_roles, '{}'::text[]) end
 $$;
 
 
@@ -1667,11 +1661,9 @@ CREATE FUNCTION api.idempotency_claim(p_method text, p_route text, p_key text, p
     AS $$
 declare
   k record;
-  -- Read once: each call verifies the context's HMAC again (13 µs), and this ran eight of them.
+  -- Read once: each call verifies the context's HMAC again.
   v_org text := app.current_organization_id();
   v_client text := app.current_client_id();
-  v_now timestamptz := now();
-  v_expires_at timestamptz := now() + interval '24 hours';
 begin
   if v_client is null or v_org is null then
     perform app_private.raise('SV500', 'CONTEXT_MISSING', 'no request context');
@@ -1697,11 +1689,6 @@ begin
     return next;
     return;
   end if;
-  insert into app.idempotency_keys as i (organization_id, client_id, method, route, key, fingerprint)
-  values (v_org, v_client, p_method, p_route, p_key, p_fingerprint)
-  on conflict (organization_id, client_id, method, route, key) do update
-    set fingerprint = excluded.fingerprint, response_status = null, response_headers = null,
-        response_body = null, created_at = v_now, expires_at = v_expires_at;
   state := 'claimed';
   -- The command sent in the same round trip as this claim runs only under this mark (its
   -- statement's one-time filter): a replay, a mismatch or a key in flight runs nothing.
@@ -1715,33 +1702,50 @@ $$;
 -- Name: FUNCTION idempotency_claim(p_method text, p_route text, p_key text, p_fingerprint text); Type: COMMENT; Schema: api; Owner: -
 --
 
-COMMENT ON FUNCTION api.idempotency_claim(p_method text, p_route text, p_key text, p_fingerprint text) IS 'Claims an Idempotency-Key for the calling client (organization, client, method, route template, key) in the transaction of the write it guards, so the effect and the stored response commit or roll back together: a key held by a concurrent request answers in_flight (a transaction-scoped advisory lock), a live key with another request fingerprint mismatch, one with the same fingerprint replay with its stored response, and otherwise the key is claimed for 24 hours and svc.claimed is set, the one mark under which the command sent in the same round trip runs. Without a signed request context it raises SV500 CONTEXT_MISSING. It runs as svc_api because svc_runtime holds no privilege on app.idempotency_keys, and the policy "Clients use only their own idempotency keys" keeps every read and write to the request''s organization and client.';
+COMMENT ON FUNCTION api.idempotency_claim(p_method text, p_route text, p_key text, p_fingerprint text) IS 'Claims an Idempotency-Key for the calling client (organization, client, method, route template, key) in the transaction of the write it guards: a key held by a concurrent request answers in_flight (a transaction-scoped advisory lock, held until that transaction ends), a live key with another request fingerprint mismatch, one with the same fingerprint replay with its stored response, and otherwise the key is claimed and svc.claimed is set, the one mark under which the command sent in the same round trip runs. It writes nothing: api.idempotency_complete writes the key with its response, in the same transaction, so the effect and the stored response commit or roll back together. Without a signed request context it raises SV500 CONTEXT_MISSING. It runs as svc_api because svc_runtime holds no privilege on app.idempotency_keys, and the policy "Clients use only their own idempotency keys" keeps every read to the request''s organization and client.';
 
 
 --
--- Name: idempotency_complete(text, text, text, integer, jsonb, text); Type: FUNCTION; Schema: api; Owner: -
+-- Name: idempotency_complete(text, text, text, text, integer, jsonb, text); Type: FUNCTION; Schema: api; Owner: -
 --
 
-CREATE FUNCTION api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) RETURNS void
+CREATE FUNCTION api.idempotency_complete(p_method text, p_route text, p_key text, p_fingerprint text, p_status integer, p_headers jsonb, p_body text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
-  v__organization_id text := app.current_organization_id();
+  v_org text := app.current_organization_id();
+  v_client text := app.current_client_id();
+  -- Values, not now() (nor timestamptz + interval, which is stable): Citus runs an upsert's DO
+  -- UPDATE only with immutable expressions.
+  v_now timestamptz := now();
+  v_expires_at timestamptz := now() + interval '24 hours';
+  v_rows bigint;
 begin
-  update app.idempotency_keys
-     set response_status = p_status, response_headers = p_headers, response_body = p_body
-   where organization_id = v__organization_id and client_id = app.current_client_id()
-     and method = p_method and route = p_route and key = p_key;
+  -- A live row of the key cannot exist (the claim found none, and holds the key's lock until
+  -- this transaction ends); an expired one is replaced.
+  insert into app.idempotency_keys as i (organization_id, client_id, method, route, key, fingerprint,
+                                         response_status, response_headers, response_body)
+  values (v_org, v_client, p_method, p_route, p_key, p_fingerprint,
+          p_status, p_headers, p_body)
+  on conflict (organization_id, client_id, method, route, key) do update
+    set fingerprint = excluded.fingerprint, response_status = excluded.response_status,
+        response_headers = excluded.response_headers, response_body = excluded.response_body,
+        created_at = v_now, expires_at = v_expires_at
+    where i.organization_id = v_org and i.expires_at <= v_now;
+  get diagnostics v_rows = row_count;
+  if v_rows <> 1 then
+    perform app_private.raise('SV500', 'IDEMPOTENCY_KEY_LIVE', 'the key is live: it was not claimed in this transaction');
+  end if;
 end
 $$;
 
 
 --
--- Name: FUNCTION idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text); Type: COMMENT; Schema: api; Owner: -
+-- Name: FUNCTION idempotency_complete(p_method text, p_route text, p_key text, p_fingerprint text, p_status integer, p_headers jsonb, p_body text); Type: COMMENT; Schema: api; Owner: -
 --
 
-COMMENT ON FUNCTION api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) IS 'Stores the response (status, headers, body) on the Idempotency-Key the calling client claimed, in the same transaction as the command, so a retry with that key replays exactly what was sent. It runs as svc_api because svc_runtime holds no privilege on app.idempotency_keys; the update names the signed context''s organization and client, and the policy "Clients use only their own idempotency keys" admits no other key.';
+COMMENT ON FUNCTION api.idempotency_complete(p_method text, p_route text, p_key text, p_fingerprint text, p_status integer, p_headers jsonb, p_body text) IS 'Writes the Idempotency-Key the calling client claimed in this transaction, with the request''s fingerprint and the response (status, headers, body), in the same transaction as the command, so a retry with that key replays exactly what was sent; it lives 24 hours. An expired row of the key is replaced; a live one cannot exist after a claim and raises SV500 IDEMPOTENCY_KEY_LIVE. It runs as svc_api because svc_runtime holds no privilege on app.idempotency_keys; the row names the signed context''s organization and client, and the policy "Clients use only their own idempotency keys" admits no other.';
 
 
 --
@@ -2430,13 +2434,8 @@ COMMENT ON FUNCTION api.invoices(p_id text) IS 'The rows of view api.invoices fo
 --
 
 CREATE FUNCTION app.has_any_role(roles text[]) RETURNS boolean
-    LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-begin
-  return roles && app.current_roles();
-end
-$$;
+    LANGUAGE sql STABLE PARALLEL RESTRICTED
+    AS $$ select roles operator(pg_catalog.&&) app.current_roles() $$;
 
 
 --
@@ -2444,13 +2443,8 @@ $$;
 --
 
 CREATE FUNCTION app.has_role(role text) RETURNS boolean
-    LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-begin
-  return role = any (app.current_roles());
-end
-$$;
+    LANGUAGE sql STABLE PARALLEL RESTRICTED
+    AS $$ select role operator(pg_catalog.=) any (app.current_roles()) $$;
 
 
 --
@@ -4886,12 +4880,11 @@ COMMENT ON FUNCTION api.tickets(p_id text) IS 'The rows of view api.tickets for 
 --
 
 CREATE FUNCTION app.current_client_id() RETURNS text
-    LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
-    SET search_path TO 'pg_catalog', 'pg_temp'
+    LANGUAGE sql STABLE PARALLEL RESTRICTED
     AS $$
-begin
-  return case when app_private.context_ok() then nullif(current_setting('svc.client_id', true), '') end;
-end
+  select case when app_private.context_ok()
+              then case when pg_catalog.current_setting('svc.client_id', true) operator(pg_catalog.=) '' then null
+                        else pg_catalog.current_setting('svc.client_id', true) end end
 $$;
 
 
@@ -18721,4 +18714,5 @@ INSERT INTO public.schema_migrations (version) VALUES
     ('20261206090400'),
     ('20261207010100'),
     ('20261207020000'),
-    ('20261207080000');
+    ('20261207080000'),
+    ('20261207090000');

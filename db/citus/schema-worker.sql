@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict mPwSZLBrRRDxmoybxO8cPMcQ6RKrf9NSSu2jDgVVVXiNEpTw4VBU8hPPlayxuSn
+\restrict 530UiQJCpEAD7UJTXULVauxmwe1js6twGz8SRaZyqD6PqaPxljZAQcVd8tbNYDI
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -307,15 +307,12 @@ $$;
 --
 
 CREATE FUNCTION app.current_organization_id() RETURNS text
-    LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
-    SET search_path TO 'pg_catalog', 'pg_temp'
+    LANGUAGE sql STABLE PARALLEL RESTRICTED
     AS $$
-begin
-  if app_private.context_ok() then
-    return nullif(current_setting('svc.organization_id', true), '');
-  end if;
-  return (app_private.bi_context()).organization_id;
-end
+  select case when app_private.context_ok()
+              then case when pg_catalog.current_setting('svc.organization_id', true) operator(pg_catalog.=) '' then null
+                        else pg_catalog.current_setting('svc.organization_id', true) end
+              else (app_private.bi_context()).organization_id end
 $$;
 
 
@@ -324,15 +321,12 @@ $$;
 --
 
 CREATE FUNCTION app.current_roles() RETURNS text[]
-    LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
-    SET search_path TO 'pg_catalog', 'pg_temp'
+    LANGUAGE sql STABLE PARALLEL RESTRICTED
     AS $$
-begin
-  if app_private.context_ok() then
-    return coalesce(string_to_array(nullif(current_setting('svc.roles', true), ''), ','), '{}'::text[]);
-  end if;
-  return coalesce((app_private.bi_context()).svc_roles, '{}'::text[]);
-end
+  select case when app_private.context_ok()
+              then coalesce(pg_catalog.string_to_array(case when pg_catalog.current_setting('svc.roles', true) operator(pg_catalog.=) '' then null
+                                                            else pg_catalog.current_setting('svc.roles', true) end, ','), '{}'::text[])
+              else coalesce((app_private.bi_context()).svc_roles, '{}'::text[]) end
 $$;
 
 
@@ -1475,11 +1469,9 @@ CREATE FUNCTION api.idempotency_claim(p_method text, p_route text, p_key text, p
     AS $$
 declare
   k record;
-  -- Read once: each call verifies the context's HMAC again (13 µs), and this ran eight of them.
+  -- Read once: each call verifies the context's HMAC again.
   v_org text := app.current_organization_id();
   v_client text := app.current_client_id();
-  v_now timestamptz := now();
-  v_expires_at timestamptz := now() + interval '24 hours';
 begin
   if v_client is null or v_org is null then
     perform app_private.raise('SV500', 'CONTEXT_MISSING', 'no request context');
@@ -1505,11 +1497,6 @@ begin
     return next;
     return;
   end if;
-  insert into app.idempotency_keys as i (organization_id, client_id, method, route, key, fingerprint)
-  values (v_org, v_client, p_method, p_route, p_key, p_fingerprint)
-  on conflict (organization_id, client_id, method, route, key) do update
-    set fingerprint = excluded.fingerprint, response_status = null, response_headers = null,
-        response_body = null, created_at = v_now, expires_at = v_expires_at;
   state := 'claimed';
   -- The command sent in the same round trip as this claim runs only under this mark (its
   -- statement's one-time filter): a replay, a mismatch or a key in flight runs nothing.
@@ -1520,20 +1507,37 @@ $$;
 
 
 --
--- Name: idempotency_complete(text, text, text, integer, jsonb, text); Type: FUNCTION; Schema: api; Owner: -
+-- Name: idempotency_complete(text, text, text, text, integer, jsonb, text); Type: FUNCTION; Schema: api; Owner: -
 --
 
-CREATE FUNCTION api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) RETURNS void
+CREATE FUNCTION api.idempotency_complete(p_method text, p_route text, p_key text, p_fingerprint text, p_status integer, p_headers jsonb, p_body text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
-  v__organization_id text := app.current_organization_id();
+  v_org text := app.current_organization_id();
+  v_client text := app.current_client_id();
+  -- Values, not now() (nor timestamptz + interval, which is stable): Citus runs an upsert's DO
+  -- UPDATE only with immutable expressions.
+  v_now timestamptz := now();
+  v_expires_at timestamptz := now() + interval '24 hours';
+  v_rows bigint;
 begin
-  update app.idempotency_keys
-     set response_status = p_status, response_headers = p_headers, response_body = p_body
-   where organization_id = v__organization_id and client_id = app.current_client_id()
-     and method = p_method and route = p_route and key = p_key;
+  -- A live row of the key cannot exist (the claim found none, and holds the key's lock until
+  -- this transaction ends); an expired one is replaced.
+  insert into app.idempotency_keys as i (organization_id, client_id, method, route, key, fingerprint,
+                                         response_status, response_headers, response_body)
+  values (v_org, v_client, p_method, p_route, p_key, p_fingerprint,
+          p_status, p_headers, p_body)
+  on conflict (organization_id, client_id, method, route, key) do update
+    set fingerprint = excluded.fingerprint, response_status = excluded.response_status,
+        response_headers = excluded.response_headers, response_body = excluded.response_body,
+        created_at = v_now, expires_at = v_expires_at
+    where i.organization_id = v_org and i.expires_at <= v_now;
+  get diagnostics v_rows = row_count;
+  if v_rows <> 1 then
+    perform app_private.raise('SV500', 'IDEMPOTENCY_KEY_LIVE', 'the key is live: it was not claimed in this transaction');
+  end if;
 end
 $$;
 
@@ -2133,13 +2137,8 @@ $_$;
 --
 
 CREATE FUNCTION app.has_any_role(roles text[]) RETURNS boolean
-    LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-begin
-  return roles && app.current_roles();
-end
-$$;
+    LANGUAGE sql STABLE PARALLEL RESTRICTED
+    AS $$ select roles operator(pg_catalog.&&) app.current_roles() $$;
 
 
 --
@@ -2147,13 +2146,8 @@ $$;
 --
 
 CREATE FUNCTION app.has_role(role text) RETURNS boolean
-    LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-begin
-  return role = any (app.current_roles());
-end
-$$;
+    LANGUAGE sql STABLE PARALLEL RESTRICTED
+    AS $$ select role operator(pg_catalog.=) any (app.current_roles()) $$;
 
 
 --
@@ -4211,12 +4205,11 @@ $_$;
 --
 
 CREATE FUNCTION app.current_client_id() RETURNS text
-    LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
-    SET search_path TO 'pg_catalog', 'pg_temp'
+    LANGUAGE sql STABLE PARALLEL RESTRICTED
     AS $$
-begin
-  return case when app_private.context_ok() then nullif(current_setting('svc.client_id', true), '') end;
-end
+  select case when app_private.context_ok()
+              then case when pg_catalog.current_setting('svc.client_id', true) operator(pg_catalog.=) '' then null
+                        else pg_catalog.current_setting('svc.client_id', true) end end
 $$;
 
 
@@ -16126,5 +16119,5 @@ CREATE EVENT TRIGGER shard_views_stale ON ddl_command_end
 -- PostgreSQL database dump complete
 --
 
-\unrestrict mPwSZLBrRRDxmoybxO8cPMcQ6RKrf9NSSu2jDgVVVXiNEpTw4VBU8hPPlayxuSn
+\unrestrict 530UiQJCpEAD7UJTXULVauxmwe1js6twGz8SRaZyqD6PqaPxljZAQcVd8tbNYDI
 

@@ -184,14 +184,30 @@ t.test('api.idempotency_claim (reads the context once): without a signed context
   t.equal(await keysOf(), 0, 'nothing written');
   const states = await rt.begin(async (tx) => {
     await beginRequest(tx, p);
-    return [(await claim(await where(t, a, tx, p.orgId), 'ctx-real'))[0]!.state];
+    const q = await where(t, a, tx, p.orgId);
+    const state = (await claim(q, 'ctx-real'))[0]!.state;
+    await q`select api.idempotency_complete('POST', '/v1/projects', 'ctx-real', 'f1', 201, '{}'::jsonb, '{}')`;
+    return [state];
   });
   const again = await rt.begin(async (tx) => {
     await beginRequest(tx, p);
     return (await claim(await where(t, a, tx, p.orgId), 'ctx-real'))[0]!.state;
   });
-  t.same([...states, again], ['claimed', 'replay'], 'with its token: claimed, then the same key is found again');
+  t.same([...states, again], ['claimed', 'replay'], 'with its token: claimed, then the same key, written with its response, is found again');
   t.equal(await keysOf(), 1);
+  // The key is written once, by the completion: over a live key it refuses; an expired one it replaces.
+  const complete = (fingerprint: string) => rt.begin(async (tx) => {
+    await beginRequest(tx, p);
+    const q = await where(t, a, tx, p.orgId);
+    const state = (await claim(q, 'ctx-real'))[0]!.state;
+    await q`select api.idempotency_complete('POST', '/v1/projects', 'ctx-real', ${fingerprint}, 201, '{}'::jsonb, '{"again":true}')`;
+    return state;
+  }).then((state) => state, (e) => e.message);
+  t.equal(await complete('f1'), 'IDEMPOTENCY_KEY_LIVE', 'a completion over a live key fails its transaction');
+  await a.admin`update app.idempotency_keys set expires_at = now() - interval '1 second' where key = 'ctx-real'`;
+  t.equal(await complete('f2'), 'claimed', 'an expired key is claimed again and replaced');
+  t.same(await a.admin`select fingerprint, response_body from app.idempotency_keys where key = 'ctx-real'`,
+    [{ fingerprint: 'f2', response_body: '{"again":true}' }]);
 });
 
 t.test('one-round-trip creates, as the runtime role in SQL: only a fresh claim marks the transaction, the gated command runs only under it, and a command answering other than one row fails', async (t) => {
@@ -204,7 +220,9 @@ t.test('one-round-trip creates, as the runtime role in SQL: only a fresh claim m
     await beginRequest(tx, p);
     const q = await where(t, a, tx, p.orgId);
     const [c] = await q`select state from api.idempotency_claim('POST', '/v1/projects', ${key}, ${fingerprint})`;
-    return { state: c!.state as string, rows: (await gated(q, code)).length };
+    const rows = (await gated(q, code)).length;
+    if (rows) await q`select api.idempotency_complete('POST', '/v1/projects', ${key}, ${fingerprint}, 201, '{}'::jsonb, '{}')`;
+    return { state: c!.state as string, rows };
   });
   t.same(await attempt('gate-1', 'f1', 'G1'), { state: 'claimed', rows: 1 }, 'a fresh claim: the command runs');
   t.same(await attempt('gate-1', 'f1', 'G2'), { state: 'replay', rows: 0 }, 'the same key again: nothing runs');

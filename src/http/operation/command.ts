@@ -65,7 +65,8 @@ function statementsOf(endpoint: Endpoint, caller: Caller, idempotency: Idempoten
                  select api.command_answered(count(*)) from r
                  having count(*) <> 1 and current_setting('svc.claimed', true) = 'yes')
           select r.body, r.headers,
-                 api.idempotency_complete(${op.method}, ${op.path}, ${idempotency.key}, ${op.response.status}::integer, r.headers, r.body) as stored
+                 api.idempotency_complete(${op.method}, ${op.path}, ${idempotency.key}, ${idempotency.fingerprint}, ${op.response.status}::integer,
+                   r.headers, r.body) as stored
             from r
            where not exists (select from not_one)`, WAKE_READ];
 }

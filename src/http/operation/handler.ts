@@ -50,14 +50,14 @@ export function handlerRunner(op: HandlerOperation, endpoint: Endpoint): Runner 
       const headers: Record<string, string> = { ...(out.headers ?? {}) };
       if (out.version != null) headers.ETag = etagOf(out.version);
       const payload = out.body === undefined ? '' : JSON.stringify(out.body);
-      if (key !== undefined) {
+      if (idempotency !== undefined) {
         const stored = op.oneTimeSecret && out.body && typeof out.body === 'object'
           ? JSON.stringify({ ...(out.body as Record<string, unknown>), secret: undefined })
           : op.storedBody && out.body && typeof out.body === 'object'
             ? JSON.stringify(op.storedBody(out.body as Record<string, unknown>))
             : payload;
         // Sent with COMMIT in one round trip; a failure here fails the commit with this error.
-        await pipelined(sql`select api.idempotency_complete(${op.method}, ${op.path}, ${key}, ${status}, ${headers as any}::jsonb, ${stored})`).execute(tx);
+        await pipelined(sql`select api.idempotency_complete(${op.method}, ${op.path}, ${idempotency.key}, ${idempotency.fingerprint}, ${status}, ${headers as any}::jsonb, ${stored})`).execute(tx);
       }
       // Also with COMMIT (a read writes no event).
       const wake = op.method === 'GET' ? undefined : (await wakeAfter(tx)).later;
