@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict 530UiQJCpEAD7UJTXULVauxmwe1js6twGz8SRaZyqD6PqaPxljZAQcVd8tbNYDI
+\restrict qkoUBzQrghlHCblr4FfYFhmxPla9FSIj5Ix3B04LCI1BR7Fx1cBL3C1O4d4DB7e
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -325,8 +325,8 @@ CREATE FUNCTION app.current_roles() RETURNS text[]
     AS $$
   select case when app_private.context_ok()
               then coalesce(pg_catalog.string_to_array(case when pg_catalog.current_setting('svc.roles', true) operator(pg_catalog.=) '' then null
-                                                            else pg_catalog.current_setting('svc.roles', true) end, ','), '{}'::text[])
-              else coalesce((app_private.bi_context()).svc_roles, '{}'::text[]) end
+                                                            else pg_catalog.current_setting('svc.roles', true) end, ','), '{}'::pg_catalog.text[])
+              else coalesce((app_private.bi_context()).svc_roles, '{}'::pg_catalog.text[]) end
 $$;
 
 
@@ -449,13 +449,11 @@ CREATE FUNCTION app_private.iso_timestamp(ts timestamp with time zone) RETURNS t
 --
 
 CREATE FUNCTION app_private.new_id(prefix text) RETURNS text
-    LANGUAGE plpgsql PARALLEL SAFE
-    SET search_path TO 'pg_catalog', 'pg_temp'
+    LANGUAGE sql PARALLEL SAFE
     AS $$
-begin
-  return prefix || '_' || lpad(to_hex((extract(epoch from clock_timestamp()) * 1000)::bigint), 12, '0')
-         || substr(replace(gen_random_uuid()::text, '-', ''), 1, 16);
-end
+  select prefix operator(pg_catalog.||) '_'
+         operator(pg_catalog.||) pg_catalog.lpad(pg_catalog.to_hex((extract(epoch from pg_catalog.clock_timestamp()) operator(pg_catalog.*) 1000)::pg_catalog.int8), 12, '0')
+         operator(pg_catalog.||) pg_catalog.substr(pg_catalog.replace(pg_catalog.gen_random_uuid()::pg_catalog.text, '-', ''), 1, 16)
 $$;
 
 
@@ -3507,7 +3505,7 @@ begin
           app_private.normalize_emails(coalesce(p_body -> 'assignee_member_ids', '[]')),
           coalesce(p_body -> 'custom_fields', '{}'), app.current_client_id())
   returning id into v_id;
-  return query select * from api.task_get(v_id);
+  return query select t.doc, t.version from api.tasks(v_id) t where t.id = v_id;
 end
 $$;
 
@@ -5185,12 +5183,14 @@ CREATE FUNCTION app_private.check_schema_version(p_object_type text, p_schema_ve
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
-  v__organization_id text := app.current_organization_id();
+  v__organization_id text;
   v_current integer;
 begin
   if p_schema_version is null then
     return;
   end if;
+  -- Read only when a version is given: each read verifies the context's signature.
+  v__organization_id := app.current_organization_id();
   select schema_version into v_current from app.object_schemas
    where organization_id = v__organization_id and object_type = p_object_type;
   if v_current is distinct from p_schema_version then
@@ -5837,60 +5837,63 @@ begin
   if jsonb_typeof(p_new) is distinct from 'object' then
     return app_private.error('/custom_fields', 'INVALID_CUSTOM_FIELD', 'custom_fields must be an object');
   end if;
-  for v_key in
-    select k from jsonb_object_keys(p_new) k where p_old is null or not (p_old ? k) or p_old -> k <> p_new -> k
-    union
-    select k from jsonb_object_keys(coalesce(p_old, '{}')) k where not (p_new ? k)
-    order by 1
-  loop
-    v_pointer := '/custom_fields/' || replace(replace(v_key, '~', '~0'), '/', '~1');
-    v_value := p_new -> v_key;
-    select * into d from app.custom_field_definitions
-     where organization_id = p_org and object_type = p_object_type and api_name = v_key;
-    if not found or (p_roles is not null and not (d.readable_roles && p_roles)) then
-      v_errors := v_errors || app_private.error(v_pointer, 'CUSTOM_FIELD_NOT_FOUND',
-        format('no custom field %s on %s; see GET /v1/schemas/%s', v_key, p_object_type, p_object_type));
-      continue;
-    end if;
-    if p_roles is not null and cardinality(d.writable_roles) = 0 then
-      v_errors := v_errors || app_private.error(v_pointer, 'CUSTOM_FIELD_READ_ONLY', format('%s is read-only', v_key));
-      continue;
-    end if;
-    if p_roles is not null and not (d.writable_roles && p_roles) then
-      v_errors := v_errors || app_private.error(v_pointer, 'CUSTOM_FIELD_FORBIDDEN',
-        format('writing %s requires one of the Roles: %s', v_key, array_to_string(d.writable_roles, ', ')));
-      continue;
-    end if;
-    if v_value is null or jsonb_typeof(v_value) = 'null' then
-      if d.required then
-        v_errors := v_errors || app_private.error(v_pointer, 'CUSTOM_FIELD_REQUIRED', format('%s is required', v_key));
+  -- The keys written or removed; none when the document is unchanged (a new row without custom fields).
+  if p_new is distinct from coalesce(p_old, '{}'::jsonb) then
+    for v_key in
+      select k from jsonb_object_keys(p_new) k where p_old is null or not (p_old ? k) or p_old -> k <> p_new -> k
+      union
+      select k from jsonb_object_keys(coalesce(p_old, '{}')) k where not (p_new ? k)
+      order by 1
+    loop
+      v_pointer := '/custom_fields/' || replace(replace(v_key, '~', '~0'), '/', '~1');
+      v_value := p_new -> v_key;
+      select * into d from app.custom_field_definitions
+       where organization_id = p_org and object_type = p_object_type and api_name = v_key;
+      if not found or (p_roles is not null and not (d.readable_roles && p_roles)) then
+        v_errors := v_errors || app_private.error(v_pointer, 'CUSTOM_FIELD_NOT_FOUND',
+          format('no custom field %s on %s; see GET /v1/schemas/%s', v_key, p_object_type, p_object_type));
+        continue;
       end if;
-      continue;
-    end if;
-    v_ok := case d.field_type
-      when 'text' then jsonb_typeof(v_value) = 'string' and length(v_value #>> '{}') <= 10000
-      when 'number' then jsonb_typeof(v_value) = 'number'
-      when 'boolean' then jsonb_typeof(v_value) = 'boolean'
-      when 'date' then jsonb_typeof(v_value) = 'string' and (v_value #>> '{}') ~ '^\d{4}-\d{2}-\d{2}$'
-                       and app_private.is_valid_date(v_value #>> '{}')
-      when 'select' then jsonb_typeof(v_value) = 'string'
-                       and exists (select from jsonb_array_elements(d.options) o where o -> 'value' = v_value)
-      when 'multi_select' then jsonb_typeof(v_value) = 'array'
-                       and not exists (select from jsonb_array_elements(v_value) e
-                                        where not exists (select from jsonb_array_elements(d.options) o where o -> 'value' = e))
-                       and (select count(*) = count(distinct e) from jsonb_array_elements(v_value) e)
-      when 'member' then jsonb_typeof(v_value) = 'string'
-                       and exists (select from app.members m where m.organization_id = p_org and m.id = v_value #>> '{}'
-                                    and m.status = 'active')
-      else false end;
-    if not v_ok then
-      v_errors := v_errors || app_private.error(v_pointer, 'CUSTOM_FIELD_VALUE_INVALID',
-        format('%s must be a valid %s%s', v_key, replace(d.field_type, '_', ' '),
-               case when d.field_type in ('select', 'multi_select')
-                    then ' (' || (select string_agg(o ->> 'value', ', ') from jsonb_array_elements(d.options) o) || ')'
-                    when d.field_type = 'member' then ' (the email of an active member)' else '' end));
-    end if;
-  end loop;
+      if p_roles is not null and cardinality(d.writable_roles) = 0 then
+        v_errors := v_errors || app_private.error(v_pointer, 'CUSTOM_FIELD_READ_ONLY', format('%s is read-only', v_key));
+        continue;
+      end if;
+      if p_roles is not null and not (d.writable_roles && p_roles) then
+        v_errors := v_errors || app_private.error(v_pointer, 'CUSTOM_FIELD_FORBIDDEN',
+          format('writing %s requires one of the Roles: %s', v_key, array_to_string(d.writable_roles, ', ')));
+        continue;
+      end if;
+      if v_value is null or jsonb_typeof(v_value) = 'null' then
+        if d.required then
+          v_errors := v_errors || app_private.error(v_pointer, 'CUSTOM_FIELD_REQUIRED', format('%s is required', v_key));
+        end if;
+        continue;
+      end if;
+      v_ok := case d.field_type
+        when 'text' then jsonb_typeof(v_value) = 'string' and length(v_value #>> '{}') <= 10000
+        when 'number' then jsonb_typeof(v_value) = 'number'
+        when 'boolean' then jsonb_typeof(v_value) = 'boolean'
+        when 'date' then jsonb_typeof(v_value) = 'string' and (v_value #>> '{}') ~ '^\d{4}-\d{2}-\d{2}$'
+                         and app_private.is_valid_date(v_value #>> '{}')
+        when 'select' then jsonb_typeof(v_value) = 'string'
+                         and exists (select from jsonb_array_elements(d.options) o where o -> 'value' = v_value)
+        when 'multi_select' then jsonb_typeof(v_value) = 'array'
+                         and not exists (select from jsonb_array_elements(v_value) e
+                                          where not exists (select from jsonb_array_elements(d.options) o where o -> 'value' = e))
+                         and (select count(*) = count(distinct e) from jsonb_array_elements(v_value) e)
+        when 'member' then jsonb_typeof(v_value) = 'string'
+                         and exists (select from app.members m where m.organization_id = p_org and m.id = v_value #>> '{}'
+                                      and m.status = 'active')
+        else false end;
+      if not v_ok then
+        v_errors := v_errors || app_private.error(v_pointer, 'CUSTOM_FIELD_VALUE_INVALID',
+          format('%s must be a valid %s%s', v_key, replace(d.field_type, '_', ' '),
+                 case when d.field_type in ('select', 'multi_select')
+                      then ' (' || (select string_agg(o ->> 'value', ', ') from jsonb_array_elements(d.options) o) || ')'
+                      when d.field_type = 'member' then ' (the email of an active member)' else '' end));
+      end if;
+    end loop;
+  end if;
   if p_is_insert then
     for d in select * from app.custom_field_definitions
               where organization_id = p_org and object_type = p_object_type and required and not (p_new ? api_name)
@@ -16119,5 +16122,5 @@ CREATE EVENT TRIGGER shard_views_stale ON ddl_command_end
 -- PostgreSQL database dump complete
 --
 
-\unrestrict 530UiQJCpEAD7UJTXULVauxmwe1js6twGz8SRaZyqD6PqaPxljZAQcVd8tbNYDI
+\unrestrict qkoUBzQrghlHCblr4FfYFhmxPla9FSIj5Ix3B04LCI1BR7Fx1cBL3C1O4d4DB7e
 
