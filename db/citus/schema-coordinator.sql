@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict hGFegYfkzeJvpGgmLfQL1wNvbiIklwudtn5aKxbrjS0t0052uazYOez0mXIfBtZ
+\restrict 6HQPywIbkZqgxUUZM94TURaDob2tMW8TwFnaOPdJlD6glFPoAkw4yHExLnyfg2y
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -1737,6 +1737,8 @@ begin
   -- The command sent in the same round trip as this claim runs only under this mark (its
   -- statement's one-time filter): a replay, a mismatch or a key in flight runs nothing.
   perform set_config('svc.claimed', 'yes', true);
+  -- For the previous release's completion, which is not given the fingerprint.
+  perform set_config('svc.claimed_fingerprint', p_fingerprint, true);
   return next;
 end
 $$;
@@ -1747,6 +1749,28 @@ $$;
 --
 
 COMMENT ON FUNCTION api.idempotency_claim(p_method text, p_route text, p_key text, p_fingerprint text) IS 'Claims an Idempotency-Key for the calling client (organization, client, method, route template, key) in the transaction of the write it guards: a key held by a concurrent request answers in_flight (a transaction-scoped advisory lock, held until that transaction ends), a live key with another request fingerprint mismatch, one with the same fingerprint replay with its stored response, and otherwise the key is claimed and svc.claimed is set, the one mark under which the command sent in the same round trip runs. It writes nothing: api.idempotency_complete writes the key with its response, in the same transaction, so the effect and the stored response commit or roll back together. Without a signed request context it raises SV500 CONTEXT_MISSING. It runs as svc_api because svc_runtime holds no privilege on app.idempotency_keys, and the policy "Clients use only their own idempotency keys" keeps every read to the request''s organization and client.';
+
+
+--
+-- Name: idempotency_complete(text, text, text, integer, jsonb, text); Type: FUNCTION; Schema: api; Owner: -
+--
+
+CREATE FUNCTION api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  perform api.idempotency_complete(p_method, p_route, p_key, current_setting('svc.claimed_fingerprint', true),
+                                   p_status, p_headers, p_body);
+end
+$$;
+
+
+--
+-- Name: FUNCTION idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text); Type: COMMENT; Schema: api; Owner: -
+--
+
+COMMENT ON FUNCTION api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) IS 'The previous release''s form of the completion, for its processes while they still run: the key written with the fingerprint api.idempotency_claim recorded in this transaction (svc.claimed_fingerprint; a session that sets it itself changes only its own key''s record). The release after this drops it.';
 
 
 --
@@ -1779,7 +1803,10 @@ begin
     where i.organization_id = v_org and i.expires_at <= v_now;
   get diagnostics v_rows = row_count;
   if v_rows <> 1 then
-    perform app_private.raise('SV500', 'IDEMPOTENCY_KEY_LIVE', 'the key is live: it was not claimed in this transaction');
+    -- Only a request that holds the key on another node can have written it since the claim (the
+    -- claim's lock is a node's own: a shard group's move runs the two on two nodes); the client
+    -- retries and gets the stored response.
+    perform app_private.raise('SVC09', 'IDEMPOTENCY_KEY_IN_USE', 'another request with this key completed first');
   end if;
 end
 $$;
@@ -1789,7 +1816,7 @@ $$;
 -- Name: FUNCTION idempotency_complete(p_method text, p_route text, p_key text, p_fingerprint text, p_status integer, p_headers jsonb, p_body text); Type: COMMENT; Schema: api; Owner: -
 --
 
-COMMENT ON FUNCTION api.idempotency_complete(p_method text, p_route text, p_key text, p_fingerprint text, p_status integer, p_headers jsonb, p_body text) IS 'Writes the Idempotency-Key the calling client claimed in this transaction, with the request''s fingerprint and the response (status, headers, body), in the same transaction as the command, so a retry with that key replays exactly what was sent; it lives 24 hours. An expired row of the key is replaced; a live one cannot exist after a claim and raises SV500 IDEMPOTENCY_KEY_LIVE. It runs as svc_api because svc_runtime holds no privilege on app.idempotency_keys; the row names the signed context''s organization and client, and the policy "Clients use only their own idempotency keys" admits no other.';
+COMMENT ON FUNCTION api.idempotency_complete(p_method text, p_route text, p_key text, p_fingerprint text, p_status integer, p_headers jsonb, p_body text) IS 'Writes the Idempotency-Key the calling client claimed in this transaction, with the request''s fingerprint and the response (status, headers, body), in the same transaction as the command, so a retry with that key replays exactly what was sent; it lives 24 hours. An expired row of the key is replaced; a live one, which only a request holding the key on another node during a shard move can have written, raises SVC09 IDEMPOTENCY_KEY_IN_USE (409). It runs as svc_api because svc_runtime holds no privilege on app.idempotency_keys; the row names the signed context''s organization and client, and the policy "Clients use only their own idempotency keys" admits no other.';
 
 
 --
@@ -11442,7 +11469,7 @@ $$;
 
 CREATE FUNCTION app_private.wire_json(d jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $$ select d::text $$;
+    AS $$ select d::pg_catalog.text $$;
 
 
 --
@@ -19457,5 +19484,5 @@ ALTER TABLE graphile_worker._private_tasks ENABLE ROW LEVEL SECURITY;
 -- PostgreSQL database dump complete
 --
 
-\unrestrict hGFegYfkzeJvpGgmLfQL1wNvbiIklwudtn5aKxbrjS0t0052uazYOez0mXIfBtZ
+\unrestrict 6HQPywIbkZqgxUUZM94TURaDob2tMW8TwFnaOPdJlD6glFPoAkw4yHExLnyfg2y
 

@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict qkoUBzQrghlHCblr4FfYFhmxPla9FSIj5Ix3B04LCI1BR7Fx1cBL3C1O4d4DB7e
+\restrict G430lU3IvlOpvaUO55F8LBw9KcinHtWBUoOAqUfLkfzi0z1dBzc7nFqVKQXIYzP
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -1499,7 +1499,24 @@ begin
   -- The command sent in the same round trip as this claim runs only under this mark (its
   -- statement's one-time filter): a replay, a mismatch or a key in flight runs nothing.
   perform set_config('svc.claimed', 'yes', true);
+  -- For the previous release's completion, which is not given the fingerprint.
+  perform set_config('svc.claimed_fingerprint', p_fingerprint, true);
   return next;
+end
+$$;
+
+
+--
+-- Name: idempotency_complete(text, text, text, integer, jsonb, text); Type: FUNCTION; Schema: api; Owner: -
+--
+
+CREATE FUNCTION api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  perform api.idempotency_complete(p_method, p_route, p_key, current_setting('svc.claimed_fingerprint', true),
+                                   p_status, p_headers, p_body);
 end
 $$;
 
@@ -1534,7 +1551,10 @@ begin
     where i.organization_id = v_org and i.expires_at <= v_now;
   get diagnostics v_rows = row_count;
   if v_rows <> 1 then
-    perform app_private.raise('SV500', 'IDEMPOTENCY_KEY_LIVE', 'the key is live: it was not claimed in this transaction');
+    -- Only a request that holds the key on another node can have written it since the claim (the
+    -- claim's lock is a node's own: a shard group's move runs the two on two nodes); the client
+    -- retries and gets the stored response.
+    perform app_private.raise('SVC09', 'IDEMPOTENCY_KEY_IN_USE', 'another request with this key completed first');
   end if;
 end
 $$;
@@ -9902,7 +9922,7 @@ $$;
 
 CREATE FUNCTION app_private.wire_json(d jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $$ select d::text $$;
+    AS $$ select d::pg_catalog.text $$;
 
 
 --
@@ -16122,5 +16142,5 @@ CREATE EVENT TRIGGER shard_views_stale ON ddl_command_end
 -- PostgreSQL database dump complete
 --
 
-\unrestrict qkoUBzQrghlHCblr4FfYFhmxPla9FSIj5Ix3B04LCI1BR7Fx1cBL3C1O4d4DB7e
+\unrestrict G430lU3IvlOpvaUO55F8LBw9KcinHtWBUoOAqUfLkfzi0z1dBzc7nFqVKQXIYzP
 

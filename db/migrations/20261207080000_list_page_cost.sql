@@ -56,7 +56,7 @@ create or replace view api.tasks with (security_invoker='false') as
 
 create or replace function app_private.wire_json(d jsonb) returns text
     language sql immutable parallel safe
-    as $$ select d::text $$;
+    as $$ select d::pg_catalog.text $$;
 
 comment on function app_private.wire_json(d jsonb) is 'A document as the API sends it: jsonb''s own text, keys in jsonb''s order (by length, then bytes, so `id` first). A SQL expression, inlined into the statement that renders the document.';
 

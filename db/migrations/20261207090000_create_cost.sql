@@ -8,10 +8,12 @@
  *   Before, the claim inserted the key and the completion updated it in the same transaction: two
  *   writes of one row (80 µs of a create's 1,000). Nothing else can tell the difference: the claim
  *   and its response commit together or not at all, and a concurrent request with the key meets
- *   its lock, as before.
+ *   its lock, as before. The completion's former form stays for the processes of the previous
+ *   release, which run until the new ones replace them (db/README.md, "Deploy"): it writes the key
+ *   with the fingerprint the claim recorded in this transaction; the release after this drops it.
  * - The context accessors (app.current_organization_id, current_client_id, current_roles,
  *   has_role, has_any_role) are SQL expressions, inlined into the policy or statement that calls
- *   them; each was a PL/pgSQL call with its own search_path, around 2 µs, 38 of them a create. They
+ *   them; each was a PL/pgSQL call with its own search_path, 1.5–2.4 µs, 38 of them a create. They
  *   are not definers (app_private.context_ok, which they call, is); they name every function and
  *   operator with its schema, so no search_path changes what they mean. */
 set local lock_timeout = '3s';
@@ -39,8 +41,8 @@ create or replace function app.current_roles() returns text[]
     as $$
   select case when app_private.context_ok()
               then coalesce(pg_catalog.string_to_array(case when pg_catalog.current_setting('svc.roles', true) operator(pg_catalog.=) '' then null
-                                                            else pg_catalog.current_setting('svc.roles', true) end, ','), '{}'::text[])
-              else coalesce((app_private.bi_context()).svc_roles, '{}'::text[]) end
+                                                            else pg_catalog.current_setting('svc.roles', true) end, ','), '{}'::pg_catalog.text[])
+              else coalesce((app_private.bi_context()).svc_roles, '{}'::pg_catalog.text[]) end
 $$;
 
 create or replace function app.has_any_role(roles text[]) returns boolean
@@ -89,13 +91,13 @@ begin
   -- The command sent in the same round trip as this claim runs only under this mark (its
   -- statement's one-time filter): a replay, a mismatch or a key in flight runs nothing.
   perform set_config('svc.claimed', 'yes', true);
+  -- For the previous release's completion, which is not given the fingerprint.
+  perform set_config('svc.claimed_fingerprint', p_fingerprint, true);
   return next;
 end
 $$;
 
 comment on function api.idempotency_claim(p_method text, p_route text, p_key text, p_fingerprint text) is 'Claims an Idempotency-Key for the calling client (organization, client, method, route template, key) in the transaction of the write it guards: a key held by a concurrent request answers in_flight (a transaction-scoped advisory lock, held until that transaction ends), a live key with another request fingerprint mismatch, one with the same fingerprint replay with its stored response, and otherwise the key is claimed and svc.claimed is set, the one mark under which the command sent in the same round trip runs. It writes nothing: api.idempotency_complete writes the key with its response, in the same transaction, so the effect and the stored response commit or roll back together. Without a signed request context it raises SV500 CONTEXT_MISSING. It runs as svc_api because svc_runtime holds no privilege on app.idempotency_keys, and the policy "Clients use only their own idempotency keys" keeps every read to the request''s organization and client.';
-
-drop function api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text);
 
 create function api.idempotency_complete(p_method text, p_route text, p_key text, p_fingerprint text, p_status integer, p_headers jsonb, p_body text) returns void
     language plpgsql security definer
@@ -123,7 +125,10 @@ begin
     where i.organization_id = v_org and i.expires_at <= v_now;
   get diagnostics v_rows = row_count;
   if v_rows <> 1 then
-    perform app_private.raise('SV500', 'IDEMPOTENCY_KEY_LIVE', 'the key is live: it was not claimed in this transaction');
+    -- Only a request that holds the key on another node can have written it since the claim (the
+    -- claim's lock is a node's own: a shard group's move runs the two on two nodes); the client
+    -- retries and gets the stored response.
+    perform app_private.raise('SVC09', 'IDEMPOTENCY_KEY_IN_USE', 'another request with this key completed first');
   end if;
 end
 $$;
@@ -132,18 +137,30 @@ grant create on schema api to svc_api;
 alter function api.idempotency_complete(p_method text, p_route text, p_key text, p_fingerprint text, p_status integer, p_headers jsonb, p_body text) owner to svc_api;
 revoke create on schema api from svc_api;
 
-comment on function api.idempotency_complete(p_method text, p_route text, p_key text, p_fingerprint text, p_status integer, p_headers jsonb, p_body text) is 'Writes the Idempotency-Key the calling client claimed in this transaction, with the request''s fingerprint and the response (status, headers, body), in the same transaction as the command, so a retry with that key replays exactly what was sent; it lives 24 hours. An expired row of the key is replaced; a live one cannot exist after a claim and raises SV500 IDEMPOTENCY_KEY_LIVE. It runs as svc_api because svc_runtime holds no privilege on app.idempotency_keys; the row names the signed context''s organization and client, and the policy "Clients use only their own idempotency keys" admits no other.';
+comment on function api.idempotency_complete(p_method text, p_route text, p_key text, p_fingerprint text, p_status integer, p_headers jsonb, p_body text) is 'Writes the Idempotency-Key the calling client claimed in this transaction, with the request''s fingerprint and the response (status, headers, body), in the same transaction as the command, so a retry with that key replays exactly what was sent; it lives 24 hours. An expired row of the key is replaced; a live one, which only a request holding the key on another node during a shard move can have written, raises SVC09 IDEMPOTENCY_KEY_IN_USE (409). It runs as svc_api because svc_runtime holds no privilege on app.idempotency_keys; the row names the signed context''s organization and client, and the policy "Clients use only their own idempotency keys" admits no other.';
 
 revoke all on function api.idempotency_complete(p_method text, p_route text, p_key text, p_fingerprint text, p_status integer, p_headers jsonb, p_body text) from public;
 grant execute on function api.idempotency_complete(p_method text, p_route text, p_key text, p_fingerprint text, p_status integer, p_headers jsonb, p_body text) to svc_runtime;
 grant execute on function api.idempotency_complete(p_method text, p_route text, p_key text, p_fingerprint text, p_status integer, p_headers jsonb, p_body text) to svc_owner;
 grant execute on function api.idempotency_complete(p_method text, p_route text, p_key text, p_fingerprint text, p_status integer, p_headers jsonb, p_body text) to svc_worker;
 
+create or replace function api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) returns void
+    language plpgsql security definer
+    set search_path to 'pg_catalog', 'pg_temp'
+    as $$
+begin
+  perform api.idempotency_complete(p_method, p_route, p_key, current_setting('svc.claimed_fingerprint', true),
+                                   p_status, p_headers, p_body);
+end
+$$;
+
+comment on function api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) is 'The previous release''s form of the completion, for its processes while they still run: the key written with the fingerprint api.idempotency_claim recorded in this transaction (svc.claimed_fingerprint; a session that sets it itself changes only its own key''s record). The release after this drops it.';
+
 -- migrate:down
 
 drop function api.idempotency_complete(p_method text, p_route text, p_key text, p_fingerprint text, p_status integer, p_headers jsonb, p_body text);
 
-create function api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) returns void
+create or replace function api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) returns void
     language plpgsql security definer
     set search_path to 'pg_catalog', 'pg_temp'
     as $$

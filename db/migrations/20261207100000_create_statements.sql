@@ -7,8 +7,7 @@
  *   without any still has its required fields checked);
  * - app_private.new_id is one SQL expression, inlined where it is called (a column's default, an
  *   event's id), naming every function and operator with its schema;
- * - api.task_create reads its answer from api.tasks(id) itself, not through api.task_get;
- * - app.current_roles and new_id name their types with their schema too. */
+ * - api.task_create reads its answer from api.tasks(id) itself, not through api.task_get. */
 set local lock_timeout = '3s';
 set local statement_timeout = '60s';
 
@@ -152,15 +151,7 @@ begin
   returning id into v_id;
   return query select t.doc, t.version from api.tasks(v_id) t where t.id = v_id;
 end
-$$;create or replace function app.current_roles() returns text[]
-    language sql stable parallel restricted
-    as $$
-  select case when app_private.context_ok()
-              then coalesce(pg_catalog.string_to_array(case when pg_catalog.current_setting('svc.roles', true) operator(pg_catalog.=) '' then null
-                                                            else pg_catalog.current_setting('svc.roles', true) end, ','), '{}'::pg_catalog.text[])
-              else coalesce((app_private.bi_context()).svc_roles, '{}'::pg_catalog.text[]) end
 $$;
-
 
 -- migrate:down
 
@@ -300,13 +291,4 @@ begin
   returning id into v_id;
   return query select * from api.task_get(v_id);
 end
-$$;
-
-create or replace function app.current_roles() returns text[]
-    language sql stable parallel restricted
-    as $$
-  select case when app_private.context_ok()
-              then coalesce(pg_catalog.string_to_array(case when pg_catalog.current_setting('svc.roles', true) operator(pg_catalog.=) '' then null
-                                                            else pg_catalog.current_setting('svc.roles', true) end, ','), '{}'::text[])
-              else coalesce((app_private.bi_context()).svc_roles, '{}'::text[]) end
 $$;
