@@ -264,6 +264,10 @@ export function fromDatabaseError(e: unknown): ApiError | undefined {
       return new ApiError(code, `the resource has changed; its current ETag is ${current}`,
         { headers: { ETag: current }, members: { current_etag: current } });
     }
+    if (code === 'IDEMPOTENCY_KEY_IN_USE') {
+      // Another request with the key completed first (api.idempotency_complete): a retry replays it.
+      return new ApiError(code, pg.detail || undefined, { headers: { 'Retry-After': '1' } });
+    }
     if (pg.hint === 'errors') {
       // A list of problems (app_private.raise_errors): the first one names the code.
       let errors: FieldError[] = [];

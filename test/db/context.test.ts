@@ -7,6 +7,7 @@ import postgres from 'postgres';
 import { randomBytes } from 'node:crypto';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { beginRequest, inRequest, oneConnection, tokenSha256 } from '../helpers/sql.ts';
+import { fromDatabaseError, PROBLEMS } from '../../src/http/errors.ts';
 
 type Tagged = (strings: TemplateStringsArray, ...values: any[]) => Promise<any[]>;
 
@@ -204,6 +205,13 @@ t.test('api.idempotency_claim (reads the context once): without a signed context
     return state;
   }).then((state) => state, (e) => e.message);
   t.equal(await complete('f1'), 'IDEMPOTENCY_KEY_IN_USE', 'a completion over a live key fails its transaction');
+  const inUse = await rt.begin(async (tx) => {
+    await beginRequest(tx, p);
+    const q = await where(t, a, tx, p.orgId);
+    await q`select api.idempotency_complete('POST', '/v1/projects', 'ctx-real', 'f1', 201, '{}'::jsonb, '{}')`;
+  }).then(() => undefined, (e) => fromDatabaseError(e));
+  t.same(inUse && { code: inUse.code, status: PROBLEMS[inUse.code].status, headers: inUse.extra.headers },
+    { code: 'IDEMPOTENCY_KEY_IN_USE', status: 409, headers: { 'Retry-After': '1' } }, 'which the API answers 409 with Retry-After');
   await a.admin`update app.idempotency_keys set expires_at = now() - interval '1 second' where key = 'ctx-real'`;
   t.equal(await complete('f2'), 'claimed', 'an expired key is claimed again and replaced');
   t.same(await a.admin`select fingerprint, response_body from app.idempotency_keys where key = 'ctx-real'`,

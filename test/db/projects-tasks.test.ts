@@ -239,6 +239,28 @@ t.test('a member-only context cannot change projects or tasks', async (t) => {
 });
 
 // ---------------------------------------------------------------------------------------------
+t.test('api.tasks projects each Role\'s fields for a direct read by the runtime role', async (t) => {
+  const w = await world(t);
+  const { a, as, mgrA, memberA } = w;
+  const id = await w.task(mgrA, w.projectA);
+  const base = ['archived', 'code', 'created_at', 'custom_fields', 'id', 'name', 'object', 'project_id', 'status', 'updated_at'];
+  const full = [...base, 'assignee_member_ids', 'completed_at', 'description', 'due_at', 'predecessor_task_ids', 'priority',
+    'start_at', 'transitions'].sort();
+  const keys = async (c: Client) => as(c, async (tx) =>
+    Object.keys((await tx<{ doc: Record<string, unknown> }[]>`select doc from api.tasks where id = ${id}`)[0]?.doc ?? {}).sort());
+  t.same(await keys(mgrA), full, 'manager: every field');
+  t.same(await keys(memberA), full, 'member: every field');
+  t.same(await keys(await a.createClient(w.orgA, { roles: 'finance' })), [...base, 'completed_at'].sort(), 'finance: completed_at besides');
+  t.same(await keys(await a.createClient(w.orgA, { roles: 'hr' })), [...base, 'assignee_member_ids', 'due_at', 'start_at'].sort(),
+    'hr: the staffing fields besides');
+  t.same(await keys(await a.createClient(w.orgA, { roles: 'finance,hr' })),
+    [...base, 'assignee_member_ids', 'completed_at', 'due_at', 'start_at'].sort(), 'finance and hr: both');
+  const transitions = await as(mgrA, async (tx) => (await tx<{ n: number }[]>`
+    select jsonb_array_length(doc -> 'transitions') as n from api.tasks where id = ${id}`)[0]!.n);
+  t.ok(transitions > 0, 'a task in its initial status is offered its transitions');
+});
+
+// ---------------------------------------------------------------------------------------------
 t.test('without a request context the runtime role sees and writes nothing', async (t) => {
   const w = await world(t);
   const { a, rt, mgrA } = w;
