@@ -1,16 +1,26 @@
-// Regenerates src/db/schema.ts (Kysely types for the `api` surface) from a freshly migrated
-// scratch database. `--verify` fails when the committed file is stale.
+// Regenerates the types of the `api` surface from a freshly migrated scratch database: its views
+// (src/db/schema.ts, by kysely-codegen) and its functions (src/db/functions.ts). `--verify` fails
+// when a committed file is stale.
 import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import postgres from 'postgres';
+import { FUNCTIONS_FILE, functionsFile } from './codegen-functions.ts';
 import { serverUrl, migrate, withDatabase, embeddedPort } from './db.ts';
 import { isMain } from '../src/is-main.ts';
 
 export const CODEGEN_ARGS = ['--dialect', 'postgres', '--include-pattern', 'api.*', '--out-file', 'src/db/schema.ts'];
 
-export function runCodegen(url: string, verify: boolean): { ok: boolean; output: string } {
+export async function runCodegen(url: string, verify: boolean): Promise<{ ok: boolean; output: string }> {
   const out = spawnSync('npx', ['kysely-codegen', ...CODEGEN_ARGS, '--url', url, ...(verify ? ['--verify'] : [])],
     { encoding: 'utf8' });
-  return { ok: out.status === 0, output: `${out.stdout}${out.stderr}` };
+  const functions = await functionsFile(url);
+  let fresh = true;
+  if (verify) fresh = readFileSync(FUNCTIONS_FILE, 'utf8') === functions;
+  else writeFileSync(FUNCTIONS_FILE, functions);
+  return {
+    ok: out.status === 0 && fresh,
+    output: `${out.stdout}${out.stderr}${fresh ? '' : `${FUNCTIONS_FILE} is stale\n`}`,
+  };
 }
 
 if (isMain(import.meta.url)) {
@@ -19,7 +29,7 @@ if (isMain(import.meta.url)) {
   const root = postgres(server, { max: 1, onnotice: () => {} });
   try {
     await migrate(withDatabase(server, name));
-    const r = runCodegen(withDatabase(server, name), process.argv.includes('--verify'));
+    const r = await runCodegen(withDatabase(server, name), process.argv.includes('--verify'));
     process.stdout.write(r.output);
     process.exitCode = r.ok ? 0 : 1;
   } finally {

@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict 6HQPywIbkZqgxUUZM94TURaDob2tMW8TwFnaOPdJlD6glFPoAkw4yHExLnyfg2y
+\restrict K9tv2G3dBbX77aIWHdVlLf6tohSD0yBDHWuxopMc1o44i4nfvgtMmjQafZyj0jb
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -1737,8 +1737,6 @@ begin
   -- The command sent in the same round trip as this claim runs only under this mark (its
   -- statement's one-time filter): a replay, a mismatch or a key in flight runs nothing.
   perform set_config('svc.claimed', 'yes', true);
-  -- For the previous release's completion, which is not given the fingerprint.
-  perform set_config('svc.claimed_fingerprint', p_fingerprint, true);
   return next;
 end
 $$;
@@ -1749,28 +1747,6 @@ $$;
 --
 
 COMMENT ON FUNCTION api.idempotency_claim(p_method text, p_route text, p_key text, p_fingerprint text) IS 'Claims an Idempotency-Key for the calling client (organization, client, method, route template, key) in the transaction of the write it guards: a key held by a concurrent request answers in_flight (a transaction-scoped advisory lock, held until that transaction ends), a live key with another request fingerprint mismatch, one with the same fingerprint replay with its stored response, and otherwise the key is claimed and svc.claimed is set, the one mark under which the command sent in the same round trip runs. It writes nothing: api.idempotency_complete writes the key with its response, in the same transaction, so the effect and the stored response commit or roll back together. Without a signed request context it raises SV500 CONTEXT_MISSING. It runs as svc_api because svc_runtime holds no privilege on app.idempotency_keys, and the policy "Clients use only their own idempotency keys" keeps every read to the request''s organization and client.';
-
-
---
--- Name: idempotency_complete(text, text, text, integer, jsonb, text); Type: FUNCTION; Schema: api; Owner: -
---
-
-CREATE FUNCTION api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-begin
-  perform api.idempotency_complete(p_method, p_route, p_key, current_setting('svc.claimed_fingerprint', true),
-                                   p_status, p_headers, p_body);
-end
-$$;
-
-
---
--- Name: FUNCTION idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text); Type: COMMENT; Schema: api; Owner: -
---
-
-COMMENT ON FUNCTION api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) IS 'The previous release''s form of the completion, for its processes while they still run: the key written with the fingerprint api.idempotency_claim recorded in this transaction (svc.claimed_fingerprint; a session that sets it itself changes only its own key''s record). The release after this drops it.';
 
 
 --
@@ -19484,5 +19460,5 @@ ALTER TABLE graphile_worker._private_tasks ENABLE ROW LEVEL SECURITY;
 -- PostgreSQL database dump complete
 --
 
-\unrestrict 6HQPywIbkZqgxUUZM94TURaDob2tMW8TwFnaOPdJlD6glFPoAkw4yHExLnyfg2y
+\unrestrict K9tv2G3dBbX77aIWHdVlLf6tohSD0yBDHWuxopMc1o44i4nfvgtMmjQafZyj0jb
 

@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict G430lU3IvlOpvaUO55F8LBw9KcinHtWBUoOAqUfLkfzi0z1dBzc7nFqVKQXIYzP
+\restrict SDKe8YQ9LtcNguTxsqHoKcapwsTaiForQvwhJkwgVk7cI3hzoMb7WFxQUhOLel5
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -1499,24 +1499,7 @@ begin
   -- The command sent in the same round trip as this claim runs only under this mark (its
   -- statement's one-time filter): a replay, a mismatch or a key in flight runs nothing.
   perform set_config('svc.claimed', 'yes', true);
-  -- For the previous release's completion, which is not given the fingerprint.
-  perform set_config('svc.claimed_fingerprint', p_fingerprint, true);
   return next;
-end
-$$;
-
-
---
--- Name: idempotency_complete(text, text, text, integer, jsonb, text); Type: FUNCTION; Schema: api; Owner: -
---
-
-CREATE FUNCTION api.idempotency_complete(p_method text, p_route text, p_key text, p_status integer, p_headers jsonb, p_body text) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-begin
-  perform api.idempotency_complete(p_method, p_route, p_key, current_setting('svc.claimed_fingerprint', true),
-                                   p_status, p_headers, p_body);
 end
 $$;
 
@@ -16142,5 +16125,5 @@ CREATE EVENT TRIGGER shard_views_stale ON ddl_command_end
 -- PostgreSQL database dump complete
 --
 
-\unrestrict G430lU3IvlOpvaUO55F8LBw9KcinHtWBUoOAqUfLkfzi0z1dBzc7nFqVKQXIYzP
+\unrestrict SDKe8YQ9LtcNguTxsqHoKcapwsTaiForQvwhJkwgVk7cI3hzoMb7WFxQUhOLel5
 

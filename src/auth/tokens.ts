@@ -2,7 +2,7 @@
 // so every instance shares them and they survive restarts.
 import { SignJWT, jwtVerify, generateKeyPair, exportJWK, importJWK, decodeProtectedHeader, errors as joseErrors } from 'jose';
 import { hash, randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { api, type SetRow } from '../db/api.ts';
 import type { Db } from '../db/database.ts';
 import { seal, unseal, deriveKey } from './sealing.ts';
 
@@ -52,7 +52,7 @@ export class TokenService {
     await this.reload();
     if (!this.current) {
       const k = await newSigningKey(this.opts.masterKey);
-      await sql`select api.signing_key_bootstrap(${k.kid}, ${k.alg}, ${k.publicJwk}::jsonb, ${k.sealed})`.execute(this.db);
+      await api.value('signing_key_bootstrap', k.kid, k.alg, k.publicJwk, k.sealed).execute(this.db);
       await this.reload();
     }
     if (!this.current) throw new Error('no signing key available');
@@ -63,8 +63,7 @@ export class TokenService {
 
   private async reload(): Promise<void> {
     this.loading ??= (async () => {
-      const { rows } = await sql<{ kid: string; public_jwk: Record<string, unknown>; private_jwk_sealed: string }>`
-        select kid, public_jwk, private_jwk_sealed from api.signing_keys_current()`.execute(this.db);
+      const { rows } = await api.rows('signing_keys_current').$castTo<SetRow<'signing_keys_current'>>().execute(this.db);
       const keys = new Map<string, LoadedKey>();
       const sealKey = deriveKey(this.opts.masterKey, 'signing-keys');
       for (const r of rows) {
@@ -73,7 +72,7 @@ export class TokenService {
         const privateJwk = JSON.parse(unseal(sealKey, r.private_jwk_sealed));
         keys.set(r.kid, {
           kid: r.kid,
-          publicKey: await importJWK({ ...r.public_jwk, alg: ALG }, ALG),
+          publicKey: await importJWK({ ...(r.public_jwk as Record<string, unknown>), alg: ALG }, ALG),
           privateKey: await importJWK({ ...privateJwk, alg: ALG }, ALG),
         });
       }

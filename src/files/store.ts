@@ -3,6 +3,7 @@
 // and out chunk by chunk, so memory stays flat whatever the file size.
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
+import { api, type SetRow } from '../db/api.ts';
 import type { Db, Tx } from '../db/database.ts';
 import { SNIFF_BYTES } from './sniff.ts';
 
@@ -40,7 +41,7 @@ export const postgresStore: FileStore = {
     let batch: Buffer[] = [];
     const write = async () => {
       if (!batch.length) return;
-      await sql`select api.file_upload_chunks(${upload.id}, ${seq}::integer, ${sql.join(batch.map((b) => sql`${b}::bytea`))})`.execute(tx);
+      await api.value('file_upload_chunks(text, integer, bytea[])', upload.id, seq, batch).execute(tx);
       seq += batch.length;
       batch = [];
     };
@@ -79,9 +80,9 @@ export const postgresStore: FileStore = {
       // One statement: the token sets the context (its transaction is the statement's), then the chunks.
       // bytea: postgres.js receives it in binary format once the statement is described (change 17
       // of patches/postgres+3.4.9.patch), so no string of the bytes is made in the JS heap.
-      const { rows } = await sql<{ seq: number; data: Buffer }>`
-        select c.seq, c.data from api.file_download_begin(${file.token}) b,
-               lateral api.file_chunks(b.file_id, ${from}::integer, ${to}::integer) c
+      const { rows } = await sql<SetRow<'file_chunks'>>`
+        select c.seq, c.data from ${api.table('file_download_begin', file.token)} b,
+               lateral ${api.table('file_chunks', sql<string>`b.file_id`, from, to)} c
          where b.outcome = 'ok' and b.file_id = ${file.id}
          order by c.seq`.execute(db);
       if (rows.length !== to - from + 1) throw new Error('the file is no longer available');

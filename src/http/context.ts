@@ -3,6 +3,7 @@ import type { Request } from '@hapi/hapi';
 import type { Config } from '../config.ts';
 import type { AcquireTimeout, Database } from '../db/database.ts';
 import { clusterRoutingFor } from '../db/cluster.ts';
+import { api } from '../db/api.ts';
 import { TokenService, type VerifiedToken } from '../auth/tokens.ts';
 import { deriveKey } from '../auth/sealing.ts';
 import { RateLimiter } from './rate-limit.ts';
@@ -110,10 +111,9 @@ export async function createAppContext(config: Config, database: Database,
   const metrics = opts.metrics ?? createMetrics();
   metrics.watchPool(database.stats);
   metrics.watchOutbox(async () => {
-    const [o] = await database.sql<{ oldest_pending_event_seconds: number; deliveries_pending: string; oldest_due_delivery_seconds: number }[]>`
-      select * from api.service_outbox_status()`;
-    return { oldestPendingEventSeconds: o!.oldest_pending_event_seconds, deliveriesPending: Number(o!.deliveries_pending),
-      oldestDueDeliverySeconds: o!.oldest_due_delivery_seconds };
+    const { rows: [o] } = await api.rows('service_outbox_status').execute(database.db);
+    return { oldestPendingEventSeconds: o?.oldest_pending_event_seconds ?? 0, deliveriesPending: Number(o?.deliveries_pending ?? 0),
+      oldestDueDeliverySeconds: o?.oldest_due_delivery_seconds ?? 0 };
   });
   const logger = createLogger(config.logLevel, opts.logDestination);
   const runEvents = new RunEventHub(database, logger);

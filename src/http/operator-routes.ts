@@ -2,7 +2,7 @@
 import type { ServerRoute } from '@hapi/hapi';
 import { existsSync, readdirSync } from 'node:fs';
 import { timingSafeEqual, createHash } from 'node:crypto';
-import { sql } from 'kysely';
+import { api } from '../db/api.ts';
 import type { AppContext } from './context.ts';
 import { ApiError, problemResponse } from './errors.ts';
 import { requestIdOf } from './operation/route.ts';
@@ -39,7 +39,7 @@ export function operatorRoutes(app: AppContext): ServerRoute[] {
           try {
             [applied] = await Promise.race([
               Promise.all([
-                sql<{ v: string | null }>`select api.service_schema_version() as v`.execute(app.database.db).then((r) => r.rows[0]?.v ?? null),
+                api.value('service_schema_version').execute(app.database.db).then((r) => r.rows[0]?.value ?? null),
                 app.database.ping(),
               ]),
               new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref()),

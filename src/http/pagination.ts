@@ -53,7 +53,3 @@ export function decodeCursor(secret: Buffer, route: string, query: Record<string
 
 export type SortOrder = 'asc' | 'desc';
 
-/** A sort offered by a list: the SQL expression (never null) and its type for the cursor cast.
- * `dense`: an ascending integer key numbering the rows 1, 2, 3, … without gaps (a report's rows),
- * so that a page is a range of it. */
-export interface SortSpec { expr: string; type: 'text' | 'date' | 'timestamptz' | 'integer'; dense?: boolean }

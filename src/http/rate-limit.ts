@@ -3,7 +3,7 @@
 // (api.rate_limit_lease) and spends them locally. The database never grants beyond the limit, so
 // the instances together admit at most the limit; grants shrink to one as the window fills, and
 // leases left unspent for IDLE_MS go back, so a client that moves to another instance loses little.
-import { sql } from 'kysely';
+import { api, type SetRow } from '../db/api.ts';
 import type { Db } from '../db/database.ts';
 
 const IDLE_MS = 1000;
@@ -81,9 +81,8 @@ export class RateLimiter {
     // coordinator's.
     b.leasing ??= (async () => {
       try {
-        const { rows: [r] } = await sql<{ granted: number; hits: number }>`
-          select granted, hits from api.rate_limit_lease(${key}, ${b.window}::bigint, ${Math.max(1, b.waiting)}::integer, ${this.limit}::integer)`
-          .execute(this.db);
+        const { rows: [r] } = await api.rows('rate_limit_lease', key, b.window, Math.max(1, b.waiting), this.limit)
+          .$castTo<SetRow<'rate_limit_lease'>>().execute(this.db);
         b.hits = r!.hits;
         b.leased += r!.granted;
         b.granted = r!.granted;
@@ -107,8 +106,8 @@ export class RateLimiter {
     if (batch.length === 0) return;
     for (const x of batch) x.b.leased -= x.n;
     try {
-      await sql`select api.rate_limit_release(${batch.map((x) => x.key)}::text[], ${batch.map((x) => x.b.window)}::bigint[],
-        ${batch.map((x) => x.n)}::integer[])`.execute(this.db);
+      await api.value('rate_limit_release', batch.map((x) => x.key), batch.map((x) => x.b.window), batch.map((x) => x.n))
+        .execute(this.db);
     } catch (e) {
       for (const x of batch) x.b.leased += x.n;
       throw e;

@@ -1,12 +1,13 @@
 // Agents and runs (spec "Agents and runs"): discovery, readiness, runs started as the client and
 // executed by the worker (src/agents/engine.ts), actions, cancellation, and the run event stream.
 import Joi from 'joi';
-import { sql } from 'kysely';
+import { sql, type Expression, type SqlBool } from 'kysely';
 import { PassThrough } from 'node:stream';
 import type { Operation, StreamContext } from '../http/operation.ts';
 import { header } from '../http/headers.ts';
 import { ApiError, type FieldError } from '../http/errors.ts';
 import { schemaErrors } from '../http/json-schema.ts';
+import { api } from '../db/api.ts';
 import { schemas } from './schemas.ts';
 import { freeJson, getStatement, idOf, listStatement, metadata, subject, timestamp } from './common.ts';
 import { listQuery } from '../http/pagination.ts';
@@ -28,7 +29,7 @@ export const agentOperations: Operation[] = [
     summary: 'Published agents that accept API Clients and whose required_roles the caller holds',
     query: Joi.object({ ...listQuery }),
     response: { status: 200, description: 'A page of agents', schema: schemas.list(schemas.agent) },
-    statement: (ctx) => listStatement(ctx, 'api.agents', { expr: 'sort_id', type: 'text' }, 'asc', []),
+    statement: (ctx) => listStatement(ctx, 'api.agents', { expr: (eb) => eb.ref('sort_id'), type: 'text' }, 'asc', () => []),
   },
   {
     kind: 'statement',
@@ -36,7 +37,7 @@ export const agentOperations: Operation[] = [
     summary: 'One agent: AGENT_NOT_PUBLISHED when the organization unpublished it',
     errors: ['AGENT_NOT_FOUND', 'AGENT_NOT_PUBLISHED', 'API_PRINCIPAL_NOT_SUPPORTED'],
     response: { status: 200, description: 'The agent', schema: schemas.agent },
-    statement: ({ params }) => getStatement(sql`select * from api.agent_get(${params.agent_id})`,
+    statement: ({ params }) => getStatement(api.rows('agent_get', params.agent_id),
       () => new ApiError('AGENT_NOT_FOUND', `no agent ${params.agent_id}`)),
   },
   {
@@ -51,13 +52,12 @@ export const agentOperations: Operation[] = [
     errors: ['AGENT_NOT_FOUND', 'AGENT_NOT_PUBLISHED'],
     response: { status: 200, description: 'The readiness', schema: schemas.agentReadiness },
     handler: async (ctx) => {
-      const { rows: [s] } = await sql<{ schema: object }>`select api.agent_input_schema(${ctx.params.agent_id}) as schema`.execute(ctx.tx);
-      const problems = inputErrors(ctx.params.agent_id, s!.schema, ctx.body.input)
+      const { rows: [s] } = await api.value('agent_input_schema', ctx.params.agent_id).execute(ctx.tx);
+      const problems = inputErrors(ctx.params.agent_id, s!.value as object, ctx.body.input)
         .map((e) => ({ code: 'AGENT_INPUT_INVALID', message: e.detail, pointer: e.pointer }));
-      const { rows: [r] } = await sql<{ doc: unknown }>`
-        select api.agent_readiness(${ctx.params.agent_id}, ${ctx.body.subject}::jsonb, ${JSON.stringify(problems)}::text::jsonb, ${modelAvailable(ctx)}) as doc`
+      const { rows: [r] } = await api.value('agent_readiness', ctx.params.agent_id, ctx.body.subject, problems, modelAvailable(ctx))
         .execute(ctx.tx);
-      return { body: r!.doc };
+      return { body: r!.value };
     },
   },
   {
@@ -80,23 +80,22 @@ export const agentOperations: Operation[] = [
         .filter(([k, v]) => k.length > 40 || typeof v !== 'string' || v.length > 500)
         .map(([k]) => ({ pointer: `/metadata/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, detail: 'metadata keys have at most 40 characters and values are strings of at most 500', code: 'VALIDATION_FAILED' }));
       if (metadataErrors.length) throw new ApiError('VALIDATION_FAILED', metadataErrors[0]!.detail, { errors: metadataErrors });
-      const { rows: [s] } = await sql<{ schema: object }>`select api.agent_input_schema(${id}) as schema`.execute(ctx.tx);
+      const { rows: [s] } = await api.value('agent_input_schema', id).execute(ctx.tx);
       // Who may start it comes before what it was given: the first blocker answers.
-      const { rows: [b] } = await sql<{ blockers: { code: string; message: string }[] }>`
-        select api.agent_blockers(${id}, ${ctx.body.subject?.member_id ?? null}, ${modelAvailable(ctx)}) as blockers`.execute(ctx.tx);
-      const first = b!.blockers[0];
+      const { rows: [b] } = await api.value('agent_blockers', id, ctx.body.subject?.member_id ?? null, modelAvailable(ctx)).execute(ctx.tx);
+      const first = (b!.value as { code: string; message: string }[])[0];
       if (first) {
         throw new ApiError(first.code as 'ROLE_REQUIRED', first.message,
           first.code === 'SUBJECT_NOT_SUPPORTED' ? { errors: [{ pointer: '/subject', detail: first.message, code: first.code }] } : {});
       }
-      const errors = inputErrors(id, s!.schema, ctx.body.input);
+      const errors = inputErrors(id, s!.value as object, ctx.body.input);
       if (errors.length) {
         throw new ApiError('AGENT_INPUT_INVALID', errors.length === 1 ? errors[0]!.detail : `${errors.length} problems; see errors`, { errors });
       }
-      const { rows: [r] } = await sql<{ doc: { id: string } }>`
-        select api.agent_run_create(${id}, ${ctx.body.input}::jsonb, ${ctx.body.subject}::jsonb, ${ctx.body.metadata}::jsonb,
-          ${modelAvailable(ctx)}) as doc`.execute(ctx.tx);
-      return { status: 202, body: r!.doc, headers: { Location: `/v1/runs/${r!.doc.id}` } };
+      const { rows: [r] } = await api.value('agent_run_create', id, ctx.body.input, ctx.body.subject, ctx.body.metadata,
+        modelAvailable(ctx)).execute(ctx.tx);
+      const doc = r!.value as { id: string };
+      return { status: 202, body: doc, headers: { Location: `/v1/runs/${doc.id}` } };
     },
   },
   {
@@ -115,13 +114,13 @@ export const agentOperations: Operation[] = [
     response: { status: 200, description: 'A page of runs', schema: schemas.list(schemas.run) },
     statement: (ctx) => {
       const q = ctx.query;
-      return listStatement(ctx, 'api.runs', { expr: 'created_at', type: 'timestamptz' }, 'desc', [
-        ...(q.kind ? [sql<boolean>`kind = ${q.kind}`] : []),
-        ...(q.status ? [sql<boolean>`status = ${q.status}`] : []),
-        ...(q.agent_id ? [sql<boolean>`agent_id = ${q.agent_id}`] : []),
-        ...(q.conversation_id ? [sql<boolean>`conversation_id = ${q.conversation_id}`] : []),
-        ...(q.created_after ? [sql<boolean>`created_at > ${q.created_after}::timestamptz`] : []),
-        ...(q.created_before ? [sql<boolean>`created_at < ${q.created_before}::timestamptz`] : []),
+      return listStatement(ctx, 'api.runs', { expr: (eb) => eb.ref('created_at'), type: 'timestamptz' }, 'desc', (eb): Expression<SqlBool>[] => [
+        ...(q.kind ? [eb('kind', '=', q.kind)] : []),
+        ...(q.status ? [eb('status', '=', q.status)] : []),
+        ...(q.agent_id ? [eb('agent_id', '=', q.agent_id)] : []),
+        ...(q.conversation_id ? [eb('conversation_id', '=', q.conversation_id)] : []),
+        ...(q.created_after ? [eb('created_at', '>', sql<Date>`${q.created_after}::timestamptz`)] : []),
+        ...(q.created_before ? [eb('created_at', '<', sql<Date>`${q.created_before}::timestamptz`)] : []),
       ]);
     },
   },
@@ -131,7 +130,7 @@ export const agentOperations: Operation[] = [
     summary: 'One of the calling client\'s runs (others: RUN_NOT_FOUND)',
     errors: ['RUN_NOT_FOUND'],
     response: { status: 200, description: 'The run', schema: schemas.run },
-    statement: ({ params }) => getStatement(sql`select * from api.run_get(${params.run_id})`,
+    statement: ({ params }) => getStatement(api.rows('run_get', params.run_id),
       () => new ApiError('RUN_NOT_FOUND', `no run ${params.run_id} of your client`)),
   },
   {
@@ -154,12 +153,12 @@ export const agentOperations: Operation[] = [
     errors: ['RUN_NOT_FOUND', 'RUN_NOT_ACTIONABLE', 'RUN_ACTION_INVALID'],
     response: { status: 202, description: 'The run, queued again', schema: schemas.run },
     handler: async (ctx) => {
-      const { rows: [r] } = await sql<{ doc: { status: string; required_action: { id: string; schema: object } | null } }>`
-        select doc from api.run_get(${ctx.params.run_id})`.execute(ctx.tx);
+      const { rows: [r] } = await api.rows('run_get', ctx.params.run_id).execute(ctx.tx);
       if (!r) throw new ApiError('RUN_NOT_FOUND', `no run ${ctx.params.run_id} of your client`);
-      const action = r.doc.required_action;
-      if (r.doc.status !== 'requires_action' || !action) {
-        throw new ApiError('RUN_NOT_ACTIONABLE', `the run is ${r.doc.status}; actions are accepted only while it requires_action`);
+      const doc = r.doc as { status: string; required_action: { id: string; schema: object } | null };
+      const action = doc.required_action;
+      if (doc.status !== 'requires_action' || !action) {
+        throw new ApiError('RUN_NOT_ACTIONABLE', `the run is ${doc.status}; actions are accepted only while it requires_action`);
       }
       if (ctx.body.action_id !== action.id) {
         throw new ApiError('RUN_ACTION_INVALID', `the run waits for action ${action.id}`,
@@ -169,9 +168,8 @@ export const agentOperations: Operation[] = [
       if (errors.length) {
         throw new ApiError('RUN_ACTION_INVALID', errors.length === 1 ? errors[0]!.detail : `${errors.length} problems; see errors`, { errors });
       }
-      const { rows: [done] } = await sql<{ doc: unknown }>`
-        select api.run_submit_action(${ctx.params.run_id}, ${ctx.body.action_id}, ${ctx.body.response}::jsonb) as doc`.execute(ctx.tx);
-      return { status: 202, body: done!.doc };
+      const { rows: [done] } = await api.value('run_submit_action', ctx.params.run_id, ctx.body.action_id, ctx.body.response).execute(ctx.tx);
+      return { status: 202, body: done!.value };
     },
   },
   {
@@ -181,8 +179,8 @@ export const agentOperations: Operation[] = [
     errors: ['RUN_NOT_FOUND', 'RUN_ALREADY_TERMINAL', 'RUN_CANCEL_NOT_AVAILABLE'],
     response: { status: 200, description: 'The cancelled run', schema: schemas.run },
     handler: async (ctx) => {
-      const { rows: [r] } = await sql<{ doc: unknown }>`select api.run_cancel(${ctx.params.run_id}) as doc`.execute(ctx.tx);
-      return { body: r!.doc };
+      const { rows: [r] } = await api.value('run_cancel', ctx.params.run_id).execute(ctx.tx);
+      return { body: r!.value };
     },
   },
 ];
@@ -202,8 +200,7 @@ async function streamRunEvents(ctx: StreamContext): Promise<import('@hapi/hapi')
   const after = raw ? Number(raw) : 0;
   // One statement a read (the token checked in it), pipelined with other point reads: a wake-up
   // reaches every stream of the run at once.
-  const read = async (from: number) => await ctx.rows(sql`
-    select * from api.run_events_after(${runId}, ${from}::integer, ${STREAM_BATCH}::integer)`) as EventRow[];
+  const read = async (from: number) => await ctx.rows(api.rows('run_events_after', runId, from, STREAM_BATCH)) as EventRow[];
 
   const leave = app.runEvents.admit(ctx.clientId, app.config.agents.streamsPerClient);
   if (!leave) {
@@ -277,8 +274,9 @@ async function openRunEventStream(ctx: StreamContext, read: (from: number) => Pr
     throw e;
   }
   busy = false;
+  const run = api.rows('run_get', runId);
   if (first.length === 0 && after > 0 && await ctx.read(async (tx) => (await sql<{ finished: boolean }>`
-    select doc->>'status' in ('succeeded', 'failed', 'cancelled') as finished from api.run_get(${runId})`.execute(tx)).rows[0]?.finished)) {
+    select r.doc->>'status' in ('succeeded', 'failed', 'cancelled') as finished from (${run}) r`.execute(tx)).rows[0]?.finished)) {
     // Resumed after the last event of a finished run: 204 tells an EventSource not to reconnect
     // (WHATWG HTML, server-sent events); a 200 that ends at once would be reconnected to forever.
     unsubscribe();

@@ -1,8 +1,9 @@
 import Joi from 'joi';
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Operation } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
 import { listQuery } from '../http/pagination.ts';
+import { api } from '../db/api.ts';
 import { schemas } from './schemas.ts';
 import { idOf, listStatement, timestamp } from './common.ts';
 
@@ -23,15 +24,21 @@ export const approvalOperations: Operation[] = [
     response: { status: 200, description: 'A page of approvals', schema: schemas.list(schemas.approval) },
     statement: (ctx) => {
       const { query } = ctx;
-      const where: RawBuilder<boolean>[] = [];
-      if (query.status) where.push(sql`status = ${query.status}`);
-      if (query.type) where.push(sql`type = ${query.type}`);
-      if (query.resource_type) where.push(sql`resource_type = ${query.resource_type}`);
-      if (query.resource_id) where.push(sql`resource_id = ${query.resource_id}`);
-      // Timestamps go out at millisecond precision: compare at that precision, so a returned value excludes its own row.
-      if (query.requested_after) where.push(sql`date_trunc('milliseconds', requested_at) > ${query.requested_after}::timestamptz`);
-      if (query.updated_after) where.push(sql`date_trunc('milliseconds', updated_at) > ${query.updated_after}::timestamptz`);
-      return listStatement(ctx, 'api.approvals', { expr: 'requested_at', type: 'timestamptz' }, 'asc', where);
+      return listStatement(ctx, 'api.approvals', { expr: (eb) => eb.ref('requested_at'), type: 'timestamptz' }, 'asc', (eb) => {
+        const where: Expression<SqlBool>[] = [];
+        if (query.status) where.push(eb('status', '=', query.status));
+        if (query.type) where.push(eb('type', '=', query.type));
+        if (query.resource_type) where.push(eb('resource_type', '=', query.resource_type));
+        if (query.resource_id) where.push(eb('resource_id', '=', query.resource_id));
+        // Timestamps go out at millisecond precision: compare at that precision, so a returned value excludes its own row.
+        if (query.requested_after) {
+          where.push(eb(eb.fn('date_trunc', [sql.lit('milliseconds'), eb.ref('requested_at')]), '>', sql<Date>`${query.requested_after}::timestamptz`));
+        }
+        if (query.updated_after) {
+          where.push(eb(eb.fn('date_trunc', [sql.lit('milliseconds'), eb.ref('updated_at')]), '>', sql<Date>`${query.updated_after}::timestamptz`));
+        }
+        return where;
+      });
     },
   },
   {
@@ -42,12 +49,11 @@ export const approvalOperations: Operation[] = [
     errors: ['APPROVAL_NOT_FOUND', 'APPROVAL_ACCESS_DENIED'],
     response: { status: 200, description: 'The approval', schema: schemas.approval },
     handler: async ({ tx, params }) => {
-      const { rows: [row] } = await sql<{ doc: unknown; version: number; visible: boolean }>`
-        select doc, version from api.approvals where id = ${params.approval_id}`.execute(tx);
+      const row = await tx.selectFrom('api.approvals').select(['doc', 'version']).where('id', '=', params.approval_id).executeTakeFirst();
       if (!row) {
         // Distinguish "exists but not for your Roles" from "no such approval", within the organization only.
-        const { rows: [exists] } = await sql<{ found: boolean }>`select api.approval_exists(${params.approval_id}) as found`.execute(tx);
-        if (exists?.found) throw new ApiError('APPROVAL_ACCESS_DENIED', 'your Roles do not cover this approval\'s resource');
+        const { rows: [exists] } = await api.value('approval_exists', params.approval_id).execute(tx);
+        if (exists?.value) throw new ApiError('APPROVAL_ACCESS_DENIED', 'your Roles do not cover this approval\'s resource');
         throw new ApiError('APPROVAL_NOT_FOUND', `no approval ${params.approval_id} in your organization`);
       }
       return { body: row.doc, version: row.version };

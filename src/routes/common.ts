@@ -1,13 +1,15 @@
 // Shared pieces of the resource routes: the schema-version header, keyset listing over a view.
 import Joi from 'joi';
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely';
 import type { Request } from '@hapi/hapi';
 import type { ReadStatement, StatementContext } from '../http/operation.ts';
 import { header } from '../http/headers.ts';
 import { READY } from '../http/operation/statement.ts';
 import { RawJson } from '../http/operation/answer.ts';
 import { ApiError, type ProblemCode } from '../http/errors.ts';
-import { decodeCursor, encodeCursor, listQuery, type SortSpec, type SortOrder } from '../http/pagination.ts';
+import { decodeCursor, encodeCursor, listQuery, type SortOrder } from '../http/pagination.ts';
+import { viewExpressions, type Declared, type View } from '../db/api.ts';
+import type { DB } from '../db/schema.ts';
 
 /** `Svc-Schema-Version: <n>` on a write: the write fails with OBJECT_SCHEMA_CHANGED when the
  * object type's custom-field schema has moved on since the client read it. */
@@ -64,7 +66,7 @@ export const metadata = freeJson(Joi.object().unknown(true).max(20), { bytes: 81
 export const customFields = freeJson(Joi.object().unknown(true).description('values keyed by api_name; null clears a field'), { bytes: 65_536, depth: 4 });
 export const subject = Joi.object({ member_id: Joi.string().max(320).required() });
 
-export function sortQuery(sorts: Record<string, SortSpec>, defaultSort: string, defaultOrder: SortOrder) {
+export function sortQuery(sorts: Record<string, unknown>, defaultSort: string, defaultOrder: SortOrder) {
   return {
     sort: Joi.string().valid(...Object.keys(sorts)).default(defaultSort),
     order: Joi.string().valid('asc', 'desc').default(defaultOrder),
@@ -72,37 +74,53 @@ export function sortQuery(sorts: Record<string, SortSpec>, defaultSort: string, 
   };
 }
 
+/** The columns of a one-resource read (getStatement) and of a list page (listStatement). */
+export const RESOURCE_COLUMNS = { doc: 'text', version: 'int4' } as const;
+export const PAGE_COLUMNS = { data: 'text', has_more: 'bool', last_key: 'text', last_id: 'text' } as const;
+
 /** One resource in one statement with the request context: `source` yields `doc` and `version`
  * (a view filtered by id, or an api function), gated on READY; no row is `notFound`. */
-export function getStatement(source: RawBuilder<unknown>, notFound: () => ApiError): ReadStatement {
+export function getStatement(source: Expression<{ doc: unknown; version: number | null }>, notFound: () => ApiError): ReadStatement {
   return {
     query: sql`select app_private.wire_json(g.doc) as doc, g.version from (${source}) g where ${READY}`,
     point: true,
     respond: (row) => {
       if (!row) throw notFound();
-      return { body: new RawJson(row.doc), version: row.version };
+      const { doc, version } = row as Declared<typeof RESOURCE_COLUMNS>;
+      return { body: new RawJson(doc!), version };
     },
   };
 }
 
-export type ListView = 'api.members' | 'api.projects' | 'api.tasks' | 'api.time_entries' | 'api.approvals' | 'api.webhook_endpoints'
-  | 'api.webhook_deliveries' | 'api.invoices' | 'api.integration_connections' | 'api.files'
-  | 'api.tickets' | 'api.ticket_messages' | 'api.reports' | 'api.report_results' | 'api.agents' | 'api.runs'
-  | 'api.conversations' | 'api.conversation_messages';
+/** The views a list pages through: each has an `id` and the wire document `doc`. */
+export type ListView = { [V in View]: DB[V] extends { id: unknown; doc: unknown } ? V : never }[View];
+
+/** A sort offered by a list over `V`: its expression (never null) and its type for the cursor cast.
+ * `dense`: an ascending integer key numbering the rows 1, 2, 3, … without gaps (a report's rows),
+ * so that a page is a range of it. */
+export interface SortSpec<V extends View> {
+  expr: (eb: ExpressionBuilder<DB, V>) => Expression<unknown>;
+  type: 'text' | 'date' | 'timestamptz' | 'integer';
+  dense?: boolean;
+}
 
 /** Keyset page over a view, in one statement with the request context (README "Adding an
  * endpoint"): `(sort expr, id)` compared with the cursor's last row, limit + 1 rows, and the
- * page's `data` array built as JSON text by PostgreSQL, which the server passes on untouched. */
-export function listStatement(ctx: StatementContext, view: ListView, spec: SortSpec, order: SortOrder,
-  where: RawBuilder<boolean>[], checks: RawBuilder<unknown>[] = []): ReadStatement {
+ * page's `data` array built as JSON text by PostgreSQL, which the server passes on untouched.
+ * `where` names the view's columns through its typed expression builder. */
+export function listStatement<V extends ListView>(ctx: StatementContext, view: V, spec: SortSpec<V>, order: SortOrder,
+  where: (eb: ExpressionBuilder<DB, V>) => Expression<SqlBool>[], checks: RawBuilder<unknown>[] = []): ReadStatement {
   const { query, app, route } = ctx;
   const after = decodeCursor(app.cursorKey, route, query);
-  const expr = sql.raw(spec.expr);
-  const conditions = [READY, ...where];
+  const eb = viewExpressions<V>();
+  const expr = spec.expr(eb);
+  // Every ListView has these two columns.
+  const id = sql.ref('id');
+  const conditions: Expression<SqlBool>[] = [READY, ...where(eb)];
   if (after) {
     if (after.length !== 2 || typeof after[1] !== 'string') throw new ApiError('INVALID_CURSOR', 'the cursor is malformed');
     // The key travels as text: a typed parameter would pass through the driver's Date (milliseconds, no infinity).
-    conditions.push(sql<boolean>`(${expr}, id) ${sql.raw(order === 'asc' ? '>' : '<')} ((${String(after[0])}::text)::${sql.raw(spec.type)}, ${after[1]}::text)`);
+    conditions.push(sql<boolean>`(${expr}, ${id}) ${sql.raw(order === 'asc' ? '>' : '<')} ((${String(after[0])}::text)::${sql.raw(spec.type)}, ${after[1]}::text)`);
   }
   // The page size is written into the statement, not sent as a parameter: with `limit $n` the
   // planner costs a generic plan for an unknown LIMIT (10 % of the rows) above the custom ones, so
@@ -131,14 +149,15 @@ export function listStatement(ctx: StatementContext, view: ListView, spec: SortS
              max(p.sort_key) filter (where p.n = ${n}) as last_key,
              max(p.id) filter (where p.n = ${n}) as last_id
         from (select row_number() over () as n, s.* from (
-                select id, doc, (${expr})::text as sort_key from ${sql.raw(view)}
+                select ${id} as id, ${sql.ref('doc')} as doc, (${expr})::text as sort_key from ${sql.table(view)}
                  where ${sql.join(conditions, sql` and `)}
-                 order by ${expr} ${sql.raw(order)}, id ${sql.raw(order)}
+                 order by ${expr} ${sql.raw(order)}, ${id} ${sql.raw(order)}
                  limit ${sql.lit(limit + 1)}) s) p`,
     respond: (row) => {
-      const hasMore = row!.has_more === true;
-      const cursor = hasMore ? JSON.stringify(encodeCursor(app.cursorKey, route, query, [row!.last_key, row!.last_id])) : 'null';
-      return { body: new RawJson(`{"object":"list","data":[${row!.data}],"has_more":${hasMore},"next_cursor":${cursor}}`) };
+      const page = row as Declared<typeof PAGE_COLUMNS>;
+      const hasMore = page.has_more === true;
+      const cursor = hasMore ? JSON.stringify(encodeCursor(app.cursorKey, route, query, [page.last_key, page.last_id])) : 'null';
+      return { body: new RawJson(`{"object":"list","data":[${page.data}],"has_more":${hasMore},"next_cursor":${cursor}}`) };
     },
   };
 }

@@ -2,10 +2,11 @@
 // run (src/agents/engine.ts, model adapter src/agents/model.ts) acting as the client; the reply is
 // appended by the database when the run ends. Working-context budgets: docs/decisions.md.
 import Joi from 'joi';
-import { sql } from 'kysely';
+import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Operation } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
 import { schemaErrors } from '../http/json-schema.ts';
+import { api } from '../db/api.ts';
 import { schemas } from './schemas.ts';
 import { email, freeJson, getStatement, idOf, listStatement, metadata, timestamp } from './common.ts';
 import { listQuery } from '../http/pagination.ts';
@@ -59,10 +60,10 @@ export const conversationOperations: Operation[] = [
     errors: ['SUBJECT_NOT_FOUND', 'SUBJECT_AMBIGUOUS', 'SUBJECT_NOT_SUPPORTED'],
     response: { status: 201, description: 'The conversation', schema: schemas.conversation },
     handler: async (ctx) => {
-      const { rows: [r] } = await sql<{ doc: { id: string } }>`
-        select api.conversation_create(${ctx.body.title}, ${JSON.stringify(ctx.body.subject)}::text::jsonb, ${ctx.body.metadata}::jsonb) as doc`
+      const { rows: [r] } = await api.value('conversation_create', ctx.body.title, ctx.body.subject, ctx.body.metadata)
         .execute(ctx.tx);
-      return { status: 201, body: r!.doc, headers: { Location: `/v1/conversations/${r!.doc.id}` } };
+      const doc = r!.value as { id: string };
+      return { status: 201, body: doc, headers: { Location: `/v1/conversations/${doc.id}` } };
     },
   },
   {
@@ -76,11 +77,12 @@ export const conversationOperations: Operation[] = [
       ...listQuery,
     }),
     response: { status: 200, description: 'A page of conversations', schema: schemas.list(schemas.conversation) },
-    statement: (ctx) => listStatement(ctx, 'api.conversations', { expr: 'updated_at', type: 'timestamptz' }, 'desc', [
-      ...(ctx.query.status ? [sql<boolean>`status = ${ctx.query.status}`] : []),
-      ...(ctx.query.subject_member_id ? [sql<boolean>`subject_member_id = ${ctx.query.subject_member_id.trim().toLowerCase()}`] : []),
-      ...(ctx.query.updated_after ? [sql<boolean>`updated_at > ${ctx.query.updated_after}::timestamptz`] : []),
-    ]),
+    statement: (ctx) => listStatement(ctx, 'api.conversations', { expr: (eb) => eb.ref('updated_at'), type: 'timestamptz' }, 'desc',
+      (eb): Expression<SqlBool>[] => [
+        ...(ctx.query.status ? [eb('status', '=', ctx.query.status)] : []),
+        ...(ctx.query.subject_member_id ? [eb('subject_member_id', '=', ctx.query.subject_member_id.trim().toLowerCase())] : []),
+        ...(ctx.query.updated_after ? [eb('updated_at', '>', sql<Date>`${ctx.query.updated_after}::timestamptz`)] : []),
+      ]),
   },
   {
     kind: 'statement',
@@ -88,7 +90,7 @@ export const conversationOperations: Operation[] = [
     summary: 'One of the calling client\'s conversations (others: CONVERSATION_NOT_FOUND)',
     errors: ['CONVERSATION_NOT_FOUND'],
     response: { status: 200, description: 'The conversation', schema: schemas.conversation },
-    statement: ({ params }) => getStatement(sql`select * from api.conversation_get(${params.conversation_id})`, notFound(params.conversation_id)),
+    statement: ({ params }) => getStatement(api.rows('conversation_get', params.conversation_id), notFound(params.conversation_id)),
   },
   {
     kind: 'statement',
@@ -98,9 +100,11 @@ export const conversationOperations: Operation[] = [
     query: Joi.object({ ...listQuery }),
     errors: ['CONVERSATION_NOT_FOUND'],
     response: { status: 200, description: 'A page of messages', schema: schemas.list(schemas.conversationMessage) },
-    statement: (ctx) => listStatement(ctx, 'api.conversation_messages', { expr: 'seq', type: 'integer' }, 'asc',
-      [sql<boolean>`conversation_id = ${ctx.params.conversation_id}`],
-      [sql`exists (select from api.conversation_get(${ctx.params.conversation_id}))`]),
+    statement: (ctx) => {
+      const conversation = api.rows('conversation_get', ctx.params.conversation_id);
+      return listStatement(ctx, 'api.conversation_messages', { expr: (eb) => eb.ref('seq'), type: 'integer' }, 'asc',
+        (eb) => [eb('conversation_id', '=', ctx.params.conversation_id)], [sql`exists (${conversation})`]);
+    },
   },
   {
     kind: 'handler',
@@ -120,10 +124,9 @@ export const conversationOperations: Operation[] = [
     }).label('ConversationMessageAccepted') },
     handler: async (ctx) => {
       checkContent(ctx.body.content);
-      const { rows: [r] } = await sql<{ doc: unknown }>`
-        select api.conversation_message_create(${ctx.params.conversation_id}, ${JSON.stringify(ctx.body.content)}::text::jsonb) as doc`
+      const { rows: [r] } = await api.value('conversation_message_create', ctx.params.conversation_id, ctx.body.content)
         .execute(ctx.tx);
-      return { status: 202, body: r!.doc };
+      return { status: 202, body: r!.value };
     },
   },
   {
@@ -134,7 +137,7 @@ export const conversationOperations: Operation[] = [
     errors: ['CONVERSATION_NOT_FOUND'],
     response: { status: 200, description: 'The conversation', schema: schemas.conversation },
     handler: async (ctx) => {
-      const { rows: [r] } = await sql<{ doc: unknown }>`select doc from api.conversation_archive(${ctx.params.conversation_id})`.execute(ctx.tx);
+      const { rows: [r] } = await api.rows('conversation_archive', ctx.params.conversation_id).execute(ctx.tx);
       return { body: r!.doc };
     },
   },
@@ -146,7 +149,7 @@ export const conversationOperations: Operation[] = [
     errors: ['CONVERSATION_NOT_FOUND'],
     response: { status: 200, description: 'The conversation', schema: schemas.conversation },
     handler: async (ctx) => {
-      const { rows: [r] } = await sql<{ doc: unknown }>`select doc from api.conversation_clear_context(${ctx.params.conversation_id})`.execute(ctx.tx);
+      const { rows: [r] } = await api.rows('conversation_clear_context', ctx.params.conversation_id).execute(ctx.tx);
       return { body: r!.doc };
     },
   },

@@ -1,20 +1,20 @@
 import Joi from 'joi';
-import { sql, type RawBuilder } from 'kysely';
+import type { Expression, SqlBool } from 'kysely';
 import type { Operation } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
-import type { SortSpec } from '../http/pagination.ts';
+import { api } from '../db/api.ts';
 import { schemas } from './schemas.ts';
-import { idOf, listStatement, sortQuery } from './common.ts';
+import { idOf, listStatement, sortQuery, type ListView, type SortSpec } from './common.ts';
 
 // Connections are relevant to finance (accounting) or manager (the rest): nobody else has any.
 const roles = ['manager', 'finance'] as const;
 
-const SORTS: Record<string, SortSpec> = { created_at: { expr: 'created_at', type: 'timestamptz' } };
+const SORTS: Record<string, SortSpec<'api.integration_connections'>> = { created_at: { expr: (eb) => eb.ref('created_at'), type: 'timestamptz' } };
 
 /** Resources a readiness check may name, and the view that says whether the caller may read one. */
-const RESOURCE_VIEWS: Record<string, string> = {
+const RESOURCE_VIEWS = {
   invoice: 'api.invoices', project: 'api.projects', task: 'api.tasks', time_entry: 'api.time_entries',
-};
+} as const satisfies Record<string, ListView>;
 
 export const integrationOperations: Operation[] = [
   {
@@ -24,10 +24,12 @@ export const integrationOperations: Operation[] = [
     query: Joi.object({ category: Joi.string().max(40), status: Joi.string().max(40), ...sortQuery(SORTS, 'created_at', 'asc') }),
     response: { status: 200, description: 'A page of connections', schema: schemas.list(schemas.integrationConnection) },
     statement: (ctx) => {
-      const where: RawBuilder<boolean>[] = [];
-      if (ctx.query.category) where.push(sql`category = ${ctx.query.category}`);
-      if (ctx.query.status) where.push(sql`status = ${ctx.query.status}`);
-      return listStatement(ctx, 'api.integration_connections', SORTS.created_at!, ctx.query.order, where);
+      return listStatement(ctx, 'api.integration_connections', SORTS.created_at!, ctx.query.order, (eb) => {
+        const where: Expression<SqlBool>[] = [];
+        if (ctx.query.category) where.push(eb('category', '=', ctx.query.category));
+        if (ctx.query.status) where.push(eb('status', '=', ctx.query.status));
+        return where;
+      });
     },
   },
   {
@@ -38,15 +40,14 @@ export const integrationOperations: Operation[] = [
     errors: ['INTEGRATION_CONNECTION_NOT_FOUND', 'PERSONAL_CONNECTION_NOT_ALLOWED'],
     response: { status: 200, description: 'The connection', schema: schemas.integrationConnection },
     handler: async (ctx) => {
-      const { rows: [row] } = await sql<{ doc: unknown; version: number }>`
-        select doc, version from api.integration_connections where id = ${ctx.params.connection_id}`.execute(ctx.tx);
+      const row = await ctx.tx.selectFrom('api.integration_connections').select(['doc', 'version'])
+        .where('id', '=', ctx.params.connection_id).executeTakeFirst();
       if (!row) {
-        const { rows: [hidden] } = await sql<{ reason: string | null }>`
-          select api.integration_connection_hidden_reason(${ctx.params.connection_id}) as reason`.execute(ctx.tx);
-        if (hidden?.reason === 'personal') {
+        const { rows: [hidden] } = await api.value('integration_connection_hidden_reason', ctx.params.connection_id).execute(ctx.tx);
+        if (hidden?.value === 'personal') {
           throw new ApiError('PERSONAL_CONNECTION_NOT_ALLOWED', 'this is a personal connection of a named user; API Clients use organization connections only');
         }
-        if (hidden?.reason) throw new ApiError('ROLE_REQUIRED', `this connection is relevant to the ${hidden.reason} Role only`);
+        if (hidden?.value) throw new ApiError('ROLE_REQUIRED', `this connection is relevant to the ${hidden.value} Role only`);
         throw new ApiError('INTEGRATION_CONNECTION_NOT_FOUND', `no connection ${ctx.params.connection_id} in your organization`);
       }
       return { body: row.doc, version: row.version };
@@ -66,12 +67,12 @@ export const integrationOperations: Operation[] = [
     response: { status: 200, description: 'The readiness report', schema: schemas.integrationReadiness },
     handler: async (ctx) => {
       const { capability, resource } = ctx.body;
-      const { rows: [seen] } = await sql<{ ok: boolean }>`
-        select exists (select from ${sql.raw(RESOURCE_VIEWS[resource.type]!)} where id = ${resource.id}) as ok`.execute(ctx.tx);
+      const view = RESOURCE_VIEWS[resource.type as keyof typeof RESOURCE_VIEWS];
+      const seen = await ctx.tx.selectNoFrom((eb) => eb.exists(eb.selectFrom(view).where('id', '=', resource.id)).as('ok'))
+        .executeTakeFirst();
       if (!seen?.ok) throw new ApiError('RESOURCE_NOT_FOUND', `no ${resource.type} ${resource.id} that your Roles can read`);
-      const { rows: [r] } = await sql<{ report: Record<string, unknown> }>`
-        select api.integration_readiness(${capability}) as report`.execute(ctx.tx);
-      return { body: { ...r!.report, resource } };
+      const { rows: [r] } = await api.value('integration_readiness', capability).execute(ctx.tx);
+      return { body: { ...(r!.value as Record<string, unknown>), resource } };
     },
   },
 ];

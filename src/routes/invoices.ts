@@ -1,10 +1,10 @@
 import Joi from 'joi';
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { Operation, OperationContext } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
-import type { SortSpec } from '../http/pagination.ts';
+import { api, build } from '../db/api.ts';
 import { schemas } from './schemas.ts';
-import { date, getStatement, idOf, listStatement, sortQuery } from './common.ts';
+import { date, getStatement, idOf, listStatement, sortQuery, type SortSpec } from './common.ts';
 import type { InvoicePdfInput } from '../invoices/pdf.ts';
 
 const invoiceId = Joi.object({ invoice_id: idOf('inv').required() });
@@ -26,12 +26,18 @@ const writable = {
 };
 const money = Joi.string().pattern(/^\d{1,12}(\.\d{1,4})?$/).pattern(/[1-9]/).message('amount: a positive decimal string');
 
-const SORTS: Record<string, SortSpec> = { created_at: { expr: 'created_at', type: 'timestamptz' } };
+const SORTS: Record<string, SortSpec<'api.invoices'>> = { created_at: { expr: (eb) => eb.ref('created_at'), type: 'timestamptz' } };
 
-async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version: number }>) {
-  const { rows: [row] } = await q.execute(ctx.tx);
+type Row = { doc: unknown; version: number | null };
+
+function found(ctx: OperationContext, row: Row | undefined) {
   if (!row) throw new ApiError('INVOICE_NOT_FOUND', `no invoice ${ctx.params.invoice_id} in your organization`);
-  return { body: row.doc, version: row.version };
+  return { body: row.doc, version: row.version ?? undefined };
+}
+
+async function one(ctx: OperationContext, q: RawBuilder<Row>) {
+  const { rows: [row] } = await q.execute(ctx.tx);
+  return found(ctx, row);
 }
 
 const roles = ['manager', 'finance'] as const;
@@ -52,16 +58,18 @@ export const invoiceOperations: Operation[] = [
     response: { status: 200, description: 'A page of invoices', schema: schemas.list(schemas.invoice) },
     statement: (ctx) => {
       const q = ctx.query;
-      const where: RawBuilder<boolean>[] = [];
-      if (q.status) where.push(sql`status = ${q.status}`);
-      if (q.customer_id) where.push(sql`customer_id = ${q.customer_id}`);
-      if (q.currency) where.push(sql`currency = ${q.currency}`);
-      if (q.issued_after) where.push(sql`issue_date >= ${q.issued_after}::date`);
-      if (q.issued_before) where.push(sql`issue_date <= ${q.issued_before}::date`);
-      if (q.due_after) where.push(sql`due_date >= ${q.due_after}::date`);
-      if (q.due_before) where.push(sql`due_date <= ${q.due_before}::date`);
-      if (q.search) where.push(sql`strpos(lower(number), ${q.search.toLowerCase()}) > 0`);
-      return listStatement(ctx, 'api.invoices', SORTS.created_at!, q.order, where);
+      return listStatement(ctx, 'api.invoices', SORTS.created_at!, q.order, (eb) => {
+        const where: Expression<SqlBool>[] = [];
+        if (q.status) where.push(eb('status', '=', q.status));
+        if (q.customer_id) where.push(eb('customer_id', '=', q.customer_id));
+        if (q.currency) where.push(eb('currency', '=', q.currency));
+        if (q.issued_after) where.push(eb('issue_date', '>=', sql<Date>`${q.issued_after}::date`));
+        if (q.issued_before) where.push(eb('issue_date', '<=', sql<Date>`${q.issued_before}::date`));
+        if (q.due_after) where.push(eb('due_date', '>=', sql<Date>`${q.due_after}::date`));
+        if (q.due_before) where.push(eb('due_date', '<=', sql<Date>`${q.due_before}::date`));
+        if (q.search) where.push(sql<SqlBool>`strpos(lower(${eb.ref('number')}), ${q.search.toLowerCase()}) > 0`);
+        return where;
+      });
     },
   },
   {
@@ -72,7 +80,7 @@ export const invoiceOperations: Operation[] = [
     fieldCodes: { '/lines/*': 'INVALID_INVOICE_LINE' },
     errors: ['INVALID_INVOICE_LINE', 'CURRENCY_MISMATCH', 'RESOURCE_NOT_FOUND'],
     response: { status: 201, description: 'The draft invoice', schema: schemas.invoice },
-    command: ({ body }) => ({ statement: sql`select * from api.invoice_create(${body}::jsonb)`, location: '/v1/invoices/' }),
+    command: ({ body }) => ({ statement: api.rows('invoice_create', body), location: '/v1/invoices/' }),
   },
   {
     kind: 'statement',
@@ -80,7 +88,7 @@ export const invoiceOperations: Operation[] = [
     summary: 'One invoice with its lines', params: invoiceId,
     errors: ['INVOICE_NOT_FOUND'],
     response: { status: 200, description: 'The invoice', schema: schemas.invoice },
-    statement: ({ params }) => getStatement(sql`select doc, version from api.invoices where id = ${params.invoice_id}`,
+    statement: ({ params }) => getStatement(build.selectFrom('api.invoices').select(['doc', 'version']).where('id', '=', params.invoice_id),
       () => new ApiError('INVOICE_NOT_FOUND', `no invoice ${params.invoice_id} in your organization`)),
   },
   {
@@ -92,8 +100,7 @@ export const invoiceOperations: Operation[] = [
     fieldCodes: { '/lines/*': 'INVALID_INVOICE_LINE' },
     errors: ['INVOICE_NOT_FOUND', 'INVOICE_NOT_EDITABLE', 'INVALID_INVOICE_LINE', 'IMMUTABLE_FIELD', 'CURRENCY_MISMATCH', 'RESOURCE_NOT_FOUND'],
     response: { status: 200, description: 'The invoice', schema: schemas.invoice },
-    handler: (ctx) => one(ctx, sql`select * from api.invoice_update(${ctx.params.invoice_id},
-      ${`{${ctx.ifMatch.join(',')}}`}::integer[], ${ctx.body}::jsonb)`),
+    handler: (ctx) => one(ctx, api.rows('invoice_update', ctx.params.invoice_id, ctx.ifMatch, ctx.body)),
   },
   {
     kind: 'handler',
@@ -104,8 +111,7 @@ export const invoiceOperations: Operation[] = [
     fieldCodes: { '/lines/*': 'INVALID_INVOICE_LINE' },
     errors: ['INVOICE_NOT_FOUND', 'INVOICE_NOT_EDITABLE', 'INVALID_INVOICE_LINE'],
     response: { status: 200, description: 'The invoice', schema: schemas.invoice },
-    handler: (ctx) => one(ctx, sql`select * from api.invoice_replace_lines(${ctx.params.invoice_id},
-      ${`{${ctx.ifMatch.join(',')}}`}::integer[], (${ctx.body}::jsonb) -> 'lines')`),
+    handler: (ctx) => one(ctx, api.rows('invoice_replace_lines', ctx.params.invoice_id, ctx.ifMatch, ctx.body.lines)),
   },
   {
     kind: 'handler',
@@ -126,11 +132,11 @@ export const invoiceOperations: Operation[] = [
       // email rolls back the number, the PDF and the status together.
       // A cold PDF thread starts before the number is taken, not while its counter is locked.
       await ctx.app.pdf.warm();
-      const { rows: [issued] } = await sql<{ out: InvoicePdfInput }>`select api.invoice_send(${id}, ${email}) as out`.execute(ctx.tx);
-      const data = issued!.out;
+      const { rows: [issued] } = await api.value('invoice_send', id, email).execute(ctx.tx);
+      const data = issued!.value as unknown as InvoicePdfInput;
       const pdf = await ctx.app.pdf.render(data);
       const filename = `${data.invoice.number.replace(/[^A-Za-z0-9._-]/g, '_')}.pdf`;
-      await sql`select api.invoice_attach_pdf(${id}, ${filename}, ${pdf})`.execute(ctx.tx);
+      await api.value('invoice_attach_pdf', id, filename, pdf).execute(ctx.tx);
       if (email) {
         const { invoice, organization, customer } = data;
         await ctx.app.mailer.send({
@@ -143,7 +149,7 @@ export const invoiceOperations: Operation[] = [
           attachments: [{ filename, content: pdf, contentType: 'application/pdf' }],
         });
       }
-      return one(ctx, sql`select doc, version from api.invoices where id = ${id}`);
+      return found(ctx, await ctx.tx.selectFrom('api.invoices').select(['doc', 'version']).where('id', '=', id).executeTakeFirst());
     },
   },
   {
@@ -153,7 +159,7 @@ export const invoiceOperations: Operation[] = [
     summary: 'Void an issued invoice without payments (it stays, status void, nothing due); a void invoice is returned as is',
     errors: ['INVOICE_NOT_FOUND', 'WORKFLOW_BLOCKED', 'ACCOUNTING_CONNECTION_NOT_READY'],
     response: { status: 200, description: 'The void invoice', schema: schemas.invoice },
-    handler: (ctx) => one(ctx, sql`select * from api.invoice_void(${ctx.params.invoice_id})`),
+    handler: (ctx) => one(ctx, api.rows('invoice_void', ctx.params.invoice_id)),
   },
   {
     kind: 'handler',
@@ -170,7 +176,7 @@ export const invoiceOperations: Operation[] = [
     errors: ['INVOICE_NOT_FOUND', 'INVOICE_NOT_EDITABLE', 'CURRENCY_MISMATCH', 'PAYMENT_EXCEEDS_AMOUNT_DUE'],
     response: { status: 201, description: 'The payment and the invoice after it', schema: Joi.object().unknown(true).label('Payment') },
     handler: async (ctx) => {
-      const { rows: [row] } = await sql<{ doc: unknown }>`select * from api.payment_create(${ctx.body}::jsonb)`.execute(ctx.tx);
+      const { rows: [row] } = await api.rows('payment_create', ctx.body).execute(ctx.tx);
       return { status: 201, body: row!.doc };
     },
   },

@@ -1,8 +1,9 @@
 import Joi from 'joi';
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Operation } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
 import { listQuery } from '../http/pagination.ts';
+import { api, build } from '../db/api.ts';
 import { getStatement, listStatement } from './common.ts';
 import { schemas } from './schemas.ts';
 
@@ -27,14 +28,19 @@ export const memberOperations: Operation[] = [
     response: { status: 200, description: 'A page of members', schema: schemas.list(schemas.member) },
     statement: (ctx) => {
       const { query } = ctx;
-      const checks = query.role ? [sql`api.require_any_role('{member,manager,hr}', 'filtering members by role')`] : [];
-      const where: RawBuilder<boolean>[] = [sql`status = ${query.status}`];
-      if (query.role) where.push(sql`svc_roles @> array[${query.role}]::text[]`);
-      if (query.search) {
-        const term: string = query.search;
-        where.push(sql`(lower(display_name) like ${`%${escapeLike(term.toLowerCase())}%`} or id = app_private.normalize_email(${term}))`);
-      }
-      return listStatement(ctx, 'api.members', { expr: 'id', type: 'text' }, 'asc', where, checks);
+      const checks = query.role ? [api.call('require_any_role', ['member', 'manager', 'hr'], 'filtering members by role')] : [];
+      return listStatement(ctx, 'api.members', { expr: (eb) => eb.ref('id'), type: 'text' }, 'asc', (eb) => {
+        const where: Expression<SqlBool>[] = [eb('status', '=', query.status)];
+        if (query.role) where.push(eb('svc_roles', '@>', sql<string[]>`array[${query.role}]::text[]`));
+        if (query.search) {
+          const term: string = query.search;
+          where.push(eb.or([
+            eb(eb.fn('lower', [eb.ref('display_name')]), 'like', `%${escapeLike(term.toLowerCase())}%`),
+            eb('id', '=', sql<string>`app_private.normalize_email(${term})`),
+          ]));
+        }
+        return where;
+      }, checks);
     },
   },
   {
@@ -48,7 +54,8 @@ export const memberOperations: Operation[] = [
     params: Joi.object({ member_id: Joi.string().min(3).max(320).required().description('the member\'s email, URL-encoded') }),
     errors: ['MEMBER_NOT_FOUND'],
     response: { status: 200, description: 'The member', schema: schemas.member },
-    statement: ({ params }) => getStatement(sql`select doc, version from api.members where id = app_private.normalize_email(${params.member_id})`,
+    statement: ({ params }) => getStatement(build.selectFrom('api.members').select(['doc', 'version'])
+      .where('id', '=', sql<string>`app_private.normalize_email(${params.member_id})`),
       () => new ApiError('MEMBER_NOT_FOUND', 'no member with this email in your organization')),
   },
 ];

@@ -1,11 +1,11 @@
 // POST /oauth/token: OAuth 2.0 client credentials (RFC 6749 §4.4), client authentication by
 // HTTP Basic (§2.3.1), errors in the OAuth format (§5.2) with the spec's codes in `code`.
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
-import { sql } from 'kysely';
 import { createHash } from 'node:crypto';
 import type { AppContext } from '../http/context.ts';
 import { header } from '../http/headers.ts';
 import { isDatabaseUnavailable } from '../http/errors.ts';
+import { api } from '../db/api.ts';
 
 type TokenError = 'INVALID_REQUEST' | 'INVALID_CLIENT' | 'CLIENT_DISABLED' | 'LICENSE_INACTIVE'
   | 'ORG_SUBSCRIPTION_INACTIVE' | 'UNSUPPORTED_GRANT_TYPE' | 'INVALID_SCOPE' | 'RATE_LIMITED' | 'SERVICE_UNAVAILABLE';
@@ -65,11 +65,11 @@ export function tokenRoute(app: AppContext): ServerRoute {
   async function clientOrganization(clientId: string): Promise<string | undefined> {
     const cached = organizationOf.get(clientId);
     if (cached) return cached;
-    const { rows: [r] } = await sql<{ org: string | null }>`select api.client_organization(${clientId}) as org`.execute(app.database.db);
-    if (!r?.org) return undefined;
+    const { rows: [r] } = await api.value('client_organization', clientId).execute(app.database.db);
+    if (!r?.value) return undefined;
     if (organizationOf.size >= CLIENT_ORGANIZATIONS_CACHED) organizationOf.delete(organizationOf.keys().next().value!);
-    organizationOf.set(clientId, r.org);
-    return r.org;
+    organizationOf.set(clientId, r.value);
+    return r.value;
   }
 
   return {
@@ -109,18 +109,16 @@ export function tokenRoute(app: AppContext): ServerRoute {
 
     const org = await clientOrganization(creds.id);
     if (!org) return tokenError(h, 'INVALID_CLIENT', rl.headers);
-    const { rows: [r] } = await sql<{ outcome: string; secret_id: string | null; organization_id: string | null }>`
-      select outcome, secret_id, organization_id from api.authenticate_client(${org}, ${creds.id}, ${creds.secret})`.execute(app.database.db);
-    if (r!.outcome !== 'ok') return tokenError(h, OUTCOMES[r!.outcome] ?? 'INVALID_CLIENT', rl.headers);
+    const { rows: [r] } = await api.rows('authenticate_client', org, creds.id, creds.secret).execute(app.database.db);
+    if (r!.outcome !== 'ok') return tokenError(h, OUTCOMES[r!.outcome!] ?? 'INVALID_CLIENT', rl.headers);
 
     const accessToken = await app.tokens.issue(creds.id, r!.secret_id!, r!.organization_id!);
     // The token works only once the database has recorded it, and it records it only for a live
     // secret: the unforgeable request context needs this credential, not just ids.
     const expiresAt = new Date(Date.now() + app.config.tokenTtlSeconds * 1000);
-    const { rows: [recorded] } = await sql<{ ok: boolean }>`
-      select api.access_token_record(${org}, ${creds.id}, ${creds.secret}, ${createHash('sha256').update(accessToken).digest()},
-        ${expiresAt}::timestamptz) as ok`.execute(app.database.db);
-    if (!recorded?.ok) return tokenError(h, 'INVALID_CLIENT', rl.headers);
+    const { rows: [recorded] } = await api.value('access_token_record', org, creds.id, creds.secret,
+      createHash('sha256').update(accessToken).digest(), expiresAt).execute(app.database.db);
+    if (!recorded?.value) return tokenError(h, 'INVALID_CLIENT', rl.headers);
     const res = h.response({ access_token: accessToken, token_type: 'Bearer', expires_in: app.config.tokenTtlSeconds, scope: 'svc.api' })
       .code(200).type('application/json');
     for (const [k, v] of Object.entries({ ...NO_STORE, ...rl.headers })) res.header(k, v);

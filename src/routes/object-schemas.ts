@@ -1,5 +1,4 @@
 import Joi from 'joi';
-import { sql } from 'kysely';
 import type { Operation } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
 import { schemas } from './schemas.ts';
@@ -11,7 +10,7 @@ export const objectSchemaOperations: Operation[] = [
     summary: 'Object types with custom fields, and their schema versions',
     response: { status: 200, description: 'A list of object_schema_summary', schema: schemas.list(schemas.objectSchemaSummary) },
     handler: async ({ tx }) => {
-      const { rows } = await sql<{ summary: unknown }>`select summary from api.object_schemas order by object_type`.execute(tx);
+      const rows = await tx.selectFrom('api.object_schemas').select('summary').orderBy('object_type').execute();
       return { body: { object: 'list', data: rows.map((r) => r.summary), has_more: false, next_cursor: null } };
     },
   },
@@ -23,8 +22,8 @@ export const objectSchemaOperations: Operation[] = [
     errors: ['OBJECT_SCHEMA_NOT_FOUND'],
     response: { status: 200, description: 'The object_schema', schema: schemas.objectSchema },
     handler: async ({ tx, params }) => {
-      const { rows: [row] } = await sql<{ doc: unknown; schema_version: number }>`
-        select doc, schema_version from api.object_schemas where object_type = ${params.object_type}`.execute(tx);
+      const row = await tx.selectFrom('api.object_schemas').select(['doc', 'schema_version'])
+        .where('object_type', '=', params.object_type).executeTakeFirst();
       if (!row) throw new ApiError('OBJECT_SCHEMA_NOT_FOUND', `no object type ${params.object_type}; see GET /v1/schemas`);
       return { body: row.doc, version: row.schema_version };
     },

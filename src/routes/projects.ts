@@ -1,10 +1,12 @@
 import Joi from 'joi';
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { Operation, OperationContext } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
-import type { SortSpec } from '../http/pagination.ts';
+import { api } from '../db/api.ts';
 import { schemas } from './schemas.ts';
-import { customFields, date, email, getStatement, idOf, listStatement, schemaVersionOf, sortQuery } from './common.ts';
+import {
+  customFields, date, email, getStatement, idOf, listStatement, schemaVersionOf, sortQuery, type SortSpec,
+} from './common.ts';
 
 const projectId = Joi.object({ project_id: idOf('prj').required() });
 const code = Joi.string().pattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/).message('code: 1 to 32 letters, digits, dot, dash or underscore');
@@ -24,21 +26,21 @@ const writable = {
 const echoed = Object.fromEntries(['id', 'object', 'organization_id', 'status', 'currency', 'created_at', 'updated_at', 'version']
   .map((k) => [k, Joi.any()]));
 
-export const PROJECT_SORTS: Record<string, SortSpec> = {
-  created_at: { expr: 'created_at', type: 'timestamptz' },
-  updated_at: { expr: 'updated_at', type: 'timestamptz' },
-  name: { expr: 'lower(name)', type: 'text' },
-  code: { expr: 'lower(code)', type: 'text' },
-  start_date: { expr: "coalesce(start_date, 'infinity'::date)", type: 'date' },
-  end_date: { expr: "coalesce(end_date, 'infinity'::date)", type: 'date' },
+export const PROJECT_SORTS: Record<string, SortSpec<'api.projects'>> = {
+  created_at: { expr: (eb) => eb.ref('created_at'), type: 'timestamptz' },
+  updated_at: { expr: (eb) => eb.ref('updated_at'), type: 'timestamptz' },
+  name: { expr: (eb) => eb.fn('lower', [eb.ref('name')]), type: 'text' },
+  code: { expr: (eb) => eb.fn('lower', [eb.ref('code')]), type: 'text' },
+  start_date: { expr: (eb) => sql`coalesce(${eb.ref('start_date')}, 'infinity'::date)`, type: 'date' },
+  end_date: { expr: (eb) => sql`coalesce(${eb.ref('end_date')}, 'infinity'::date)`, type: 'date' },
 };
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);
 
-async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version: number }>) {
+async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version: number | null }>) {
   const { rows: [row] } = await q.execute(ctx.tx);
   if (!row) throw new ApiError('PROJECT_NOT_FOUND', `no project ${ctx.params.project_id} in your organization`);
-  return { body: row.doc, version: row.version };
+  return { body: row.doc, version: row.version ?? undefined };
 }
 
 export const projectOperations: Operation[] = [
@@ -60,18 +62,20 @@ export const projectOperations: Operation[] = [
       const { query } = ctx;
       // Filtering by a field the caller's Roles cannot read would reveal it: the database refuses.
       const checks: RawBuilder<unknown>[] = [];
-      if (query.manager_member_id) checks.push(sql`api.require_any_role('{member,manager,hr}', 'filtering projects by manager_member_id')`);
-      if (query.customer_id) checks.push(sql`api.require_any_role('{member,manager,finance}', 'filtering projects by customer_id')`);
-      const where: RawBuilder<boolean>[] = [sql`status = ${query.status}`];
-      if (query.customer_id) where.push(sql`customer_id = ${query.customer_id}`);
-      if (query.manager_member_id) where.push(sql`manager_member_id = app_private.normalize_email(${query.manager_member_id})`);
-      if (query.start_date_gte) where.push(sql`start_date >= ${query.start_date_gte}::date`);
-      if (query.end_date_lte) where.push(sql`end_date <= ${query.end_date_lte}::date`);
-      if (query.search) {
-        const like = `%${escapeLike(query.search.toLowerCase())}%`;
-        where.push(sql`(lower(name) like ${like} or lower(code) like ${like})`);
-      }
-      return listStatement(ctx, 'api.projects', PROJECT_SORTS[query.sort]!, query.order, where, checks);
+      if (query.manager_member_id) checks.push(api.call('require_any_role', ['member', 'manager', 'hr'], 'filtering projects by manager_member_id'));
+      if (query.customer_id) checks.push(api.call('require_any_role', ['member', 'manager', 'finance'], 'filtering projects by customer_id'));
+      return listStatement(ctx, 'api.projects', PROJECT_SORTS[query.sort]!, query.order, (eb) => {
+        const where: Expression<SqlBool>[] = [eb('status', '=', query.status)];
+        if (query.customer_id) where.push(eb('customer_id', '=', query.customer_id));
+        if (query.manager_member_id) where.push(eb('manager_member_id', '=', sql<string>`app_private.normalize_email(${query.manager_member_id})`));
+        if (query.start_date_gte) where.push(eb('start_date', '>=', sql<Date>`${query.start_date_gte}::date`));
+        if (query.end_date_lte) where.push(eb('end_date', '<=', sql<Date>`${query.end_date_lte}::date`));
+        if (query.search) {
+          const like = `%${escapeLike(query.search.toLowerCase())}%`;
+          where.push(eb.or([eb(eb.fn('lower', [eb.ref('name')]), 'like', like), eb(eb.fn('lower', [eb.ref('code')]), 'like', like)]));
+        }
+        return where;
+      }, checks);
     },
   },
   {
@@ -83,7 +87,7 @@ export const projectOperations: Operation[] = [
     errors: ['PROJECT_CODE_CONFLICT', 'INVALID_MANAGER', 'INVALID_CUSTOM_FIELD', 'CUSTOM_FIELD_NOT_FOUND', 'CUSTOM_FIELD_READ_ONLY', 'CUSTOM_FIELD_FORBIDDEN', 'CUSTOM_FIELD_VALUE_INVALID', 'CUSTOM_FIELD_REQUIRED'],
     response: { status: 201, description: 'The project', schema: schemas.project },
     command: ({ body, request }) => ({
-      statement: sql`select * from api.project_create(${body}::jsonb, ${schemaVersionOf(request)}::integer)`,
+      statement: api.rows('project_create', body, schemaVersionOf(request)),
       location: '/v1/projects/',
     }),
   },
@@ -93,7 +97,7 @@ export const projectOperations: Operation[] = [
     summary: 'One project', etag: true, params: projectId,
     errors: ['PROJECT_NOT_FOUND'],
     response: { status: 200, description: 'The project', schema: schemas.project },
-    statement: ({ params }) => getStatement(sql`select * from api.project_get(${params.project_id})`,
+    statement: ({ params }) => getStatement(api.rows('project_get', params.project_id),
       () => new ApiError('PROJECT_NOT_FOUND', `no project ${params.project_id} in your organization`)),
   },
   {
@@ -104,8 +108,7 @@ export const projectOperations: Operation[] = [
     fieldCodes: { '/manager_member_id': 'INVALID_MANAGER', '/custom_fields': 'INVALID_CUSTOM_FIELD' },
     errors: ['PROJECT_NOT_FOUND', 'PROJECT_CODE_CONFLICT', 'INVALID_MANAGER', 'IMMUTABLE_FIELD', 'INVALID_CUSTOM_FIELD', 'CUSTOM_FIELD_NOT_FOUND', 'CUSTOM_FIELD_READ_ONLY', 'CUSTOM_FIELD_FORBIDDEN', 'CUSTOM_FIELD_VALUE_INVALID', 'CUSTOM_FIELD_REQUIRED'],
     response: { status: 200, description: 'The project', schema: schemas.project },
-    handler: (ctx) => one(ctx, sql`select * from api.project_update(${ctx.params.project_id}, ${`{${ctx.ifMatch.join(',')}}`}::integer[],
-      ${ctx.body}::jsonb, ${schemaVersionOf(ctx.request)}::integer)`),
+    handler: (ctx) => one(ctx, api.rows('project_update', ctx.params.project_id, ctx.ifMatch, ctx.body, schemaVersionOf(ctx.request))),
   },
   {
     kind: 'handler',
@@ -114,7 +117,7 @@ export const projectOperations: Operation[] = [
     etag: true, params: projectId,
     errors: ['PROJECT_NOT_FOUND', 'PROJECT_ARCHIVE_BLOCKED'],
     response: { status: 200, description: 'The archived project', schema: schemas.project },
-    handler: (ctx) => one(ctx, sql`select * from api.project_set_status(${ctx.params.project_id}, 'archived')`),
+    handler: (ctx) => one(ctx, api.rows('project_set_status', ctx.params.project_id, 'archived')),
   },
   {
     kind: 'handler',
@@ -123,6 +126,6 @@ export const projectOperations: Operation[] = [
     params: projectId,
     errors: ['PROJECT_NOT_FOUND', 'INVALID_MANAGER'],
     response: { status: 200, description: 'The restored project', schema: schemas.project },
-    handler: (ctx) => one(ctx, sql`select * from api.project_set_status(${ctx.params.project_id}, 'active')`),
+    handler: (ctx) => one(ctx, api.rows('project_set_status', ctx.params.project_id, 'active')),
   },
 ];

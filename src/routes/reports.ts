@@ -12,6 +12,7 @@ import { schemas } from './schemas.ts';
 import { freeJson, getStatement, listStatement } from './common.ts';
 import { listQuery } from '../http/pagination.ts';
 import { linkForDatabase, withLink } from '../db/links.ts';
+import { api } from '../db/api.ts';
 
 const reportId = Joi.string().pattern(/^rpt_[a-z_]{1,64}$/);
 const runParams = Joi.object({ report_id: reportId.required(), run_id: Joi.string().pattern(/^rrun_[A-Za-z0-9]{1,64}$/).required() });
@@ -37,7 +38,7 @@ export const reportOperations: Operation[] = [
     summary: 'The report definitions the caller can use (those whose required_roles it holds)',
     query: Joi.object({ ...listQuery }),
     response: { status: 200, description: 'A page of report definitions', schema: schemas.list(schemas.reportDefinition) },
-    statement: (ctx) => listStatement(ctx, 'api.reports', { expr: 'sort_id', type: 'text' }, 'asc', []),
+    statement: (ctx) => listStatement(ctx, 'api.reports', { expr: (eb) => eb.ref('sort_id'), type: 'text' }, 'asc', () => []),
   },
   {
     kind: 'statement',
@@ -45,7 +46,7 @@ export const reportOperations: Operation[] = [
     summary: 'One report definition', params: Joi.object({ report_id: reportId.required() }),
     errors: ['REPORT_NOT_FOUND', 'REPORT_ROLE_REQUIRED'],
     response: { status: 200, description: 'The report definition', schema: schemas.reportDefinition },
-    statement: ({ params }) => getStatement(sql`select * from api.report_get(${params.report_id})`,
+    statement: ({ params }) => getStatement(api.rows('report_get', params.report_id),
       () => new ApiError('REPORT_NOT_FOUND', `no report ${params.report_id}`)),
   },
   {
@@ -60,12 +61,11 @@ export const reportOperations: Operation[] = [
     errors: ['REPORT_NOT_FOUND', 'REPORT_ROLE_REQUIRED', 'INVALID_REPORT_PARAMETERS', 'EXPORT_FORMAT_NOT_SUPPORTED'],
     response: { status: 202, description: 'The run, queued', schema: schemas.reportRun },
     handler: async (ctx) => {
-      const { rows: [d] } = await sql<{ doc: { id: string; version: number; parameters_schema: object } }>`
-        select doc from api.report_get(${ctx.params.report_id})`.execute(ctx.tx);
-      checkParameters(d!.doc, ctx.body.parameters);
-      const { rows: [r] } = await sql<{ doc: { id: string } }>`
-        select api.report_run_create(${ctx.params.report_id}, ${ctx.body.parameters}::jsonb, ${ctx.body.format}) as doc`.execute(ctx.tx);
-      return { status: 202, body: r!.doc, headers: { Location: `/v1/reports/${ctx.params.report_id}/runs/${r!.doc.id}` } };
+      const { rows: [d] } = await api.rows('report_get', ctx.params.report_id).execute(ctx.tx);
+      checkParameters(d!.doc as { id: string; version: number; parameters_schema: object }, ctx.body.parameters);
+      const { rows: [r] } = await api.value('report_run_create', ctx.params.report_id, ctx.body.parameters, ctx.body.format).execute(ctx.tx);
+      const doc = r!.value as { id: string };
+      return { status: 202, body: doc, headers: { Location: `/v1/reports/${ctx.params.report_id}/runs/${doc.id}` } };
     },
   },
   {
@@ -74,7 +74,7 @@ export const reportOperations: Operation[] = [
     summary: 'One run of the caller\'s (runs are visible to the client that created them only)',
     errors: ['REPORT_NOT_FOUND', 'REPORT_ROLE_REQUIRED', 'REPORT_RUN_NOT_FOUND'],
     response: { status: 200, description: 'The run', schema: schemas.reportRun },
-    statement: ({ params }) => getStatement(sql`select * from api.report_run_get(${params.report_id}, ${params.run_id})`,
+    statement: ({ params }) => getStatement(api.rows('report_run_get', params.report_id, params.run_id),
       () => new ApiError('REPORT_RUN_NOT_FOUND', `no run ${params.run_id}`)),
   },
   {
@@ -84,8 +84,8 @@ export const reportOperations: Operation[] = [
     query: Joi.object({ ...listQuery }),
     errors: ['REPORT_NOT_FOUND', 'REPORT_ROLE_REQUIRED', 'REPORT_RUN_NOT_FOUND', 'REPORT_RUN_EXPIRED', 'REPORT_FAILED', 'CONFLICT'],
     response: { status: 200, description: 'A page of rows', schema: schemas.list(Joi.object().unknown(true).label('ReportRow')) },
-    statement: (ctx) => listStatement(ctx, 'api.report_results', { expr: 'n', type: 'integer', dense: true }, 'asc',
-      [sql`run_id = ${ctx.params.run_id}`], [sql`api.report_results_ready(${ctx.params.report_id}, ${ctx.params.run_id})`]),
+    statement: (ctx) => listStatement(ctx, 'api.report_results', { expr: (eb) => eb.ref('n'), type: 'integer', dense: true }, 'asc',
+      (eb) => [eb('run_id', '=', ctx.params.run_id)], [api.call('report_results_ready', ctx.params.report_id, ctx.params.run_id)]),
   },
   {
     kind: 'handler',
@@ -95,9 +95,9 @@ export const reportOperations: Operation[] = [
     errors: ['REPORT_NOT_FOUND', 'REPORT_ROLE_REQUIRED', 'REPORT_RUN_NOT_FOUND', 'REPORT_RUN_EXPIRED', 'REPORT_FAILED'],
     response: { status: 201, description: 'The download URL', schema: schemas.reportDownload },
     handler: async (ctx) => {
-      const { rows: [r] } = await sql<{ doc: Record<string, any> }>`
-        select api.report_download_create(${ctx.params.report_id}, ${ctx.params.run_id}, ${ctx.app.config.files.downloadSeconds}::integer) as doc`.execute(ctx.tx);
-      const { download_token: token, ...rest } = r!.doc;
+      const { rows: [r] } = await api.value('report_download_create', ctx.params.report_id, ctx.params.run_id,
+        ctx.app.config.files.downloadSeconds).execute(ctx.tx);
+      const { download_token: token, ...rest } = r!.value as Record<string, any>;
       return { status: 201, body: { ...rest, download_url: `${baseUrl(ctx.app, ctx.request)}/reports/download/${token}` } };
     },
   },
@@ -147,7 +147,7 @@ export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
           numeric_columns: string[] };
         let b: Begun | undefined;
         try {
-          ({ rows: [b] } = await sql<Begun>`select * from api.report_download_begin(${linkForDatabase(token)})`.execute(link.db));
+          b = (await api.rows('report_download_begin', linkForDatabase(token)).execute(link.db)).rows[0] as Begun | undefined;
         } catch (e) {
           const err = fromDatabaseError(e);
           if (err) return problem(request, h, err);
@@ -159,10 +159,14 @@ export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
         const { run_id: runId, row_count: total, columns, numeric_columns: numeric, format } = b!;
         // Each batch comes as one JSON array text, parsed at once (rows handed over one by one cost
         // postgres.js 4-6 µs each), and the next batch is read while this one is written out.
+        // report_rows reads in the context report_download_begin opens, so it takes b.run_id (a column,
+        // not a parameter), which keeps it lateral to b.
         const read = async (from: number) => {
+          const begin = api.table('report_download_begin', linkForDatabase(token));
+          const rows = api.table('report_rows', sql<string>`b.run_id`, from, from + DOWNLOAD_BATCH - 1);
           const { rows: [r] } = await sql<{ text: string | null; n: number }>`
             select string_agg(x.data::text, ',' order by x.n) as text, count(*)::integer as n
-              from api.report_download_begin(${linkForDatabase(token)}) b, lateral api.report_rows(b.run_id, ${from}::integer, ${from + DOWNLOAD_BATCH - 1}::integer) x
+              from ${begin} b, lateral ${rows} x
              where b.outcome = 'ok' and b.run_id = ${runId}`.execute(link.db);
           if (r!.n !== Math.min(DOWNLOAD_BATCH, total - from + 1)) throw new Error('the results are no longer available');
           return JSON.parse(`[${r!.text ?? ''}]`) as Record<string, unknown>[];

@@ -1,10 +1,12 @@
 import Joi from 'joi';
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { Operation, OperationContext } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
-import type { SortSpec } from '../http/pagination.ts';
+import { api } from '../db/api.ts';
 import { schemas } from './schemas.ts';
-import { customFields, email, getStatement, idOf, listStatement, schemaVersionOf, sortQuery, subject, timestamp } from './common.ts';
+import {
+  customFields, email, getStatement, idOf, listStatement, schemaVersionOf, sortQuery, subject, timestamp, type SortSpec,
+} from './common.ts';
 
 const taskId = Joi.object({ task_id: idOf('tsk').required() });
 const priority = Joi.string().valid('low', 'medium', 'high', 'urgent');
@@ -22,21 +24,20 @@ const writable = {
 const echoed = Object.fromEntries(['id', 'object', 'organization_id', 'project_id', 'status', 'created_at', 'updated_at',
   'version', 'predecessor_task_ids', 'transitions', 'completed_at', 'archived'].map((k) => [k, Joi.any()]));
 
-export const TASK_SORTS: Record<string, SortSpec> = {
-  created_at: { expr: 'created_at', type: 'timestamptz' },
-  updated_at: { expr: 'updated_at', type: 'timestamptz' },
-  due_at: { expr: "coalesce(due_at, 'infinity'::timestamptz)", type: 'timestamptz' },
-  name: { expr: 'lower(name)', type: 'text' },
-  priority: { expr: "array_position(array['low','medium','high','urgent'], priority)", type: 'integer' },
+export const TASK_SORTS: Record<string, SortSpec<'api.tasks'>> = {
+  created_at: { expr: (eb) => eb.ref('created_at'), type: 'timestamptz' },
+  updated_at: { expr: (eb) => eb.ref('updated_at'), type: 'timestamptz' },
+  due_at: { expr: (eb) => sql`coalesce(${eb.ref('due_at')}, 'infinity'::timestamptz)`, type: 'timestamptz' },
+  name: { expr: (eb) => eb.fn('lower', [eb.ref('name')]), type: 'text' },
+  priority: { expr: (eb) => sql`array_position(array['low','medium','high','urgent'], ${eb.ref('priority')})`, type: 'integer' },
 };
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);
-const versions = (ctx: OperationContext) => `{${ctx.ifMatch.join(',')}}`;
 
-async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version: number }>, status = 200) {
+async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version: number | null }>, status = 200) {
   const { rows: [row] } = await q.execute(ctx.tx);
   if (!row) throw new ApiError('TASK_NOT_FOUND', `no task ${ctx.params.task_id} in your organization`);
-  return { body: row.doc, version: row.version, status };
+  return { body: row.doc, version: row.version ?? undefined, status };
 }
 
 export const taskOperations: Operation[] = [
@@ -60,21 +61,23 @@ export const taskOperations: Operation[] = [
       const { query } = ctx;
       // Filtering or sorting by a field the caller's Roles cannot read would reveal it: the database refuses.
       const checks: RawBuilder<unknown>[] = [];
-      if (query.assignee_member_id) checks.push(sql`api.require_any_role('{member,manager,hr}', 'filtering tasks by assignee')`);
-      if (query.priority || query.sort === 'priority') checks.push(sql`api.require_any_role('{member,manager}', 'filtering or sorting tasks by priority')`);
-      if (query.due_before || query.due_after || query.sort === 'due_at') checks.push(sql`api.require_any_role('{member,manager,hr}', 'filtering or sorting tasks by due_at')`);
-      const where: RawBuilder<boolean>[] = [query.archived ? sql`archived_at is not null` : sql`archived_at is null`];
-      if (query.project_id) where.push(sql`project_id = ${query.project_id}`);
-      if (query.status) where.push(sql`status = ${query.status}`);
-      if (query.assignee_member_id) where.push(sql`assignee_member_ids @> array[app_private.normalize_email(${query.assignee_member_id})]`);
-      if (query.priority) where.push(sql`priority = ${query.priority}`);
-      if (query.due_before) where.push(sql`due_at < ${query.due_before}::timestamptz`);
-      if (query.due_after) where.push(sql`due_at > ${query.due_after}::timestamptz`);
-      if (query.search) {
-        const like = `%${escapeLike(query.search.toLowerCase())}%`;
-        where.push(sql`(lower(name) like ${like} or lower(coalesce(code, '')) like ${like})`);
-      }
-      return listStatement(ctx, 'api.tasks', TASK_SORTS[query.sort]!, query.order, where, checks);
+      if (query.assignee_member_id) checks.push(api.call('require_any_role', ['member', 'manager', 'hr'], 'filtering tasks by assignee'));
+      if (query.priority || query.sort === 'priority') checks.push(api.call('require_any_role', ['member', 'manager'], 'filtering or sorting tasks by priority'));
+      if (query.due_before || query.due_after || query.sort === 'due_at') checks.push(api.call('require_any_role', ['member', 'manager', 'hr'], 'filtering or sorting tasks by due_at'));
+      return listStatement(ctx, 'api.tasks', TASK_SORTS[query.sort]!, query.order, (eb) => {
+        const where: Expression<SqlBool>[] = [eb('archived_at', query.archived ? 'is not' : 'is', null)];
+        if (query.project_id) where.push(eb('project_id', '=', query.project_id));
+        if (query.status) where.push(eb('status', '=', query.status));
+        if (query.assignee_member_id) where.push(eb('assignee_member_ids', '@>', sql<string[]>`array[app_private.normalize_email(${query.assignee_member_id})]`));
+        if (query.priority) where.push(eb('priority', '=', query.priority));
+        if (query.due_before) where.push(eb('due_at', '<', sql<Date>`${query.due_before}::timestamptz`));
+        if (query.due_after) where.push(eb('due_at', '>', sql<Date>`${query.due_after}::timestamptz`));
+        if (query.search) {
+          const like = `%${escapeLike(query.search.toLowerCase())}%`;
+          where.push(eb.or([eb(eb.fn('lower', [eb.ref('name')]), 'like', like), eb(sql`lower(coalesce(${eb.ref('code')}, ''))`, 'like', like)]));
+        }
+        return where;
+      }, checks);
     },
   },
   {
@@ -86,7 +89,7 @@ export const taskOperations: Operation[] = [
     errors: ['PROJECT_NOT_FOUND', 'INVALID_ASSIGNEE', 'TASK_ARCHIVE_BLOCKED', 'INVALID_CUSTOM_FIELD', 'CUSTOM_FIELD_NOT_FOUND', 'CUSTOM_FIELD_READ_ONLY', 'CUSTOM_FIELD_FORBIDDEN', 'CUSTOM_FIELD_VALUE_INVALID', 'CUSTOM_FIELD_REQUIRED'],
     response: { status: 201, description: 'The task', schema: schemas.task },
     command: ({ body, request }) => ({
-      statement: sql`select * from api.task_create(${body}::jsonb, ${schemaVersionOf(request)}::integer)`,
+      statement: api.rows('task_create', body, schemaVersionOf(request)),
       location: '/v1/tasks/',
     }),
   },
@@ -96,7 +99,7 @@ export const taskOperations: Operation[] = [
     summary: 'One task, with the transitions it currently offers', etag: true, params: taskId,
     errors: ['TASK_NOT_FOUND'],
     response: { status: 200, description: 'The task', schema: schemas.task },
-    statement: ({ params }) => getStatement(sql`select * from api.task_get(${params.task_id})`,
+    statement: ({ params }) => getStatement(api.rows('task_get', params.task_id),
       () => new ApiError('TASK_NOT_FOUND', `no task ${params.task_id} in your organization`)),
   },
   {
@@ -107,8 +110,7 @@ export const taskOperations: Operation[] = [
     fieldCodes: { '/assignee_member_ids/*': 'INVALID_ASSIGNEE', '/custom_fields': 'INVALID_CUSTOM_FIELD' },
     errors: ['TASK_NOT_FOUND', 'INVALID_ASSIGNEE', 'IMMUTABLE_FIELD', 'INVALID_TRANSITION', 'TASK_ARCHIVE_BLOCKED', 'INVALID_CUSTOM_FIELD', 'CUSTOM_FIELD_NOT_FOUND', 'CUSTOM_FIELD_READ_ONLY', 'CUSTOM_FIELD_FORBIDDEN', 'CUSTOM_FIELD_VALUE_INVALID', 'CUSTOM_FIELD_REQUIRED'],
     response: { status: 200, description: 'The task', schema: schemas.task },
-    handler: (ctx) => one(ctx, sql`select * from api.task_update(${ctx.params.task_id}, ${versions(ctx)}::integer[], ${ctx.body}::jsonb,
-      ${schemaVersionOf(ctx.request)}::integer)`),
+    handler: (ctx) => one(ctx, api.rows('task_update', ctx.params.task_id, ctx.ifMatch, ctx.body, schemaVersionOf(ctx.request))),
   },
   {
     kind: 'handler',
@@ -122,8 +124,8 @@ export const taskOperations: Operation[] = [
     fieldCodes: { '/transition': 'INVALID_TRANSITION', '/subject': 'INVALID_SUBJECT_MEMBER' },
     errors: ['TASK_NOT_FOUND', 'INVALID_TRANSITION', 'INVALID_SUBJECT_MEMBER', 'TASK_ARCHIVE_BLOCKED'],
     response: { status: 200, description: 'The task after the transition', schema: schemas.task },
-    handler: (ctx) => one(ctx, sql`select * from api.task_transition(${ctx.params.task_id}, ${ctx.body.transition},
-      ${ctx.body.completed_at ?? null}::timestamptz, ${ctx.body.subject?.member_id ?? null}::text)`),
+    handler: (ctx) => one(ctx, api.rows('task_transition', ctx.params.task_id, ctx.body.transition,
+      ctx.body.completed_at ?? null, ctx.body.subject?.member_id ?? null)),
   },
   {
     kind: 'handler',
@@ -135,9 +137,9 @@ export const taskOperations: Operation[] = [
     errors: ['TASK_NOT_FOUND', 'INVALID_SUBJECT_MEMBER'],
     response: { status: 201, description: 'The note', schema: schemas.taskNote },
     handler: async (ctx) => {
-      const { rows: [row] } = await sql<{ note: unknown }>`select api.task_add_note(${ctx.params.task_id}, ${ctx.body.text},
-        ${ctx.body.subject?.member_id ?? null}::text) as note`.execute(ctx.tx);
-      return { status: 201, body: row!.note };
+      const { rows: [row] } = await api.value('task_add_note', ctx.params.task_id, ctx.body.text,
+        ctx.body.subject?.member_id ?? null).execute(ctx.tx);
+      return { status: 201, body: row!.value };
     },
   },
   {
@@ -147,8 +149,8 @@ export const taskOperations: Operation[] = [
     body: Joi.object({ predecessor_task_ids: Joi.array().items(idOf('tsk')).unique().max(100).required() }),
     errors: ['TASK_NOT_FOUND', 'DEPENDENCY_CYCLE', 'TASK_ARCHIVE_BLOCKED'],
     response: { status: 200, description: 'The task', schema: schemas.task },
-    handler: (ctx) => one(ctx, sql`select * from api.task_replace_dependencies(${ctx.params.task_id}, ${versions(ctx)}::integer[],
-      ${`{${ctx.body.predecessor_task_ids.join(',')}}`}::text[])`),
+    handler: (ctx) => one(ctx, api.rows('task_replace_dependencies', ctx.params.task_id, ctx.ifMatch,
+      ctx.body.predecessor_task_ids)),
   },
   {
     kind: 'handler',
@@ -157,7 +159,7 @@ export const taskOperations: Operation[] = [
     etag: true, params: taskId,
     errors: ['TASK_NOT_FOUND', 'TASK_ARCHIVE_BLOCKED'],
     response: { status: 200, description: 'The task', schema: schemas.task },
-    handler: (ctx) => one(ctx, sql`select * from api.task_set_archived(${ctx.params.task_id}, true)`),
+    handler: (ctx) => one(ctx, api.rows('task_set_archived', ctx.params.task_id, true)),
   },
   {
     kind: 'handler',
@@ -166,6 +168,6 @@ export const taskOperations: Operation[] = [
     etag: true, params: taskId,
     errors: ['TASK_NOT_FOUND', 'TASK_ARCHIVE_BLOCKED'],
     response: { status: 200, description: 'The task', schema: schemas.task },
-    handler: (ctx) => one(ctx, sql`select * from api.task_set_archived(${ctx.params.task_id}, false)`),
+    handler: (ctx) => one(ctx, api.rows('task_set_archived', ctx.params.task_id, false)),
   },
 ];

@@ -1,26 +1,29 @@
 import Joi from 'joi';
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { Operation, OperationContext } from '../http/operation.ts';
 import { ApiError } from '../http/errors.ts';
-import type { SortSpec } from '../http/pagination.ts';
+import { api } from '../db/api.ts';
 import { schemas } from './schemas.ts';
-import { email, getStatement, idOf, listStatement, sortQuery, timestamp } from './common.ts';
+import { email, getStatement, idOf, listStatement, sortQuery, timestamp, type SortSpec } from './common.ts';
 
 const ticketId = Joi.object({ ticket_id: idOf('tkt').required() });
 const priority = Joi.string().valid('low', 'normal', 'high', 'urgent');
 const tags = Joi.array().items(Joi.string().trim().min(1).max(50)).max(50).description('matched lower-cased');
-const SORTS: Record<string, SortSpec> = {
-  created_at: { expr: 'created_at', type: 'timestamptz' },
-  updated_at: { expr: 'updated_at', type: 'timestamptz' },
+const SORTS: Record<string, SortSpec<'api.tickets'>> = {
+  created_at: { expr: (eb) => eb.ref('created_at'), type: 'timestamptz' },
+  updated_at: { expr: (eb) => eb.ref('updated_at'), type: 'timestamptz' },
+};
+const MESSAGE_SORTS: Record<string, SortSpec<'api.ticket_messages'>> = {
+  created_at: { expr: (eb) => eb.ref('created_at'), type: 'timestamptz' },
 };
 
-async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version: number }>) {
+async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version: number | null }>) {
   const { rows: [row] } = await q.execute(ctx.tx);
   if (!row) throw new ApiError('TICKET_NOT_FOUND', `no ticket ${ctx.params.ticket_id} in your organization`);
-  return { body: row.doc, version: row.version };
+  return { body: row.doc, version: row.version ?? undefined };
 }
 
-const readCheck = sql`api.require_tickets(false)`;
+const readCheck = api.call('require_tickets', false);
 const moduleErrors = ['TICKET_MODULE_DISABLED'] as const;
 
 export const ticketOperations: Operation[] = [
@@ -43,18 +46,21 @@ export const ticketOperations: Operation[] = [
     response: { status: 200, description: 'A page of tickets', schema: schemas.list(schemas.ticket) },
     statement: (ctx) => {
       const q = ctx.query;
-      const where: RawBuilder<boolean>[] = [];
-      if (q.status) where.push(sql`status = ${q.status}`);
-      if (q.priority) where.push(sql`priority = ${q.priority}`);
-      if (q.assignee_member_id) where.push(sql`assignee_member_id = app_private.normalize_email(${q.assignee_member_id})`);
-      if (q.project_id) where.push(sql`project_id = ${q.project_id}`);
-      if (q.requester_email) where.push(sql`requester_email = app_private.normalize_email(${q.requester_email})`);
-      if (q.tag) where.push(sql`tags @> array[${q.tag.toLowerCase()}]::text[]`);
-      if (q.updated_since) where.push(sql`updated_at >= ${q.updated_since}::timestamptz`);
-      if (q.search) {
-        where.push(sql`id in (select api.ticket_search_ids(${q.search}))`);
-      }
-      return listStatement(ctx, 'api.tickets', SORTS[q.sort]!, q.order, where, [readCheck]);
+      return listStatement(ctx, 'api.tickets', SORTS[q.sort]!, q.order, (eb) => {
+        const where: Expression<SqlBool>[] = [];
+        if (q.status) where.push(eb('status', '=', q.status));
+        if (q.priority) where.push(eb('priority', '=', q.priority));
+        if (q.assignee_member_id) where.push(eb('assignee_member_id', '=', sql<string>`app_private.normalize_email(${q.assignee_member_id})`));
+        if (q.project_id) where.push(eb('project_id', '=', q.project_id));
+        if (q.requester_email) where.push(eb('requester_email', '=', sql<string>`app_private.normalize_email(${q.requester_email})`));
+        if (q.tag) where.push(eb('tags', '@>', sql<string[]>`array[${q.tag.toLowerCase()}]::text[]`));
+        if (q.updated_since) where.push(eb('updated_at', '>=', sql<Date>`${q.updated_since}::timestamptz`));
+        if (q.search) {
+          const ids = api.call('ticket_search_ids', q.search);
+          where.push(eb('id', 'in', sql<string>`(select ${ids})`));
+        }
+        return where;
+      }, [readCheck]);
     },
   },
   {
@@ -71,7 +77,7 @@ export const ticketOperations: Operation[] = [
     }),
     errors: [...moduleErrors, 'EXTERNAL_ID_CONFLICT'],
     response: { status: 201, description: 'The ticket', schema: schemas.ticket },
-    command: ({ body }) => ({ statement: sql`select * from api.ticket_create(${body}::jsonb)`, location: '/v1/tickets/' }),
+    command: ({ body }) => ({ statement: api.rows('ticket_create', body), location: '/v1/tickets/' }),
   },
   {
     kind: 'statement',
@@ -79,7 +85,7 @@ export const ticketOperations: Operation[] = [
     summary: 'One ticket, with the transitions it offers',
     errors: [...moduleErrors, 'TICKET_NOT_FOUND'],
     response: { status: 200, description: 'The ticket', schema: schemas.ticket },
-    statement: ({ params }) => getStatement(sql`select * from api.ticket_get(${params.ticket_id})`,
+    statement: ({ params }) => getStatement(api.rows('ticket_get', params.ticket_id),
       () => new ApiError('TICKET_NOT_FOUND', `no ticket ${params.ticket_id} in your organization`)),
   },
   {
@@ -101,19 +107,19 @@ export const ticketOperations: Operation[] = [
     fieldCodes: { '/assignee_member_id': 'INVALID_ASSIGNEE' },
     errors: [...moduleErrors, 'TICKET_NOT_FOUND', 'INVALID_ASSIGNEE', 'INVALID_TRANSITION', 'IMMUTABLE_FIELD', 'PROJECT_NOT_FOUND'],
     response: { status: 200, description: 'The ticket', schema: schemas.ticket },
-    handler: (ctx) => one(ctx, sql`select * from api.ticket_update(${ctx.params.ticket_id}, ${`{${ctx.ifMatch.join(',')}}`}::integer[], ${ctx.body}::jsonb)`),
+    handler: (ctx) => one(ctx, api.rows('ticket_update', ctx.params.ticket_id, ctx.ifMatch, ctx.body)),
   },
   {
     kind: 'statement',
     operationId: 'listTicketMessages', method: 'GET', path: '/v1/tickets/{ticket_id}/messages', tag: 'Tickets', params: ticketId,
     summary: 'Replies and internal notes, oldest first (internal notes for member and manager only)',
-    query: Joi.object({ ...sortQuery({ created_at: { expr: 'created_at', type: 'timestamptz' } }, 'created_at', 'asc') }),
+    query: Joi.object({ ...sortQuery(MESSAGE_SORTS, 'created_at', 'asc') }),
     errors: [...moduleErrors, 'TICKET_NOT_FOUND'],
     response: { status: 200, description: 'A page of messages', schema: schemas.list(schemas.ticketMessage) },
     statement: (ctx) => {
       const id = ctx.params.ticket_id as string;
-      return listStatement(ctx, 'api.ticket_messages', { expr: 'created_at', type: 'timestamptz' }, ctx.query.order,
-        [sql`ticket_id = ${id}`], [readCheck, sql`api.ticket_require(${id})`]);
+      return listStatement(ctx, 'api.ticket_messages', MESSAGE_SORTS.created_at!, ctx.query.order,
+        (eb) => [eb('ticket_id', '=', id)], [readCheck, api.call('ticket_require', id)]);
     },
   },
   {
@@ -131,8 +137,8 @@ export const ticketOperations: Operation[] = [
     errors: [...moduleErrors, 'TICKET_NOT_FOUND', 'ATTACHMENT_NOT_AVAILABLE'],
     response: { status: 201, description: 'The message', schema: schemas.ticketMessage },
     handler: async (ctx) => {
-      const { rows: [row] } = await sql<{ doc: unknown }>`select api.ticket_message_create(${ctx.params.ticket_id}, ${ctx.body}::jsonb) as doc`.execute(ctx.tx);
-      return { status: 201, body: row!.doc };
+      const { rows: [row] } = await api.value('ticket_message_create', ctx.params.ticket_id, ctx.body).execute(ctx.tx);
+      return { status: 201, body: row!.value };
     },
   },
   {
@@ -147,6 +153,6 @@ export const ticketOperations: Operation[] = [
     fieldCodes: { '/transition': 'INVALID_TRANSITION' },
     errors: [...moduleErrors, 'TICKET_NOT_FOUND', 'INVALID_TRANSITION'],
     response: { status: 200, description: 'The ticket after the transition', schema: schemas.ticket },
-    handler: (ctx) => one(ctx, sql`select * from api.ticket_transition(${ctx.params.ticket_id}, ${ctx.body.transition}, ${ctx.body.resolution ?? null}::text)`),
+    handler: (ctx) => one(ctx, api.rows('ticket_transition', ctx.params.ticket_id, ctx.body.transition, ctx.body.resolution ?? null)),
   },
 ];

@@ -1,10 +1,11 @@
 import Joi from 'joi';
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { Operation, OperationContext } from '../http/operation.ts';
 import { fieldErrors, withFieldCodes } from '../http/operation/input.ts';
 import { READY } from '../http/operation/statement.ts';
 import { ApiError, PROBLEMS, type ProblemCode } from '../http/errors.ts';
 import { listQuery } from '../http/pagination.ts';
+import { api } from '../db/api.ts';
 import { schemas } from './schemas.ts';
 import { date, email, getStatement, idOf, listStatement, subject } from './common.ts';
 
@@ -35,10 +36,10 @@ const entry = Joi.object({
 const echoed = Object.fromEntries(['id', 'object', 'member_id', 'subject', 'status', 'external_id', 'approval_id', 'created_at',
   'updated_at'].map((k) => [k, Joi.any()]));
 
-async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version: number }>, status = 200) {
+async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version: number | null }>, status = 200) {
   const { rows: [row] } = await q.execute(ctx.tx);
   if (!row) throw new ApiError('TIME_ENTRY_NOT_FOUND', `no time entry ${ctx.params.time_entry_id} in your organization`);
-  return { body: row.doc, version: row.version, status };
+  return { body: row.doc, version: row.version ?? undefined, status };
 }
 
 export const timeEntryOperations: Operation[] = [
@@ -57,7 +58,7 @@ export const timeEntryOperations: Operation[] = [
     response: { status: 200, description: 'A page of time entries, by work_date then id', schema: schemas.list(schemas.timeEntry) },
     statement: (ctx) => {
       const { query } = ctx;
-      const checks = [sql`api.require_time_entry_read()`];
+      const checks = [api.call('require_time_entry_read')];
       const scoped = query.member_id || query.project_id || query.task_id || query.external_id;
       if (!scoped) {
         const bounded = query.work_date_gte !== undefined && query.work_date_lte !== undefined;
@@ -75,21 +76,25 @@ export const timeEntryOperations: Operation[] = [
           };
         }
       }
-      const where: RawBuilder<boolean>[] = [sql`deleted_at is null`];
-      if (query.member_id) where.push(sql`member_id = app_private.normalize_email(${query.member_id})`);
-      if (query.project_id) where.push(sql`project_id = ${query.project_id}`);
-      if (query.task_id) where.push(sql`task_id = ${query.task_id}`);
-      // The bounds are read in subqueries (InitPlans), so that no plan depends on their values: the
-      // plan is the time_entries_org_date scan for any range, and with the values visible every
-      // execution was planned again (a custom plan's cost, from the range's estimated rows, stays
-      // below the generic plan's; 0 generic plans in 11, ~0.65 ms of planning each; docs/benchmarks.md).
-      if (query.work_date_gte) where.push(sql`work_date >= (select ${query.work_date_gte}::date)`);
-      if (query.work_date_lte) where.push(sql`work_date <= (select ${query.work_date_lte}::date)`);
-      if (query.status) where.push(sql`status = ${query.status}`);
-      if (query.billable !== undefined) where.push(sql`billable = ${query.billable}`);
-      // external_id is unique per client: it finds only this client's entries.
-      if (query.external_id) where.push(sql`external_id = ${query.external_id} and created_by_client_id = app.current_client_id()`);
-      return listStatement(ctx, 'api.time_entries', { expr: 'work_date', type: 'date' }, 'asc', where, checks);
+      return listStatement(ctx, 'api.time_entries', { expr: (eb) => eb.ref('work_date'), type: 'date' }, 'asc', (eb) => {
+        const where: Expression<SqlBool>[] = [eb('deleted_at', 'is', null)];
+        if (query.member_id) where.push(eb('member_id', '=', sql<string>`app_private.normalize_email(${query.member_id})`));
+        if (query.project_id) where.push(eb('project_id', '=', query.project_id));
+        if (query.task_id) where.push(eb('task_id', '=', query.task_id));
+        // The bounds are read in subqueries (InitPlans), so that no plan depends on their values: the
+        // plan is the time_entries_org_date scan for any range, and with the values visible every
+        // execution was planned again (a custom plan's cost, from the range's estimated rows, stays
+        // below the generic plan's; 0 generic plans in 11, ~0.65 ms of planning each; docs/benchmarks.md).
+        if (query.work_date_gte) where.push(eb('work_date', '>=', sql<Date>`(select ${query.work_date_gte}::date)`));
+        if (query.work_date_lte) where.push(eb('work_date', '<=', sql<Date>`(select ${query.work_date_lte}::date)`));
+        if (query.status) where.push(eb('status', '=', query.status));
+        if (query.billable !== undefined) where.push(eb('billable', '=', query.billable));
+        // external_id is unique per client: it finds only this client's entries.
+        if (query.external_id) {
+          where.push(eb('external_id', '=', query.external_id), eb('created_by_client_id', '=', sql<string>`app.current_client_id()`));
+        }
+        return where;
+      }, checks);
     },
   },
   {
@@ -99,7 +104,7 @@ export const timeEntryOperations: Operation[] = [
     fieldCodes: TIME_ENTRY_FIELD_CODES,
     errors: ['INVALID_SUBJECT_MEMBER', 'INVALID_WORK_DATE', 'INVALID_DURATION', 'EXTERNAL_ID_CONFLICT'],
     response: { status: 201, description: 'The time entry', schema: schemas.timeEntry },
-    command: ({ body }) => ({ statement: sql`select * from api.time_entry_create(${body}::jsonb)`, location: '/v1/time-entries/' }),
+    command: ({ body }) => ({ statement: api.rows('time_entry_create', body), location: '/v1/time-entries/' }),
   },
   {
     kind: 'handler',
@@ -124,9 +129,8 @@ export const timeEntryOperations: Operation[] = [
       // SQL checks every well-formed item in one statement (partial mode, so all problems come back);
       // an atomic batch with any problem then fails whole and the transaction rolls back.
       const valid = items.filter((i: any) => i.value);
-      const { rows: [row] } = await sql<{ result: { results: any[] } }>`
-        select api.time_entry_batch(${JSON.stringify(valid.map((i: any) => i.value))}::text::jsonb, false) as result`.execute(ctx.tx);
-      const sqlResults = row!.result.results;
+      const { rows: [row] } = await api.value('time_entry_batch', valid.map((i: any) => i.value), false).execute(ctx.tx);
+      const sqlResults = (row!.value as { results: any[] }).results;
       const results = items.map((i: any) => {
         if (i.invalid) return { index: i.index, status: 'failed', error: { code: i.code, errors: i.invalid } };
         return { ...sqlResults[valid.indexOf(i)], index: i.index };
@@ -151,7 +155,7 @@ export const timeEntryOperations: Operation[] = [
     summary: 'One time entry', roles: ['manager', 'finance', 'hr'], etag: true, params: timeEntryId,
     errors: ['TIME_ENTRY_NOT_FOUND'],
     response: { status: 200, description: 'The time entry', schema: schemas.timeEntry },
-    statement: ({ params }) => getStatement(sql`select * from api.time_entry_get(${params.time_entry_id})`,
+    statement: ({ params }) => getStatement(api.rows('time_entry_get', params.time_entry_id),
       () => new ApiError('TIME_ENTRY_NOT_FOUND', `no time entry ${params.time_entry_id} in your organization`)),
   },
   {
@@ -162,8 +166,7 @@ export const timeEntryOperations: Operation[] = [
     fieldCodes: TIME_ENTRY_FIELD_CODES,
     errors: ['TIME_ENTRY_NOT_FOUND', 'TIME_ENTRY_LOCKED', 'APPROVAL_REQUIRED', 'IMMUTABLE_FIELD', 'INVALID_SUBJECT_MEMBER', 'INVALID_WORK_DATE', 'INVALID_DURATION', 'EXTERNAL_ID_CONFLICT'],
     response: { status: 200, description: 'The time entry', schema: schemas.timeEntry },
-    handler: (ctx) => one(ctx, sql`select * from api.time_entry_update(${ctx.params.time_entry_id}, ${`{${ctx.ifMatch.join(',')}}`}::integer[],
-      ${ctx.body}::jsonb)`),
+    handler: (ctx) => one(ctx, api.rows('time_entry_update', ctx.params.time_entry_id, ctx.ifMatch, ctx.body)),
   },
   {
     kind: 'handler',
@@ -172,7 +175,7 @@ export const timeEntryOperations: Operation[] = [
     params: timeEntryId,
     errors: ['TIME_ENTRY_NOT_FOUND', 'TIME_ENTRY_LOCKED'],
     response: { status: 200, description: 'The submitted time entry (approval_id names the request)', schema: schemas.timeEntry },
-    handler: (ctx) => one(ctx, sql`select * from api.time_entry_submit(${ctx.params.time_entry_id})`),
+    handler: (ctx) => one(ctx, api.rows('time_entry_submit', ctx.params.time_entry_id)),
   },
   {
     kind: 'handler',
@@ -182,7 +185,7 @@ export const timeEntryOperations: Operation[] = [
     errors: ['TIME_ENTRY_NOT_FOUND', 'TIME_ENTRY_LOCKED'],
     response: { status: 204, description: 'Deleted' },
     handler: async (ctx) => {
-      await sql`select api.time_entry_delete(${ctx.params.time_entry_id})`.execute(ctx.tx);
+      await api.value('time_entry_delete', ctx.params.time_entry_id).execute(ctx.tx);
       return { status: 204, body: undefined };
     },
   },

@@ -1,14 +1,15 @@
 import Joi from 'joi';
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import type { Operation, OperationContext, PreflightContext } from '../http/operation.ts';
 import { READY } from '../http/operation/statement.ts';
 import { ApiError } from '../http/errors.ts';
-import type { SortSpec } from '../http/pagination.ts';
+import { api, build } from '../db/api.ts';
+import type { Tx } from '../db/database.ts';
 import { seal, unseal } from '../auth/sealing.ts';
 import { assertSafeUrl, newWebhookSecret, verifyEndpoint, webhookSecretKey } from '../webhooks/transport.ts';
 import { schemas } from './schemas.ts';
-import { idOf, listStatement, sortQuery } from './common.ts';
+import { idOf, listStatement, sortQuery, type SortSpec } from './common.ts';
 
 const endpointId = Joi.object({ endpoint_id: idOf('whe').required() });
 const deliveryParams = Joi.object({ endpoint_id: idOf('whe').required(), delivery_id: idOf('whd').required() });
@@ -16,20 +17,26 @@ const url = Joi.string().max(2048).description('an https URL on the public inter
 const events = Joi.array().items(Joi.string().max(100)).min(1).max(100).description('event names of the catalogue (OpenAPI `webhooks`)');
 const description = Joi.string().max(1000).allow('', null);
 
-const SORTS: Record<string, SortSpec> = { created_at: { expr: 'created_at', type: 'timestamptz' } };
+const SORTS: Record<string, SortSpec<'api.webhook_endpoints'>> = { created_at: { expr: (eb) => eb.ref('created_at'), type: 'timestamptz' } };
+const DELIVERY_SORTS: Record<string, SortSpec<'api.webhook_deliveries'>> = { created_at: { expr: (eb) => eb.ref('created_at'), type: 'timestamptz' } };
 
 interface EndpointRow { doc: Record<string, unknown>; version: number; secret_sealed: string; organization_id: string; status: string }
 
-async function endpoint(ctx: OperationContext, id: string): Promise<EndpointRow> {
-  const { rows: [row] } = await sql<EndpointRow>`
-    select doc, version, secret_sealed, organization_id, status from api.webhook_endpoints where id = ${id}`.execute(ctx.tx);
+async function endpointRow(tx: Tx, id: string): Promise<EndpointRow> {
+  const row = await tx.selectFrom('api.webhook_endpoints')
+    .select(['doc', 'version', 'secret_sealed', 'organization_id', 'status']).where('id', '=', id).executeTakeFirst();
   if (!row) throw new ApiError('WEBHOOK_ENDPOINT_NOT_FOUND', `no webhook endpoint ${id} of your client`);
-  return row;
+  return {
+    doc: row.doc as Record<string, unknown>, version: row.version!, secret_sealed: row.secret_sealed!,
+    organization_id: row.organization_id!, status: row.status!,
+  };
 }
 
-async function one(ctx: OperationContext, q: RawBuilder<{ doc: Record<string, unknown>; version: number }>) {
+const endpoint = (ctx: OperationContext, id: string) => endpointRow(ctx.tx, id);
+
+async function one(ctx: OperationContext, q: RawBuilder<{ doc: unknown; version: number | null }>) {
   const { rows: [row] } = await q.execute(ctx.tx);
-  return { body: row!.doc, version: row!.version };
+  return { body: row!.doc as Record<string, unknown>, version: row!.version ?? undefined };
 }
 
 // Challenges run before the write's transaction (no connection is held while a receiver
@@ -55,12 +62,7 @@ async function challenge(ctx: PreflightContext, row: { id: string; url: string; 
 }
 
 async function endpointForPreflight(ctx: PreflightContext): Promise<EndpointRow> {
-  return ctx.read(async (tx) => {
-    const { rows: [row] } = await sql<EndpointRow>`
-      select doc, version, secret_sealed, organization_id, status from api.webhook_endpoints where id = ${ctx.params.endpoint_id}`.execute(tx);
-    if (!row) throw new ApiError('WEBHOOK_ENDPOINT_NOT_FOUND', `no webhook endpoint ${ctx.params.endpoint_id} of your client`);
-    return row;
-  });
+  return ctx.read((tx) => endpointRow(tx, ctx.params.endpoint_id));
 }
 
 const sealKey = (ctx: OperationContext) => webhookSecretKey(ctx.app.config.secretKey);
@@ -86,9 +88,8 @@ export const webhookOperations: Operation[] = [
       const { body } = ctx;
       if (!ctx.preflight) throw new ApiError('CONFLICT', 'the request changed state while it was under way; retry it');
       const { id, url: safeUrl, secret } = ctx.preflight as { id: string; url: string; secret: string };
-      const r = await one(ctx, sql`select * from api.webhook_endpoint_create(${id}, ${safeUrl},
-        array(select jsonb_array_elements_text((${{ events: body.events }}::jsonb) -> 'events')), ${body.description ?? null},
-        ${seal(sealKey(ctx), secret)})`);
+      const r = await one(ctx, api.rows('webhook_endpoint_create', id, safeUrl, body.events, body.description ?? null,
+        seal(sealKey(ctx), secret)));
       return { ...r, status: 201, body: { ...r.body, secret }, headers: { Location: `/v1/webhook-endpoints/${id}` } };
     },
   },
@@ -98,11 +99,11 @@ export const webhookOperations: Operation[] = [
     summary: "The calling client's endpoints",
     query: Joi.object({ status: Joi.string().valid('enabled', 'disabled'), ...sortQuery(SORTS, 'created_at', 'desc') }),
     response: { status: 200, description: 'A page of endpoints', schema: schemas.list(schemas.webhookEndpoint) },
-    statement: (ctx) => {
-      const where: RawBuilder<boolean>[] = [];
-      if (ctx.query.status) where.push(sql`status = ${ctx.query.status}`);
-      return listStatement(ctx, 'api.webhook_endpoints', SORTS.created_at!, ctx.query.order, where);
-    },
+    statement: (ctx) => listStatement(ctx, 'api.webhook_endpoints', SORTS.created_at!, ctx.query.order, (eb) => {
+      const where: Expression<SqlBool>[] = [];
+      if (ctx.query.status) where.push(eb('status', '=', ctx.query.status));
+      return where;
+    }),
   },
   {
     kind: 'handler',
@@ -136,8 +137,7 @@ export const webhookOperations: Operation[] = [
     },
     handler: async (ctx) => {
       const patch = { ...ctx.body, ...(ctx.preflight?.url ? { url: ctx.preflight.url } : {}) };
-      return one(ctx, sql`select * from api.webhook_endpoint_update(${ctx.params.endpoint_id},
-        ${`{${ctx.ifMatch.join(',')}}`}::integer[], ${patch}::jsonb, ${ctx.preflight?.verifiedUrl ?? null})`);
+      return one(ctx, api.rows('webhook_endpoint_update', ctx.params.endpoint_id, ctx.ifMatch, patch, ctx.preflight?.verifiedUrl ?? null));
     },
   },
   {
@@ -150,8 +150,8 @@ export const webhookOperations: Operation[] = [
     response: { status: 200, description: 'The endpoint with its new secret', schema: schemas.webhookEndpoint },
     handler: async (ctx) => {
       const secret = newWebhookSecret();
-      const r = await one(ctx, sql`select * from api.webhook_endpoint_rotate(${ctx.params.endpoint_id},
-        ${seal(sealKey(ctx), secret)}, ${ctx.body.previous_secret_expires_in ?? 86400}::integer)`);
+      const r = await one(ctx, api.rows('webhook_endpoint_rotate', ctx.params.endpoint_id,
+        seal(sealKey(ctx), secret), ctx.body.previous_secret_expires_in ?? 86400));
       return { ...r, body: { ...r.body, secret } };
     },
   },
@@ -162,7 +162,7 @@ export const webhookOperations: Operation[] = [
     summary: 'Stop deliveries; pending ones are cancelled when their turn comes',
     errors: ['WEBHOOK_ENDPOINT_NOT_FOUND'],
     response: { status: 200, description: 'The disabled endpoint', schema: schemas.webhookEndpoint },
-    handler: (ctx) => one(ctx, sql`select * from api.webhook_endpoint_set_status(${ctx.params.endpoint_id}, 'disabled')`),
+    handler: (ctx) => one(ctx, api.rows('webhook_endpoint_set_status', ctx.params.endpoint_id, 'disabled')),
   },
   {
     kind: 'handler',
@@ -178,8 +178,8 @@ export const webhookOperations: Operation[] = [
         unseal(webhookSecretKey(ctx.app.config.secretKey), before.secret_sealed));
       return { verified: true };
     },
-    handler: (ctx) => one(ctx, sql`select * from api.webhook_endpoint_set_status(${ctx.params.endpoint_id}, 'enabled',
-      ${ctx.preflight?.verified === true})`),
+    handler: (ctx) => one(ctx, api.rows('webhook_endpoint_set_status', ctx.params.endpoint_id, 'enabled',
+      ctx.preflight?.verified === true)),
   },
   {
     kind: 'statement',
@@ -190,19 +190,23 @@ export const webhookOperations: Operation[] = [
       status: Joi.string().valid('pending', 'succeeded', 'failed', 'cancelled'),
       event_type: Joi.string().max(100),
       event_id: idOf('evt'),
-      ...sortQuery(SORTS, 'created_at', 'desc'),
+      ...sortQuery(DELIVERY_SORTS, 'created_at', 'desc'),
     }),
     errors: ['WEBHOOK_ENDPOINT_NOT_FOUND'],
     response: { status: 200, description: 'A page of deliveries', schema: schemas.list(schemas.webhookDelivery) },
     statement: (ctx) => {
       const id: string = ctx.params.endpoint_id;
-      const where: RawBuilder<boolean>[] = [sql`endpoint_id = ${id}`];
-      if (ctx.query.status) where.push(sql`status = ${ctx.query.status}`);
-      if (ctx.query.event_type) where.push(sql`event_type = ${ctx.query.event_type}`);
-      if (ctx.query.event_id) where.push(sql`event_id = ${ctx.query.event_id}`);
-      const page = listStatement(ctx, 'api.webhook_deliveries', SORTS.created_at!, ctx.query.order, where);
+      const page = listStatement(ctx, 'api.webhook_deliveries', DELIVERY_SORTS.created_at!, ctx.query.order, (eb) => {
+        const where: Expression<SqlBool>[] = [eb('endpoint_id', '=', id)];
+        if (ctx.query.status) where.push(eb('status', '=', ctx.query.status));
+        if (ctx.query.event_type) where.push(eb('event_type', '=', ctx.query.event_type));
+        if (ctx.query.event_id) where.push(eb('event_id', '=', ctx.query.event_id));
+        return where;
+      });
+      // `exists (select from api.webhook_endpoints where id = … and READY)`: the builder's subquery brings its parentheses.
+      const found = build.selectFrom('api.webhook_endpoints').where('id', '=', id).where(READY);
       return {
-        query: sql`select exists (select from api.webhook_endpoints where id = ${id} and ${READY}) as endpoint_found, l.*
+        query: sql`select exists ${found} as endpoint_found, l.*
                      from (${page.query}) l`,
         respond: (row) => {
           if (!row?.endpoint_found) throw new ApiError('WEBHOOK_ENDPOINT_NOT_FOUND', `no webhook endpoint ${id} of your client`);
@@ -220,7 +224,7 @@ export const webhookOperations: Operation[] = [
     response: { status: 200, description: 'The delivery', schema: schemas.webhookDelivery },
     handler: async (ctx) => {
       await endpoint(ctx, ctx.params.endpoint_id);
-      const { rows: [row] } = await sql<{ doc: unknown }>`select * from api.webhook_delivery_get(${ctx.params.endpoint_id}, ${ctx.params.delivery_id})`
+      const { rows: [row] } = await api.rows('webhook_delivery_get', ctx.params.endpoint_id, ctx.params.delivery_id)
         .execute(ctx.tx);
       if (!row) throw new ApiError('WEBHOOK_DELIVERY_NOT_FOUND', `no delivery ${ctx.params.delivery_id} of endpoint ${ctx.params.endpoint_id}`);
       return { body: row.doc };
@@ -235,7 +239,7 @@ export const webhookOperations: Operation[] = [
     errors: ['WEBHOOK_ENDPOINT_NOT_FOUND', 'WEBHOOK_DELIVERY_NOT_FOUND', 'WEBHOOK_REPLAY_EXPIRED'],
     response: { status: 202, description: 'The new delivery, queued', schema: schemas.webhookDelivery },
     handler: async (ctx) => {
-      const { rows: [row] } = await sql<{ doc: unknown }>`select * from api.webhook_delivery_replay(${ctx.params.endpoint_id}, ${ctx.params.delivery_id})`
+      const { rows: [row] } = await api.rows('webhook_delivery_replay', ctx.params.endpoint_id, ctx.params.delivery_id)
         .execute(ctx.tx);
       return { status: 202, body: row!.doc };
     },
@@ -248,7 +252,7 @@ export const webhookOperations: Operation[] = [
     errors: ['WEBHOOK_ENDPOINT_NOT_FOUND'],
     response: { status: 202, description: 'The test delivery, queued', schema: schemas.webhookDelivery },
     handler: async (ctx) => {
-      const { rows: [row] } = await sql<{ doc: unknown }>`select * from api.webhook_endpoint_test(${ctx.params.endpoint_id})`.execute(ctx.tx);
+      const { rows: [row] } = await api.rows('webhook_endpoint_test', ctx.params.endpoint_id).execute(ctx.tx);
       return { status: 202, body: row!.doc };
     },
   },

@@ -216,17 +216,6 @@ t.test('api.idempotency_claim (reads the context once): without a signed context
   t.equal(await complete('f2'), 'claimed', 'an expired key is claimed again and replaced');
   t.same(await a.admin`select fingerprint, response_body from app.idempotency_keys where key = 'ctx-real'`,
     [{ fingerprint: 'f2', response_body: '{"again":true}' }]);
-  // The previous release's completion (no fingerprint) writes the key with the one its claim recorded.
-  const state = await rt.begin(async (tx) => {
-    await beginRequest(tx, p);
-    const q = await where(t, a, tx, p.orgId);
-    const [c] = await q`select state from api.idempotency_claim('POST', '/v1/projects', 'ctx-old', 'f-old')`;
-    await q`select api.idempotency_complete('POST', '/v1/projects', 'ctx-old', 201, '{}'::jsonb, '{"old":true}')`;
-    return c!.state as string;
-  });
-  t.equal(state, 'claimed');
-  t.same(await a.admin`select fingerprint, response_body from app.idempotency_keys where key = 'ctx-old'`,
-    [{ fingerprint: 'f-old', response_body: '{"old":true}' }], 'the former form stores the claimed fingerprint');
 });
 
 t.test('one-round-trip creates, as the runtime role in SQL: only a fresh claim marks the transaction, the gated command runs only under it, and a command answering other than one row fails', async (t) => {

@@ -4,6 +4,7 @@
 // begin_request inside their own statement.
 import type { Request } from '@hapi/hapi';
 import { sql } from 'kysely';
+import { api, type RowOf, type SetRow } from '../../db/api.ts';
 import { runAgainIfLostAtBegin, type Connections, type Tx } from '../../db/database.ts';
 import { ApiError } from '../errors.ts';
 import type { AppContext } from '../context.ts';
@@ -32,9 +33,10 @@ export function outcomeError(op: Operation, outcome: string | undefined): ApiErr
   return (OUTCOME_ERRORS[outcome] ?? OUTCOME_ERRORS.invalid_token!)();
 }
 
-export type Begun = { outcome: string; organization_id: string; svc_roles: Role[]; principal: Record<string, unknown> };
-export type Claim = { claim_state?: string | null; claim_response_status?: number | null; claim_response_headers?: Record<string, string> | null;
-  claim_response_body?: string | null };
+/** begin_request's row: an outcome always; the rest when it is ok. */
+export type Begun = Omit<SetRow<'begin_request'>, 'svc_roles' | 'principal'> & { svc_roles: Role[]; principal: Record<string, unknown> };
+/** idempotency_claim's row, its columns prefixed with `claim_`; absent without a key. */
+export type Claim = { [C in keyof RowOf<'idempotency_claim'> as `claim_${C}`]?: RowOf<'idempotency_claim'>[C] };
 /** An Idempotency-Key and the request it was sent with (method, path and canonical body, hashed). */
 export interface Idempotency { key: string; fingerprint: string }
 
@@ -43,12 +45,12 @@ export interface Idempotency { key: string; fingerprint: string }
  * gated by an InitPlan as the one-statement reads are. A request that then fails validation
  * rolls it back. */
 export function beginStatement({ op, roles }: Endpoint, caller: Caller, idempotency?: Idempotency) {
-  const beginRequest = sql`api.begin_request(${caller.organizationId}, ${caller.tokenSha256}, ${roles}::text[], true)`;
+  const beginRequest = api.table('begin_request', caller.organizationId, caller.tokenSha256, roles, true);
   return idempotency
     ? sql<Begun & Claim>`
               with request as materialized (select * from ${beginRequest}),
                    claim as materialized (
-                     select c.* from api.idempotency_claim(${op.method}, ${op.path}, ${idempotency.key}, ${idempotency.fingerprint}) c
+                     select c.* from ${api.table('idempotency_claim', op.method, op.path, idempotency.key, idempotency.fingerprint)} c
                       where exists (select from request where request.outcome = 'ok'))
               select request.*, claim.state as claim_state, claim.response_status as claim_response_status,
                      claim.response_headers as claim_response_headers, claim.response_body as claim_response_body
@@ -56,11 +58,11 @@ export function beginStatement({ op, roles }: Endpoint, caller: Caller, idempote
     : sql<Begun & Claim>`select * from ${beginRequest}`;
 }
 
-export type ClaimState = { state: string; response_status: number; response_headers: Record<string, string>; response_body: string };
+export type ClaimState = Omit<SetRow<'idempotency_claim'>, 'response_headers'> & { response_headers: Record<string, string> };
 
 export const claimOf = (begun: Begun & Claim): ClaimState | undefined => (begun.claim_state === undefined || begun.claim_state === null ? undefined : {
   state: begun.claim_state, response_status: begun.claim_response_status!,
-  response_headers: begun.claim_response_headers!, response_body: begun.claim_response_body!,
+  response_headers: begun.claim_response_headers as Record<string, string>, response_body: begun.claim_response_body!,
 });
 
 /** The request context set in `tx` (and the key claimed), then the input validated: who is

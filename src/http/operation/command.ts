@@ -4,6 +4,7 @@
 // valid) it runs as a handler would, so its problems keep their order: who is asking, then what
 // was asked.
 import { sql } from 'kysely';
+import { api, type Declared } from '../../db/api.ts';
 import type { Command, CommandOperation, OperationContext, OperationResult } from '../operation.ts';
 import type { Caller, Endpoint, Runner } from './endpoint.ts';
 import { beginStatement, claimOf, connectionsOf, outcomeError, type Begun, type Claim, type Idempotency } from './begin.ts';
@@ -42,14 +43,16 @@ export function commandRunner(op: CommandOperation, endpoint: Endpoint): Runner 
   };
 }
 
-type Answer = { body: string; headers: Record<string, string> };
+/** The columns of the command's answer; `stored` is the completion's (void). */
+export const ANSWER_COLUMNS = { body: 'text', headers: 'jsonb', stored: 'void' } as const;
+type Answer = Omit<Declared<typeof ANSWER_COLUMNS>, 'body' | 'headers'> & { body: string; headers: Record<string, string> };
 
 /** The claim, the command with its response stored under the key, and the wake-up read, sent
  * behind BEGIN without waiting (Database.batch): they answer with COMMIT, in one round trip. The command
  * runs only under a fresh claim (a one-time filter on the mark idempotency_claim sets), so a
  * replay, a reuse, a key in flight or a refused caller runs nothing; PostgreSQL builds the
  * response (body text, Location, ETag), stores it with the key and returns it. */
-function statementsOf(endpoint: Endpoint, caller: Caller, idempotency: Idempotency, command: Command) {
+export function statementsOf(endpoint: Endpoint, caller: Caller, idempotency: Idempotency, command: Command) {
   const { op } = endpoint;
   return [beginStatement(endpoint, caller, idempotency), sql<Answer>`
           with c as materialized (
@@ -62,11 +65,11 @@ function statementsOf(endpoint: Endpoint, caller: Caller, idempotency: Idempoten
                -- Under a fresh claim exactly one row is stored and sent: any other count fails the
                -- transaction (a 500, our bug), so the key is not left claimed with no response.
                not_one as materialized (
-                 select api.command_answered(count(*)) from r
+                 select ${api.call('command_answered', sql<number>`count(*)`)} from r
                  having count(*) <> 1 and current_setting('svc.claimed', true) = 'yes')
           select r.body, r.headers,
-                 api.idempotency_complete(${op.method}, ${op.path}, ${idempotency.key}, ${idempotency.fingerprint}, ${op.response.status}::integer,
-                   r.headers, r.body) as stored
+                 ${api.call('idempotency_complete', op.method, op.path, idempotency.key,
+                   idempotency.fingerprint, op.response.status, sql`r.headers`, sql<string>`r.body`)} as stored
             from r
            where not exists (select from not_one)`, WAKE_READ];
 }

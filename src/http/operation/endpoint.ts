@@ -12,8 +12,8 @@ export type Caller = VerifiedToken;
 export interface Endpoint {
   op: Operation;
   app: AppContext;
-  /** The Roles the operation requires, as begin_request's text[] argument (null: any Role). */
-  roles: string | null;
+  /** The Roles the operation requires, begin_request's argument (null: any Role). */
+  roles: readonly string[] | null;
   input: InputSchemas;
   /** `METHOD /template`: scopes cursors. */
   route: string;
@@ -24,7 +24,7 @@ export function endpointOf(op: Operation, app: AppContext): Endpoint {
   return {
     op,
     app,
-    roles: op.roles ? `{${op.roles.join(',')}}` : null,
+    roles: op.roles ?? null,
     input: { params: op.params, query: op.query, body: write?.body, bodyOptional: write?.bodyOptional, fieldCodes: write?.fieldCodes },
     route: `${op.method} ${op.path}`,
   };

@@ -3,6 +3,7 @@
 // run, its response stored under the key and the wake-up read, both sent with COMMIT.
 import type { Request } from '@hapi/hapi';
 import { sql } from 'kysely';
+import { api } from '../../db/api.ts';
 import { pipelined } from '../../db/database.ts';
 import type { HandlerOperation } from '../operation.ts';
 import type { Caller, Endpoint, Runner } from './endpoint.ts';
@@ -57,7 +58,8 @@ export function handlerRunner(op: HandlerOperation, endpoint: Endpoint): Runner 
             ? JSON.stringify(op.storedBody(out.body as Record<string, unknown>))
             : payload;
         // Sent with COMMIT in one round trip; a failure here fails the commit with this error.
-        await pipelined(sql`select api.idempotency_complete(${op.method}, ${op.path}, ${idempotency.key}, ${idempotency.fingerprint}, ${status}, ${headers as any}::jsonb, ${stored})`).execute(tx);
+        await pipelined(api.value('idempotency_complete', op.method, op.path, idempotency.key,
+          idempotency.fingerprint, status, headers, stored)).execute(tx);
       }
       // Also with COMMIT (a read writes no event).
       const wake = op.method === 'GET' ? undefined : (await wakeAfter(tx)).later;
@@ -77,8 +79,7 @@ async function runPreflight(op: HandlerOperation, preflight: NonNullable<Handler
   const checked = await connectionsOf(app, caller).db.transaction().execute(async (tx) => {
     const c = await begin(endpoint, tx, caller, request);
     const h = headersOf(op, request);
-    const stored = h.key !== undefined && (await sql<{ stored: boolean }>`
-            select api.idempotency_stored(${op.method}, ${op.path}, ${h.key}) as stored`.execute(tx)).rows[0]?.stored === true;
+    const stored = h.key !== undefined && (await api.value('idempotency_stored', op.method, op.path, h.key).execute(tx)).rows[0]?.value === true;
     return { ...c, ifMatch: h.ifMatch, stored };
   });
   return checked.stored ? undefined : preflight({ ...checked, app, request, read: readInContext(endpoint, caller, request) });

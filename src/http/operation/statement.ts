@@ -2,6 +2,7 @@
 // read's checks and its query in one statement, no BEGIN or COMMIT, the body built by PostgreSQL.
 import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import { sql, type RawBuilder } from 'kysely';
+import { api } from '../../db/api.ts';
 import type { ReadStatement, StatementOperation } from '../operation.ts';
 import type { Caller, Endpoint, Runner } from './endpoint.ts';
 import { begin, connectionsOf, inTransaction, outcomeError } from './begin.ts';
@@ -54,15 +55,21 @@ async function answerStatement(endpoint: Endpoint, plan: ReadStatement, h: Respo
  * answer was lost); `rows` are the query's, none unless the outcome is ok. */
 export async function rowsInContext({ app, roles }: Endpoint, caller: Caller, query: RawBuilder<Record<string, unknown>>,
   checkList?: RawBuilder<unknown>[], point?: boolean): Promise<{ outcome: string | undefined; rows: Record<string, any>[] }> {
+  const rows = await connectionsOf(app, caller).query<Record<string, any>>(
+    inContext(roles, caller, query, checkList).compile(app.database.db), { point });
+  return { outcome: rows[0]?.request_outcome, rows: rows[0]?.found ? rows : [] };
+}
+
+/** The statement rowsInContext sends: begin_request's outcome, then `found` and the query's columns. */
+export function inContext(roles: readonly string[] | null, caller: Pick<Caller, 'organizationId' | 'tokenSha256'>,
+  query: RawBuilder<Record<string, unknown>>, checkList?: RawBuilder<unknown>[]) {
   const checks = checkList?.length
     ? sql.join(checkList.map((c, i) => sql`${c} as ${sql.ref(`check_${i}`)}`))
     : sql`true as ready`;
-  const rows = await connectionsOf(app, caller).query(sql<Record<string, any>>`
+  return sql<Record<string, any>>`
     with request as materialized (
-           select * from api.begin_request(${caller.organizationId}, ${caller.tokenSha256}, ${roles}::text[])),
+           select * from ${api.table('begin_request', caller.organizationId, caller.tokenSha256, roles)}),
          request_checks as materialized (select ${checks} from request where request.outcome = 'ok')
     select request.outcome as request_outcome, r.*
-      from request left join lateral (select true as found, q.* from (${query}) q where ${READY}) r on true`
-    .compile(app.database.db), { point });
-  return { outcome: rows[0]?.request_outcome, rows: rows[0]?.found ? rows : [] };
+      from request left join lateral (select true as found, q.* from (${query}) q where ${READY}) r on true`;
 }

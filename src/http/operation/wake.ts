@@ -3,10 +3,12 @@
 // whose lock would serialize the commits), and the wake names of runs whose logs it appended to
 // (app_private.run_event), for the same reason.
 import { sql } from 'kysely';
+import type { Declared } from '../../db/api.ts';
 import { pipelinedRead, type Tx } from '../../db/database.ts';
 import type { AppContext } from '../context.ts';
 
-export type Woken = { due: boolean; runs: string | null };
+export const WOKEN_COLUMNS = { due: 'bool', runs: 'text' } as const;
+export type Woken = Declared<typeof WOKEN_COLUMNS>;
 
 /** The read itself, last before COMMIT. */
 export const WAKE_READ = sql<Woken>`
