@@ -79,7 +79,7 @@ export async function functionsFile(url: string): Promise<string> {
        where p.pronamespace = 'api'::regnamespace and p.prokind = 'f'
          -- The test fixtures' own (test/fixtures), in the databases the tests clone.
          and p.proname not like 'test\_%'
-       order by p.proname, pg_catalog.pg_get_function_identity_arguments(p.oid)`;
+       order by p.proname collate "C", pg_catalog.pg_get_function_identity_arguments(p.oid) collate "C"`;
   } finally {
     await sql.end();
   }
@@ -89,15 +89,17 @@ export async function functionsFile(url: string): Promise<string> {
     // An overloaded function is named by its signature: api.call('f(text, integer)', …).
     const name = f.overloaded ? `${f.name}(${f.args.map((a) => a.type).join(', ')})` : f.name;
     const where = `api.${f.name}(${f.identity})`;
+    // A function of rows whose columns only its caller names (`as r(…)`) cannot be called typed.
+    if (!f.columns && f.ret.element === 'record') continue;
     const args = f.args.map((a, i) => {
       const optional = i >= f.args.length - f.defaults ? '?' : '';
+      // A VARIADIC argument's items are parameters of their own: an array, never null.
+      if (f.variadic && i === f.args.length - 1) return `${a.name || `arg${i + 1}`}: ${tsType(WRITE, a.element, true, where)}`;
       return `${a.name || `arg${i + 1}`}${optional}: Arg<${tsType(WRITE, a.element, a.array, where)}>`;
     });
     let result: string;
     if (f.columns) {
       result = `row: { ${f.columns.map((c) => `${c.name}: ${tsType(READ, c.element, c.array, where)} | null`).join('; ')} }`;
-    } else if (f.ret.element === 'record') {
-      result = 'row: Record<string, unknown>';
     } else if (f.ret.element === 'void') {
       result = 'value: void';
     } else {

@@ -4,6 +4,7 @@
 // hub wakes the streams of that run, which then read what is new. Idle streams hold no database connection.
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
+import { api } from '../db/api.ts';
 import type { Database } from '../db/database.ts';
 
 export interface RunSubscriber {
@@ -20,9 +21,9 @@ export class RunEventHub {
   private listening?: Promise<Buffer>;
   private closed = false;
 
-  /** `database.sql` is read at each use (the watchdog may rebuild that pool); the LISTEN
+  /** `database.sql` and `database.db` reach the current pools (the watchdog may rebuild them); the LISTEN
    * connection is the database's own, never rebuilt. */
-  constructor(private readonly database: Pick<Database, 'sql' | 'listen'>, private readonly log: Logger) {}
+  constructor(private readonly database: Pick<Database, 'sql' | 'db' | 'listen'>, private readonly log: Logger) {}
 
   /** Subscribes before the caller's first read, so nothing appended in between is missed. */
   async subscribe(runId: string, subscriber: RunSubscriber): Promise<() => void> {
@@ -62,14 +63,14 @@ export class RunEventHub {
 
   private async listen(): Promise<Buffer> {
     try {
-      const [row] = await this.database.sql<{ key: string }[]>`select api.run_wake_key() as key`;
+      const { rows: [row] } = await api.value('run_wake_key').execute(this.database.db);
       await this.database.listen('svc_run_events', (name) => {
         for (const s of this.subscribers.get(name) ?? []) s.wake();
       }, () => {
         // (Re)connected: notifications sent while the connection was down are lost, so every stream looks again.
         for (const set of this.subscribers.values()) for (const s of set) s.wake();
       });
-      return Buffer.from(row!.key, 'hex');
+      return Buffer.from(row!.value!, 'hex');
     } catch (e) {
       this.listening = undefined;
       this.log.warn({ err: (e as Error).message }, 'the run event listener could not start');

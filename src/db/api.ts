@@ -4,7 +4,7 @@
 // arguments or a renamed result column fail `make typecheck` where they are used.
 import {
   DummyDriver, expressionBuilder, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql,
-  type ExpressionBuilder, type RawBuilder,
+  type Expression, type ExpressionBuilder, type RawBuilder,
 } from 'kysely';
 import type { DB, Json } from './schema.ts';
 import { API_FUNCTIONS, type ApiFunctions } from './functions.ts';
@@ -40,15 +40,20 @@ export type ValueOf<F extends Fn> = ApiFunctions[F] extends { value: infer V } ?
 export type SetRow<F extends RowFn, K extends keyof RowOf<F> = keyof RowOf<F>> =
   Omit<RowOf<F>, K> & { [C in K]: NonNullable<RowOf<F>[C]> };
 
-/** `api.f($1::t1, …)`, each parameter cast to its argument's type; a VARIADIC argument's items as
- * parameters of their own. */
-function call(fn: Fn, args: readonly unknown[]): RawBuilder<unknown> {
+const isExpression = (value: unknown): value is Expression<unknown> =>
+  typeof value === 'object' && value !== null && 'toOperationNode' in value;
+
+/** `api.f($1::t1, …)`, each parameter cast to its argument's type (an expression in parentheses);
+ * a VARIADIC argument's items as parameters of their own; trailing arguments left undefined are
+ * not given, so that their defaults apply. */
+function call(fn: Fn, given: readonly unknown[]): RawBuilder<unknown> {
   const { name, types } = API_FUNCTIONS[fn];
-  const parameters = args.flatMap((value, i) => {
+  let n = given.length;
+  while (n > 0 && given[n - 1] === undefined) n--;
+  const parameters = given.slice(0, n).flatMap((value, i) => {
     const type: string = types[i]!;
-    return type.startsWith('variadic ')
-      ? (value as unknown[]).map((item) => sql`${item}::${sql.raw(type.slice('variadic '.length, -2))}`)
-      : [sql`${value}::${sql.raw(type)}`];
+    if (type.startsWith('variadic ')) return (value as unknown[]).map((item) => sql`${item}::${sql.raw(type.slice('variadic '.length, -2))}`);
+    return [isExpression(value) ? sql`(${value})::${sql.raw(type)}` : sql`${value}::${sql.raw(type)}`];
   });
   return sql`api.${sql.raw(name)}(${parameters.length > 0 ? sql.join(parameters) : sql``})`;
 }

@@ -14,6 +14,7 @@ import { driverState, watchPools, type DriverPoolState, type PoolRebuilt } from 
 import { Progress } from './progress.ts';
 import type { ClusterRouting } from './cluster.ts';
 import { editDatabaseUrl } from './url.ts';
+import { postgresFor } from './hosts.ts';
 import { preparingDriver, type Reserved } from './driver.ts';
 import { pooledQuery } from './reads.ts';
 import { runAgainIfLostAtBegin } from './retries.ts';
@@ -156,10 +157,10 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
   const sizes: Record<PoolName, number> = { transactions: max, reads: readPoolSize, points: 1 };
   const names: Record<PoolName, string> = { transactions: 'svc-api', reads: 'svc-api-read', points: 'svc-api-point' };
   const open = (pool: PoolName): Generation =>
-    ({ sql: postgres(url, options(sizes[pool], names[pool])), waits: new Progress(), statements: new Progress() });
+    ({ sql: postgresFor(url, options(sizes[pool], names[pool])), waits: new Progress(), statements: new Progress() });
   // Replaced as a whole when the watchdog finds one wedged: every use reads the current one.
   const pools: Record<PoolName, Generation> = { transactions: open('transactions'), reads: open('reads'), points: open('points') };
-  const listener = postgres(url, options(1, 'svc-api-listen'));
+  const listener = postgresFor(url, options(1, 'svc-api-listen'));
   const counts = { inUse: 0, waiting: 0, size: max };
   const reads = { inFlight: 0 };
   const points = { inFlight: 0 };

@@ -135,7 +135,7 @@ export function preparingDriver({ pool, counts, prepare, deadlines, breaker, onL
         release: () => {
           if (!released) { released = true; counts.inUse--; }
           // A session that refused a write is on a standby (a primary demoted under it): it ends
-          // itself, and the pool connects anew, to the host that takes writes (target_session_attrs).
+          // itself, and the pool connects anew, to the host that takes writes (src/db/hosts.ts).
           if (readOnly && !lost) {
             lost = true;
             void connection.unsafe('select pg_terminate_backend(pg_backend_pid())').catch(() => undefined).finally(() => connection.release());

@@ -35,7 +35,7 @@ export function isSessionLost(e: unknown): boolean {
 
 /** Failures to reach the database at all (a new connection refused, timed out, not resolved,
  * turned away at start-up or for want of slots, or no host of a multi-host URL taking writes:
- * postgres.js patch 15), as opposed to an established session lost, which
+ * src/db/hosts.ts), as opposed to an established session lost, which
  * one terminated backend or a pooler's reload causes while every other session is fine. */
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'CONNECT_TIMEOUT', 'TARGET_SESSION_ATTRS', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
   'ENOTFOUND', 'DB_UNAVAILABLE', '57P03', '53300', '08001', '08004']);

@@ -63,9 +63,9 @@ export interface ApiFunctions {
   /** api.file_upload_begin(p_token text) returns TABLE(outcome text, upload_id text, size_bytes bigint, content_type text, chunk_size integer, expires_at timestamp with time zone) */
   file_upload_begin: { args: [p_token: Arg<string>]; row: { outcome: string | null; upload_id: string | null; size_bytes: string | null; content_type: string | null; chunk_size: number | null; expires_at: Date | null }; set: true };
   /** api.file_upload_chunks(p_upload_id text, p_first_seq integer, VARIADIC p_base64 text[]) returns void */
-  "file_upload_chunks(text, integer, text[])": { args: [p_upload_id: Arg<string>, p_first_seq: Arg<number>, p_base64: Arg<readonly string[]>]; value: void };
+  "file_upload_chunks(text, integer, text[])": { args: [p_upload_id: Arg<string>, p_first_seq: Arg<number>, p_base64: readonly string[]]; value: void };
   /** api.file_upload_chunks(p_upload_id text, p_first_seq integer, VARIADIC p_data bytea[]) returns void */
-  "file_upload_chunks(text, integer, bytea[])": { args: [p_upload_id: Arg<string>, p_first_seq: Arg<number>, p_data: Arg<readonly Uint8Array[]>]; value: void };
+  "file_upload_chunks(text, integer, bytea[])": { args: [p_upload_id: Arg<string>, p_first_seq: Arg<number>, p_data: readonly Uint8Array[]]; value: void };
   /** api.file_upload_complete(p_upload_id text) returns TABLE(doc jsonb, version integer) */
   file_upload_complete: { args: [p_upload_id: Arg<string>]; row: { doc: Json | null; version: number | null }; set: true };
   /** api.file_upload_create(p_body jsonb, p_lifetime_seconds integer) returns jsonb */
@@ -82,8 +82,6 @@ export interface ApiFunctions {
   idempotency_complete: { args: [p_method: Arg<string>, p_route: Arg<string>, p_key: Arg<string>, p_fingerprint: Arg<string>, p_status: Arg<number>, p_headers: Arg<unknown>, p_body: Arg<string>]; value: void };
   /** api.idempotency_stored(p_method text, p_route text, p_key text) returns boolean */
   idempotency_stored: { args: [p_method: Arg<string>, p_route: Arg<string>, p_key: Arg<string>]; value: boolean | null };
-  /** api.in_organization(p_organization_id text, p_statement text, p_arguments text[]) returns SETOF record */
-  in_organization: { args: [p_organization_id: Arg<string>, p_statement: Arg<string>, p_arguments: Arg<readonly string[]>]; row: Record<string, unknown>; set: true };
   /** api.in_organization_count(p_organization_id text, p_statement text, p_arguments text[]) returns bigint */
   in_organization_count: { args: [p_organization_id: Arg<string>, p_statement: Arg<string>, p_arguments: Arg<readonly string[]>]; value: string | null };
   /** api.integration_connection_hidden_reason(p_id text) returns text */
@@ -280,7 +278,6 @@ export const API_FUNCTIONS = {
   idempotency_claim: { name: "idempotency_claim", types: ["text","text","text","text"] },
   idempotency_complete: { name: "idempotency_complete", types: ["text","text","text","text","integer","jsonb","text"] },
   idempotency_stored: { name: "idempotency_stored", types: ["text","text","text"] },
-  in_organization: { name: "in_organization", types: ["text","text","text[]"] },
   in_organization_count: { name: "in_organization_count", types: ["text","text","text[]"] },
   integration_connection_hidden_reason: { name: "integration_connection_hidden_reason", types: ["text"] },
   integration_connections: { name: "integration_connections", types: ["text"] },

@@ -3,7 +3,8 @@
 // notice (a driver defect can leave connections that never connect again, and requests then
 // wait out their deadline for good). The watchdog notices by the pool's lack of progress, makes
 // sure the database is not simply busy on the pool's behalf, and lets the caller rebuild the pool.
-import postgres from 'postgres';
+import type postgres from 'postgres';
+import { postgresFor } from './hosts.ts';
 import type { Deadlines, Generation, PoolName } from './pool.ts';
 
 /** The driver's view of one pool (postgres.js patch 12): each connection's queue and backend. */
@@ -65,7 +66,7 @@ export async function verify(url: string, state: DriverPoolState, deadlineMs: nu
 
 /** The sessions `pids` as pg_stat_activity has them, or undefined when the database does not answer in time. */
 async function sessionsOf(url: string, pids: number[], deadlineMs: number, connectMs: number) {
-  const probe = postgres(url, {
+  const probe = postgresFor(url, {
     max: 1, onnotice: () => {}, fetch_types: false, prepare: false,
     connect_timeout: Math.max(1, Math.ceil(connectMs / 1000)),
     connection: { application_name: 'svc-api-watchdog', statement_timeout: connectMs },

@@ -1,7 +1,8 @@
 // The fan-out loop (not a job): pending events claimed in batches, woken by NOTIFY svc_webhook_fanout
 // at an event's commit and by a poll; the deliveries for the endpoints whose client may read the
 // resource are judged in SQL, and their first attempts sent at once (jobs/webhooks.ts).
-import postgres from 'postgres';
+import type postgres from 'postgres';
+import { postgresFor } from '../db/hosts.ts';
 import type { Logger as Pino } from 'pino';
 import type { Config } from '../config.ts';
 import type { Transport } from '../webhooks/transport.ts';
@@ -121,7 +122,7 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
   let listener: postgres.Sql | undefined;
   const listen = () => {
     if (listener || stopped) return;
-    const l = listener = postgres(config.workerDatabaseUrl, { max: 1, backoff: reconnectBackoff, onnotice: () => {} });
+    const l = listener = postgresFor(config.workerDatabaseUrl, { max: 1, backoff: reconnectBackoff, onnotice: () => {} });
     l.listen('svc_webhook_fanout', pump, pump).catch((err) => {
       o.log.warn({ err: (err as Error).message }, 'the fan-out listener could not start; polling until it does');
       if (listener === l) listener = undefined;

@@ -8,7 +8,7 @@
 //   on Citus, the drain of the workers' job outboxes into the queue (job-outbox.ts).
 // Every job runs as svc_worker (config.workerDatabaseUrl: owner of nothing, no credential, db/README.md
 // "Schemas and roles").
-import postgres from 'postgres';
+import { postgresFor } from '../db/hosts.ts';
 import type { Logger as Pino } from 'pino';
 import type { Config } from '../config.ts';
 import { createTransport } from '../webhooks/transport.ts';
@@ -36,7 +36,7 @@ export async function startWorker(config: Config,
   const log = (opts.logger ?? createLogger(config.logLevel)).child({ component: 'worker' });
   const metrics = opts.metrics ?? createMetrics();
   const pollInterval = opts.pollInterval ?? 2000;
-  const sql = postgres(config.workerDatabaseUrl, { max: Math.min(config.worker.concurrency + 2, 20), backoff: reconnectBackoff, onnotice: () => {} });
+  const sql = postgresFor(config.workerDatabaseUrl, { max: Math.min(config.worker.concurrency + 2, 20), backoff: reconnectBackoff, onnotice: () => {} });
   const transport = createTransport(config.webhooks);
   // A Citus coordinator (known once the database has answered: a worker may start during an outage).
   let onCitus: boolean | undefined;

@@ -8,7 +8,7 @@ import type { Logger as Pino } from 'pino';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { isConnectionFailure } from '../db/faults.ts';
-import { nodePostgresConfig } from '../db/url.ts';
+import { nodePostgresConfig } from '../db/hosts.ts';
 
 /** graphile-worker's log lines through pino (its debug chatter stays at debug). */
 const graphileLogger = (log: Pino) => new Logger((scope) => {

@@ -1,14 +1,14 @@
-// postgres.js with several hosts (patches 14 and 15 in patches/postgres+3.4.9.patch): a host that
-// refuses is skipped for the next; when every host fails, the failure is reported instead of a
-// query that waits for good; a host whose sessions take no writes is turned away for read-write
-// with TARGET_SESSION_ATTRS, which the breaker counts as unreachable. The standby case itself is
-// test/faults/failover.test.ts.
+// Several hosts (src/db/hosts.ts, both drivers): a host that refuses is skipped for the next; when
+// every host fails, the failure is reported instead of a query that waits for good, and the
+// breaker counts it as unreachable; a host whose sessions take no writes is turned away for
+// read-write with TARGET_SESSION_ATTRS. The standby case itself is test/faults/failover.test.ts.
 import t from 'tap';
 import postgres from 'postgres';
 import pg from 'pg';
 import { createTestDatabase } from '../helpers/database.ts';
 import { freePort } from '../helpers/processes.ts';
-import { editDatabaseUrl, hostsOf, nodePostgresConfig } from '../../src/db/url.ts';
+import { editDatabaseUrl, hostsOf } from '../../src/db/url.ts';
+import { nodePostgresConfig, postgresFor } from '../../src/db/hosts.ts';
 import { isUnreachable } from '../../src/db/faults.ts';
 
 const settle = (p: Promise<unknown>, ms: number) => Promise.race([
@@ -16,22 +16,28 @@ const settle = (p: Promise<unknown>, ms: number) => Promise.race([
   new Promise((r) => setTimeout(() => r(`still waiting after ${ms} ms`), ms).unref()),
 ]);
 
-t.test('several hosts', async (t) => {
-  const { adminUrl } = await createTestDatabase(t);
+t.test('several hosts, postgres.js', async (t) => {
+  const { adminUrl, name } = await createTestDatabase(t);
   const [db] = hostsOf(adminUrl);
   const live = `${db!.host}:${db!.port}`;
   const dead = `127.0.0.1:${await freePort()}`;
-  const pool = (hosts: string, options: postgres.Options<{}> = {}) => {
-    const sql = postgres(editDatabaseUrl(adminUrl, { hosts }) + '?target_session_attrs=read-write',
+  const pool = (hosts: string, options: postgres.Options<Record<string, never>> = {}) => {
+    const sql = postgresFor(editDatabaseUrl(adminUrl, { hosts }) + '?target_session_attrs=read-write',
       { max: 1, onnotice: () => {}, connect_timeout: 2, ...options });
     t.teardown(() => sql.end({ timeout: 1 }));
     return sql;
   };
 
   t.equal(await settle(pool(`${dead},${live}`)`select 1`, 3000), 'answered', 'a refusing host is skipped for the next one');
-  const refused = await settle(pool(`${dead},${dead}`)`select 1`, 3000);
-  t.equal(refused, 'ECONNREFUSED', 'every host refusing: the failure is reported');
-  const readOnly = pool(`${live},${live}`, { connection: { default_transaction_read_only: true } });
+  let refused: unknown;
+  t.equal(await settle(pool(`${dead},${dead}`)`select 1`.catch((e) => { refused = e; throw e; }), 3000), 'ECONNREFUSED',
+    'every host refusing: the failure is reported');
+  t.ok(isUnreachable(refused), 'which the breaker counts as unreachable');
+  // Sessions that take no writes, as a hot standby's: the database's sessions read-only.
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  t.teardown(() => admin.end());
+  await admin.unsafe(`alter database ${name} set default_transaction_read_only = on`);
+  const readOnly = pool(`${live},${live}`);
   let turnedAway: unknown;
   t.equal(await settle(readOnly`select 1`.catch((e) => { turnedAway = e; throw e; }), 3000), 'TARGET_SESSION_ATTRS',
     'every host read-only: turned away for read-write, reported');

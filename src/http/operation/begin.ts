@@ -58,11 +58,12 @@ export function beginStatement({ op, roles }: Endpoint, caller: Caller, idempote
     : sql<Begun & Claim>`select * from ${beginRequest}`;
 }
 
-export type ClaimState = Omit<SetRow<'idempotency_claim'>, 'response_headers'> & { response_headers: Record<string, string> };
+/** The claim's state; a response with `replay` only. */
+export type ClaimState = Omit<SetRow<'idempotency_claim', 'state'>, 'response_headers'> & { response_headers: Record<string, string> | null };
 
 export const claimOf = (begun: Begun & Claim): ClaimState | undefined => (begun.claim_state === undefined || begun.claim_state === null ? undefined : {
-  state: begun.claim_state, response_status: begun.claim_response_status!,
-  response_headers: begun.claim_response_headers as Record<string, string>, response_body: begun.claim_response_body!,
+  state: begun.claim_state, response_status: begun.claim_response_status ?? null,
+  response_headers: (begun.claim_response_headers ?? null) as Record<string, string> | null, response_body: begun.claim_response_body ?? null,
 });
 
 /** The request context set in `tx` (and the key claimed), then the input validated: who is

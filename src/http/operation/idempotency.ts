@@ -31,7 +31,8 @@ export function claimAnswer(claim: ClaimState, oneTimeSecret: boolean | undefine
       `the secret was shown once, in the first response to this request${id ? ` (${id})` : ''}; rotate the secret to get a new one`,
       { members: id ? { resource_id: id } : {} });
   }
+  // A replay's claim carries the stored response, all three parts (app.idempotency_keys: not null).
   return claim.state === 'replay'
-    ? { replay: true as const, status: claim.response_status, headers: claim.response_headers, body: claim.response_body }
+    ? { replay: true as const, status: claim.response_status!, headers: claim.response_headers!, body: claim.response_body! }
     : undefined;
 }
