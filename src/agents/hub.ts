@@ -4,6 +4,7 @@
 // hub wakes the streams of that run, which then read what is new. Idle streams hold no database connection.
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
+import { sql } from 'kysely';
 import { api } from '../db/api.ts';
 import type { Database } from '../db/database.ts';
 
@@ -21,9 +22,9 @@ export class RunEventHub {
   private listening?: Promise<Buffer>;
   private closed = false;
 
-  /** `database.sql` and `database.db` reach the current pools (the watchdog may rebuild them); the LISTEN
+  /** `database.db` reaches the current pools (the watchdog may rebuild them); the LISTEN
    * connection is the database's own, never rebuilt. */
-  constructor(private readonly database: Pick<Database, 'sql' | 'db' | 'listen'>, private readonly log: Logger) {}
+  constructor(private readonly database: Pick<Database, 'db' | 'listen'>, private readonly log: Logger) {}
 
   /** Subscribes before the caller's first read, so nothing appended in between is missed. */
   async subscribe(runId: string, subscriber: RunSubscriber): Promise<() => void> {
@@ -83,7 +84,7 @@ export class RunEventHub {
    * held through its commit's flush. Sent from an autocommit statement that writes no WAL; every
    * process's listener hears it, this one's included. A lost wake-up costs a stream one heartbeat. */
   wakeAfterCommit(names: string[]): void {
-    this.database.sql`select pg_notify('svc_run_events', n) from unnest(${names}::text[]) n`.then(() => undefined,
+    sql`select pg_notify('svc_run_events', n) from unnest(${names}::text[]) n`.execute(this.database.db).then(() => undefined,
       (err) => this.log.debug({ err: (err as Error).message }, 'a run event wake-up failed; the streams look again at their next heartbeat'));
   }
 

@@ -3,6 +3,7 @@ import type { Request } from '@hapi/hapi';
 import type { Config } from '../config.ts';
 import type { AcquireTimeout, Database } from '../db/database.ts';
 import { clusterRoutingFor } from '../db/cluster.ts';
+import { sql } from 'kysely';
 import { api } from '../db/api.ts';
 import { TokenService, type VerifiedToken } from '../auth/tokens.ts';
 import { deriveKey } from '../auth/sealing.ts';
@@ -63,13 +64,13 @@ export function invalidToken(detail: string): ApiError {
  * no longer takes NOTIFY's database-wide lock (held through its fsync, it serialized every write that
  * emitted an event); a transaction that only notifies writes no WAL and holds that lock for
  * microseconds. A failed wake-up costs the fan-out one poll. */
-export function wakeFanoutByNotify(database: Pick<Database, 'sql'>, logger: Logger): () => void {
+export function wakeFanoutByNotify(database: Pick<Database, 'db'>, logger: Logger): () => void {
   let sending = false;
   let again = false;
   const wake = () => {
     if (sending) { again = true; return; }
     sending = true;
-    database.sql`select pg_notify('svc_webhook_fanout', '')`.then(() => undefined,
+    sql`select pg_notify('svc_webhook_fanout', '')`.execute(database.db).then(() => undefined,
       (err) => logger.debug({ err: (err as Error).message }, 'the fan-out wake-up failed; its next poll finds the events'))
       .finally(() => {
         sending = false;
