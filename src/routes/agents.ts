@@ -7,7 +7,7 @@ import type { Operation, StreamContext } from '../http/operation.ts';
 import { header } from '../http/headers.ts';
 import { ApiError, type FieldError } from '../http/errors.ts';
 import { schemaErrors } from '../http/json-schema.ts';
-import { api } from '../db/api.ts';
+import { api, type Declared } from '../db/api.ts';
 import { schemas } from './schemas.ts';
 import { freeJson, getStatement, idOf, listStatement, metadata, subject, timestamp } from './common.ts';
 import { listQuery } from '../http/pagination.ts';
@@ -274,9 +274,7 @@ async function openRunEventStream(ctx: StreamContext, read: (from: number) => Pr
     throw e;
   }
   busy = false;
-  const run = api.rows('run_get', runId);
-  if (first.length === 0 && after > 0 && await ctx.read(async (tx) => (await sql<{ finished: boolean }>`
-    select r.doc->>'status' in ('succeeded', 'failed', 'cancelled') as finished from (${run}) r`.execute(tx)).rows[0]?.finished)) {
+  if (first.length === 0 && after > 0 && await ctx.read(async (tx) => (await runFinished(runId).execute(tx)).rows[0]?.finished)) {
     // Resumed after the last event of a finished run: 204 tells an EventSource not to reconnect
     // (WHATWG HTML, server-sent events); a 200 that ends at once would be reconnected to forever.
     unsubscribe();
@@ -318,3 +316,8 @@ async function openRunEventStream(ctx: StreamContext, read: (from: number) => Pr
   for (const [k, v] of Object.entries(ctx.headers)) res.header(k, v);
   return res;
 }
+
+/** Whether a run has ended: one row, `finished`. */
+export const FINISHED_COLUMNS = { finished: 'bool' } as const;
+export const runFinished = (runId: string) => sql<Declared<typeof FINISHED_COLUMNS>>`
+  select r.doc->>'status' in ('succeeded', 'failed', 'cancelled') as finished from (${api.rows('run_get', runId)}) r`;

@@ -12,7 +12,7 @@ import { schemas } from './schemas.ts';
 import { freeJson, getStatement, listStatement } from './common.ts';
 import { listQuery } from '../http/pagination.ts';
 import { linkForDatabase, withLink } from '../db/links.ts';
-import { api } from '../db/api.ts';
+import { api, type Declared } from '../db/api.ts';
 
 const reportId = Joi.string().pattern(/^rpt_[a-z_]{1,64}$/);
 const runParams = Joi.object({ report_id: reportId.required(), run_id: Joi.string().pattern(/^rrun_[A-Za-z0-9]{1,64}$/).required() });
@@ -159,15 +159,8 @@ export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
         const { run_id: runId, row_count: total, columns, numeric_columns: numeric, format } = b!;
         // Each batch comes as one JSON array text, parsed at once (rows handed over one by one cost
         // postgres.js 4-6 µs each), and the next batch is read while this one is written out.
-        // report_rows reads in the context report_download_begin opens, so it takes b.run_id (a column,
-        // not a parameter), which keeps it lateral to b.
         const read = async (from: number) => {
-          const begin = api.table('report_download_begin', linkForDatabase(token));
-          const rows = api.table('report_rows', sql<string>`b.run_id`, from, from + DOWNLOAD_BATCH - 1);
-          const { rows: [r] } = await sql<{ text: string | null; n: number }>`
-            select string_agg(x.data::text, ',' order by x.n) as text, count(*)::integer as n
-              from ${begin} b, lateral ${rows} x
-             where b.outcome = 'ok' and b.run_id = ${runId}`.execute(link.db);
+          const { rows: [r] } = await downloadBatch(linkForDatabase(token), runId!, from, from + DOWNLOAD_BATCH - 1).execute(link.db);
           if (r!.n !== Math.min(DOWNLOAD_BATCH, total - from + 1)) throw new Error('the results are no longer available');
           return JSON.parse(`[${r!.text ?? ''}]`) as Record<string, unknown>[];
         };
@@ -217,3 +210,12 @@ export function reportDownloadRoutes(app: AppContext): ServerRoute[] {
     },
   }];
 }
+
+/** A batch of a download's rows as one JSON array's text (without its brackets) and their count.
+ * report_rows reads in the context report_download_begin opens, so it takes b.run_id (a column,
+ * not a parameter), which keeps it lateral to b. */
+export const BATCH_COLUMNS = { text: 'text', n: 'int4' } as const;
+export const downloadBatch = (link: string, runId: string, from: number, to: number) => sql<Declared<typeof BATCH_COLUMNS>>`
+  select string_agg(x.data::text, ',' order by x.n) as text, count(*)::integer as n
+    from ${api.table('report_download_begin', link)} b, lateral ${api.table('report_rows', sql<string>`b.run_id`, from, to)} x
+   where b.outcome = 'ok' and b.run_id = ${runId}`;

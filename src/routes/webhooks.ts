@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Operation, OperationContext, PreflightContext } from '../http/operation.ts';
 import { READY } from '../http/operation/statement.ts';
 import { ApiError } from '../http/errors.ts';
-import { api, build } from '../db/api.ts';
+import { api, build, type Declared } from '../db/api.ts';
 import type { Tx } from '../db/database.ts';
 import { seal, unseal } from '../auth/sealing.ts';
 import { assertSafeUrl, newWebhookSecret, verifyEndpoint, webhookSecretKey } from '../webhooks/transport.ts';
@@ -79,7 +79,7 @@ export const webhookOperations: Operation[] = [
     response: { status: 201, description: 'The endpoint, enabled, with its secret', schema: schemas.webhookEndpoint },
     preflight: async (ctx) => {
       const safe = await assertSafeUrl(ctx.body.url, ctx.app.config.webhooks);
-      const id = await ctx.read(async (tx) => (await sql<{ id: string }>`select app_private.new_id('whe') as id`.execute(tx)).rows[0]!.id);
+      const id = await ctx.read(async (tx) => (await NEW_ENDPOINT_ID.execute(tx)).rows[0]!.id!);
       const secret = newWebhookSecret();
       await challenge(ctx, { id, url: safe.href, version: 1 }, secret);
       return { id, url: safe.href, secret };
@@ -257,3 +257,7 @@ export const webhookOperations: Operation[] = [
     },
   },
 ];
+
+/** A new endpoint's id, made before its challenge. */
+export const ID_COLUMNS = { id: 'text' } as const;
+export const NEW_ENDPOINT_ID = sql<Declared<typeof ID_COLUMNS>>`select app_private.new_id('whe') as id`;

@@ -10,6 +10,10 @@ import { inContext } from '../../src/http/operation/statement.ts';
 import { ANSWER_COLUMNS, statementsOf } from '../../src/http/operation/command.ts';
 import { WAKE_READ, WOKEN_COLUMNS } from '../../src/http/operation/wake.ts';
 import { ApiError } from '../../src/http/errors.ts';
+import { PRINCIPAL, PRINCIPAL_COLUMNS } from '../../src/http/operation/principal.ts';
+import { FINISHED_COLUMNS, runFinished } from '../../src/routes/agents.ts';
+import { BATCH_COLUMNS, downloadBatch } from '../../src/routes/reports.ts';
+import { ID_COLUMNS, NEW_ENDPOINT_ID } from '../../src/routes/webhooks.ts';
 import type { Caller, Endpoint } from '../../src/http/operation/endpoint.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 
@@ -41,4 +45,8 @@ t.test('declared rows match what PostgreSQL describes', async (t) => {
   t.same(await described(answer!), ANSWER_COLUMNS, 'a command\'s answer');
 
   t.same(await described(WAKE_READ), WOKEN_COLUMNS, 'the wake-up read');
+  t.same(await described({ compile: () => PRINCIPAL }), PRINCIPAL_COLUMNS, 'GET /v1/me');
+  t.same(await described(runFinished('run_x')), FINISHED_COLUMNS, 'whether a run has ended');
+  t.same(await described(downloadBatch('tok', 'rrun_x', 1, 100)), BATCH_COLUMNS, 'a report download\'s batch');
+  t.same(await described(NEW_ENDPOINT_ID), ID_COLUMNS, 'a webhook endpoint\'s new id');
 });
