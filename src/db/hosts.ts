@@ -3,8 +3,9 @@
 // once for both drivers: postgres.js (the API, the worker's own statements) connects through
 // `postgresFor`, node-postgres (graphile-worker) through `nodePostgresConfig`. The choice is the
 // first host that answers, is not in recovery and whose sessions are not read-only (what
-// target_session_attrs=read-write asks of libpq), found with a short probe and kept for a second, so that pools filling up after a
-// failover probe once, not per connection; a session that ends, or fails to start, forgets it.
+// target_session_attrs=read-write asks of libpq), found with a short probe and kept for a second,
+// so that pools filling up after a failover probe once, not per connection; a session that ends,
+// or fails to start, forgets it.
 import net from 'node:net';
 import pg from 'pg';
 import postgres from 'postgres';
