@@ -8,8 +8,9 @@ export interface Answer { at: number; ms?: number; method: string; status: numbe
 
 export interface Load { answers: Answer[]; created: Map<string, { key: string; body: { code: string; name: string } }>; stop: () => Promise<void> }
 
-/** `workers` loops, each alternating GET /v1/projects and POST /v1/projects, until stopped. */
-export function startLoad(base: string, token: string, workers = 4): Load {
+/** `workers` loops, each alternating GET /v1/projects and POST /v1/projects, until stopped; a
+ * request unanswered after `timeoutMs` is recorded as failed (status 0). */
+export function startLoad(base: string, token: string, workers = 4, { timeoutMs = 20_000 } = {}): Load {
   const answers: Answer[] = [];
   const created = new Map<string, { key: string; body: { code: string; name: string } }>();
   let running = true;
@@ -20,7 +21,7 @@ export function startLoad(base: string, token: string, workers = 4): Load {
     const at = Date.now();
     try {
       const res = await fetch(`${base}/v1/projects${method === 'GET' ? '?limit=20' : ''}`, {
-        method, signal: AbortSignal.timeout(20_000),
+        method, signal: AbortSignal.timeout(timeoutMs),
         headers: { authorization: `Bearer ${token}`, ...(method === 'POST' ? { 'content-type': 'application/json', 'idempotency-key': key } : {}) },
         body: method === 'POST' ? JSON.stringify(body) : undefined,
       });
