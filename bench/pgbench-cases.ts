@@ -10,7 +10,8 @@
 // `list`, a transaction with the token check and the first page of 50 of api.tasks as GET /v1/tasks
 // reads it (src/routes/common.ts listStatement, without its cursor), over `tasks` tasks;
 // `list-floor` and `create-floor`, what the list and the create cost PostgreSQL at the least
-// (floorScripts).
+// (floorScripts; its parts, floorTables and the *FloorScript functions, give the ratio part's
+// SQL floors of the other lists, gets and creates).
 import { execFileSync, execSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
@@ -110,43 +111,82 @@ export function measure(database: string, script: string, data: string, seconds:
 async function floorScripts(url: string, org: string, task: string): Promise<Record<'list-floor' | 'create-floor', string>> {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    await sql.unsafe('drop schema if exists bench_floor cascade; create schema bench_floor');
-    const tables = ['tasks', 'events', 'idempotency_keys'];
-    for (const table of tables) {
-      await sql.unsafe(`create table bench_floor.${table} (like app.${table} including defaults including constraints including indexes including generated)`);
-      for (const { def } of await sql<{ def: string }[]>`
-        select pg_get_constraintdef(oid) as def from pg_constraint where conrelid = ${`app.${table}`}::regclass and contype = 'f'`) {
-        await sql.unsafe(`alter table bench_floor.${table} add ${def}`);
-      }
-    }
-    await sql.unsafe(`insert into bench_floor.tasks select * from app.tasks where organization_id = '${org}'`);
-    await sql.unsafe('grant usage on schema bench_floor to svc_runtime; grant select, insert on all tables in schema bench_floor to svc_runtime; analyze bench_floor.tasks');
-    const columns = async (table: string) => (await sql<{ name: string; type: string; keyed: boolean }[]>`
-      select a.attname as name, format_type(a.atttypid, a.atttypmod) as type,
-             exists (select from pg_index i where i.indrelid = a.attrelid and i.indisunique and a.attnum = any(i.indkey))
-               and not exists (select from pg_constraint f where f.conrelid = a.attrelid and f.contype = 'f' and a.attnum = any(f.conkey)) as keyed
-        from pg_attribute a where a.attrelid = ${`bench_floor.${table}`}::regclass and a.attnum > 0 and not a.attisdropped
-       order by a.attnum`);
-    /** An insert of a copy of `where`'s row of app.`table`: its text key columns that no foreign key names made new by :k. */
-    const copy = async (table: string, where: string) => {
-      const cols = await columns(table);
-      const [row] = await sql.unsafe<Record<string, string | null>[]>(
-        `select ${cols.map((c) => `quote_nullable(${c.name}::text) as ${c.name}`).join(', ')} from app.${table} where ${where} limit 1`);
-      if (!row) throw new Error(`no row of app.${table} to copy`);
-      const values = cols.map((c) => (c.keyed && c.name !== 'organization_id' && row[c.name] !== 'NULL' && c.type === 'text'
-        ? `${row[c.name]} || :k` : `${row[c.name]}::${c.type}`));
-      return `insert into bench_floor.${table} (${cols.map((c) => c.name).join(', ')}) values (${values.join(', ')});`;
-    };
-    const taskColumns = (await columns('tasks')).filter((c) => c.name !== 'organization_id');
+    await sql.unsafe('drop schema if exists bench_floor cascade');
+    await floorTables(sql, org, { tasks: true, events: false, idempotency_keys: false });
     return {
-      'list-floor': `select coalesce(string_agg(p.doc::text, ',' order by p.n) filter (where p.n <= 50), '') as data, count(*) > 50 as has_more `
-        + `from (select row_number() over () as n, jsonb_build_object(${taskColumns.map((c) => `'${c.name}', ${c.name}`).join(', ')}) as doc `
-        + `from (select * from bench_floor.tasks where organization_id = '${org}' order by created_at desc, id desc limit 51) t) p;`,
-      'create-floor': `\\set k random(1, 1000000000000000)\nbegin;\n${await copy('idempotency_keys', `organization_id = '${org}'`)}\n`
-        + `${await copy('tasks', `organization_id = '${org}' and id = '${task}'`)}\n`
-        + `${await copy('events', `organization_id = '${org}'`)}\nselect pg_notify('bench_floor', '');\ncommit;`,
+      'list-floor': await listFloorScript(sql, 'tasks', org, { order: 'created_at desc, id desc' }),
+      'create-floor': await createFloorScript(sql, 'tasks', org, `id = '${task}'`),
     };
   } finally {
     await sql.end();
   }
+}
+
+/** `bench_floor.<table>` for each table named, made `like` app's (columns, defaults, checks, indexes)
+ * with app's foreign keys, holding the organization's rows where the table maps to true (else
+ * empty), readable and writable by svc_runtime, analyzed. Tables that exist already are kept. */
+export async function floorTables(sql: postgres.Sql, org: string, tables: Record<string, boolean>): Promise<void> {
+  await sql.unsafe('create schema if not exists bench_floor; grant usage on schema bench_floor to svc_runtime');
+  for (const [table, rows] of Object.entries(tables)) {
+    if ((await sql`select to_regclass(${`bench_floor.${table}`}) as t`)[0]!.t) continue;
+    await sql.unsafe(`create table bench_floor.${table} (like app.${table} including defaults including constraints including indexes including generated)`);
+    for (const { def } of await sql<{ def: string }[]>`
+      select pg_get_constraintdef(oid) as def from pg_constraint where conrelid = ${`app.${table}`}::regclass and contype = 'f'`) {
+      await sql.unsafe(`alter table bench_floor.${table} add ${def}`);
+    }
+    if (rows) await sql.unsafe(`insert into bench_floor.${table} select * from app.${table} where organization_id = '${org}'`);
+    await sql.unsafe(`grant select, insert on bench_floor.${table} to svc_runtime; analyze bench_floor.${table}`);
+  }
+}
+
+async function floorColumns(sql: postgres.Sql, table: string) {
+  return sql<{ name: string; type: string; keyed: boolean }[]>`
+    select a.attname as name, format_type(a.atttypid, a.atttypmod) as type,
+           exists (select from pg_index i where i.indrelid = a.attrelid and i.indisunique and a.attnum = any(i.indkey))
+             and not exists (select from pg_constraint f where f.conrelid = a.attrelid and f.contype = 'f' and a.attnum = any(f.conkey)) as keyed
+      from pg_attribute a where a.attrelid = ${`bench_floor.${table}`}::regclass and a.attnum > 0 and not a.attisdropped
+     order by a.attnum`;
+}
+
+/** A JSON object of a row's columns but the organization, as text (jsonb_build_object takes at most
+ * 50 pairs: a wider row is built in parts joined with ||). */
+async function documentOf(sql: postgres.Sql, table: string, alias: string): Promise<string> {
+  const pairs = (await floorColumns(sql, table)).filter((c) => c.name !== 'organization_id').map((c) => `'${c.name}', ${alias}.${c.name}`);
+  const parts: string[] = [];
+  for (let i = 0; i < pairs.length; i += 50) parts.push(`jsonb_build_object(${pairs.slice(i, i + 50).join(', ')})`);
+  return parts.join(' || ');
+}
+
+/** A list page's floor over bench_floor.`table`: the organization's first `limit` + 1 rows in
+ * `order` (where `where`), each built into a JSON object of its columns, the first `limit`
+ * aggregated into one text, as listStatement's page is. */
+export async function listFloorScript(sql: postgres.Sql, table: string, org: string, { where = 'true', order, limit = 50 }: { where?: string; order: string; limit?: number }): Promise<string> {
+  return `select coalesce(string_agg(p.doc::text, ',' order by p.n) filter (where p.n <= ${limit}), '') as data, count(*) > ${limit} as has_more `
+    + `from (select row_number() over () as n, ${await documentOf(sql, table, 't')} as doc `
+    + `from (select * from bench_floor.${table} where organization_id = '${org}' and (${where}) order by ${order} limit ${limit + 1}) t) p;`;
+}
+
+/** One resource's floor: its row of bench_floor.`table` built into a JSON object, as text. */
+export async function rowFloorScript(sql: postgres.Sql, table: string, org: string, id: string): Promise<string> {
+  return `select ${await documentOf(sql, table, 't')}::text as doc from bench_floor.${table} t where t.organization_id = '${org}' and t.id = '${id.replace(/'/g, "''")}';`;
+}
+
+/** A create's floor: one transaction inserting an idempotency record, a row of `table` and an event
+ * into the bench_floor copies (floorTables: idempotency_keys, `table`, events), each a copy of a row
+ * the service wrote (`table`'s where `where`) with its text keys that no foreign key names made new
+ * by pgbench's :k, then a NOTIFY. */
+export async function createFloorScript(sql: postgres.Sql, table: string, org: string, where: string): Promise<string> {
+  /** An insert of a copy of `where`'s row of app.`t`: its text key columns that no foreign key names made new by :k. */
+  const copy = async (t: string, where: string) => {
+    const cols = await floorColumns(sql, t);
+    const [row] = await sql.unsafe<Record<string, string | null>[]>(
+      `select ${cols.map((c) => `quote_nullable(${c.name}::text) as ${c.name}`).join(', ')} from app.${t} where ${where} limit 1`);
+    if (!row) throw new Error(`no row of app.${t} to copy`);
+    const values = cols.map((c) => (c.keyed && c.name !== 'organization_id' && row[c.name] !== 'NULL' && c.type === 'text'
+      ? `${row[c.name]} || :k` : `${row[c.name]}::${c.type}`));
+    return `insert into bench_floor.${t} (${cols.map((c) => c.name).join(', ')}) values (${values.join(', ')});`;
+  };
+  return `\\set k random(1, 1000000000000000)\nbegin;\n${await copy('idempotency_keys', `organization_id = '${org}'`)}\n`
+    + `${await copy(table, `organization_id = '${org}' and ${where}`)}\n`
+    + `${await copy('events', `organization_id = '${org}'`)}\nselect pg_notify('bench_floor', '');\ncommit;`;
 }

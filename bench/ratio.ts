@@ -8,7 +8,9 @@
 // pgbench replays them (-M prepared); wrk loads the running server. ROUNDS rounds of DURATION s
 // after a WARMUP s warm-up, each round wrk then pgbench; medians reported, and the ratio is the
 // median of the rounds' own ratios: this machine drifts by ±25 % within minutes, and a round's two
-// halves, seconds apart, drift together.
+// halves, seconds apart, drift together. A case with a SQL floor (a list, a get, a create) runs its
+// pgbench in the same rounds too, and PostgreSQL's CPU per transaction of the replay is printed
+// beside the floor's.
 import postgres from 'postgres';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -17,6 +19,7 @@ import { join } from 'node:path';
 import { cpuMs, logger, machineTicks, type BenchOptions, type BenchResult } from './common.ts';
 import { PIPELINED, PIPELINED_READ } from '../src/db/database.ts';
 import { logFile, parseLog, readFrom, requestFromLog, requestThroughFreshInstance, runPgbench, pgbenchScript } from './tasks.ts';
+import { createFloorScript, floorTables, listFloorScript, rowFloorScript } from './pgbench-cases.ts';
 
 const log = logger('ratio');
 const RESULTS = 'bench/results';
@@ -28,7 +31,13 @@ const RUNTIME = { user: 'svc_runtime', password: 'svc_runtime' };
 /** The Idempotency-Key of the captured POST: replaced by a fresh one per replayed transaction. */
 const KEY_MARK = 'ratio-capture-key';
 
-interface Case { name: string; method: 'GET' | 'POST'; path: string; body?: string; status: number }
+/** `sqlFloor`: what the request costs PostgreSQL at the least (bench/pgbench-cases.ts, on a copy of
+ * `table` in schema bench_floor with the organization's rows): a list page (`order`, `where`), one
+ * row (`id`) or a create (`create`: which row of the table to copy). */
+export interface Case {
+  name: string; method: 'GET' | 'POST'; path: string; body?: string; status: number;
+  sqlFloor?: { table: string } & ({ order: string; where?: string } | { id: string } | { create: string });
+}
 interface Figures { rps: number; p50: number; p99: number; errors: number }
 /** CPU per request or transaction (µs): the server, PostgreSQL, the load generator (wrk or pgbench);
  * and the share of the machine's cores left idle during the run (%). */
@@ -143,15 +152,48 @@ end\n`;
 }
 
 async function runReplay(o: BenchOptions, database: string, c: Case, statements: string[], seconds: number): Promise<Figures> {
+  return runScript(o, database, `pgbench-ratio-${c.name.replace(/\W+/g, '-')}.sql`,
+    (c.method === 'POST' ? '\\set k random(1, 2000000000)\n' : '') + pgbenchScript(statements), seconds);
+}
+
+/** pgbench of one script (written to bench/results/`file`) as svc_runtime, CONNECTIONS clients. */
+async function runScript(o: BenchOptions, database: string, file: string, text: string, seconds: number): Promise<Figures> {
   const target = new URL(o.url);
-  const script = join(RESULTS, `pgbench-ratio-${c.name.replace(/\W+/g, '-')}.sql`);
-  writeFileSync(script, (c.method === 'POST' ? '\\set k random(1, 2000000000)\n' : '') + pgbenchScript(statements));
+  const script = join(RESULTS, file);
+  writeFileSync(script, text);
   const env = { PGHOST: target.hostname, PGPORT: target.port || '5432', PGUSER: RUNTIME.user, PGPASSWORD: RUNTIME.password, PGDATABASE: database };
   const { code, out } = await runPgbench(env, ['-n', '-M', 'prepared', '-c', String(CONNECTIONS), '-j', '2', '-T', String(seconds), '-P', String(seconds), '--latency-limit=100000', '-f', script]);
-  if (code !== 0) throw new Error(`pgbench ${c.name} exited ${code}:\n${out.slice(-2000)}`);
+  if (code !== 0) throw new Error(`pgbench ${file} exited ${code}:\n${out.slice(-2000)}`);
   const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(out)?.[1] ?? NaN);
   const avg = Number(/latency average = ([\d.]+) ms/.exec(out)?.[1] ?? NaN);
   return { rps: tps, p50: avg, p99: NaN, errors: Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0) };
+}
+
+/** The request's SQL floor as a pgbench script, its bench_floor tables made first. */
+async function sqlFloorScript(o: BenchOptions, c: Case): Promise<string | undefined> {
+  const f = c.sqlFloor;
+  if (!f) return undefined;
+  const sql = postgres(o.url, { max: 1, onnotice: () => {} });
+  try {
+    const [{ org }] = await sql`select organization_id as org from app.api_clients where id = ${o.clientId}` as [{ org: string }];
+    if ('create' in f) {
+      await floorTables(sql, org, { [f.table]: true, idempotency_keys: false, events: false });
+      return await createFloorScript(sql, f.table, org, f.create);
+    }
+    await floorTables(sql, org, { [f.table]: true });
+    return await ('id' in f ? rowFloorScript(sql, f.table, org, f.id) : listFloorScript(sql, f.table, org, f));
+  } finally {
+    await sql.end();
+  }
+}
+
+async function dropSqlFloors(o: BenchOptions): Promise<void> {
+  const sql = postgres(o.url, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe('drop schema if exists bench_floor cascade');
+  } finally {
+    await sql.end();
+  }
 }
 
 /** The design's floor for the request (bench/floor.ts), serving the captured statements. */
@@ -220,9 +262,11 @@ export async function runRatioBench(o: BenchOptions & { serverGroup?: number }, 
   const rows: string[] = [];
   const cpuRows: string[] = [];
   const floorRows: string[] = [];
+  const sqlFloorRows: { name: string; replay: number; floor: number; ratios: number[] }[] = [];
   const scripts: string[] = [];
   // BENCH_RATIO_CASES: only the cases whose name contains one of these (comma-separated), e.g. "POST".
   const only = (process.env.BENCH_RATIO_CASES ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+  await dropSqlFloors(o);
   for (const c of cases.filter((x) => !only.length || only.some((o) => x.name.includes(o)))) {
     log(`${c.name}: capturing its SQL`);
     const statements = await capture(o, database, c);
@@ -230,20 +274,30 @@ export async function runRatioBench(o: BenchOptions & { serverGroup?: number }, 
     const api: (Figures & { cpu: Cpu })[] = [];
     const db: (Figures & { cpu: Cpu })[] = [];
     const bare: Figures[] = [];
+    const sqlFloor = await sqlFloorScript(o, c);
+    const sqlFile = `pgbench-sql-floor-${c.name.replace(/\W+/g, '-')}.sql`;
+    const bareSql: (Figures & { cpu: Cpu })[] = [];
     const floor = await startFloor(o, database, c, statements);
     try {
       log(`${c.name}: ${ROUNDS} rounds of ${DURATION} s (wrk, wrk on the floor, then pgbench) after ${WARMUP} s warm-ups, ${CONNECTIONS} connections`);
       await runWrk(wrk, o, c, WARMUP);
       await runWrk(wrk, o, c, WARMUP, floor.base);
       await runReplay(o, database, c, statements, WARMUP);
+      if (sqlFloor) await runScript(o, database, sqlFile, sqlFloor, WARMUP);
       await analyze(o.url);
       for (let r = 0; r < ROUNDS; r++) {
         api.push(await measured(o.serverGroup, () => runWrk(wrk, o, c, DURATION), DURATION));
         bare.push(await runWrk(wrk, o, c, DURATION, floor.base));
         db.push(await measured(o.serverGroup, () => runReplay(o, database, c, statements, DURATION), DURATION));
+        if (sqlFloor) bareSql.push(await measured(o.serverGroup, () => runScript(o, database, sqlFile, sqlFloor, DURATION), DURATION));
       }
     } finally {
       await floor.stop();
+    }
+    if (sqlFloor) {
+      if (bareSql.some((f) => f.errors)) failed.push(`ratio ${c.name}: the SQL floor`);
+      sqlFloorRows.push({ name: c.name, replay: median(db.map((f) => f.cpu.postgres)), floor: median(bareSql.map((f) => f.cpu.postgres)),
+        ratios: db.map((f, i) => f.cpu.postgres / bareSql[i]!.cpu.postgres) });
     }
     const floorErrors = bare.reduce((n, f) => n + f.errors, 0);
     if (floorErrors) failed.push(`ratio ${c.name}: the floor server`);
@@ -265,6 +319,9 @@ export async function runRatioBench(o: BenchOptions & { serverGroup?: number }, 
       + `${us(db.map((f) => f.cpu.postgres))} | ${us(db.map((f) => f.cpu.client))} | ${us(db.map((f) => f.cpu.server))} | `
       + `${us(api.map((f) => f.cpu.idle))} / ${us(db.map((f) => f.cpu.idle))} |`);
   }
+  await dropSqlFloors(o);
+  const furthest = [...sqlFloorRows].sort((x, y) => median(y.ratios) - median(x.ratios))[0];
+  const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
   return {
     failed,
     markdown: [
@@ -288,6 +345,16 @@ export async function runRatioBench(o: BenchOptions & { serverGroup?: number }, 
       '|---|---:|---:|---:|---:|',
       ...floorRows,
       '',
+      ...(sqlFloorRows.length === 0 ? [] : [
+        'PostgreSQL\'s CPU per transaction of the replay (the request\'s own SQL) next to its SQL floor (bench/pgbench-cases.ts: the same rows read or written on copies of the tables in schema bench_floor, with no context, policy, view, function or trigger: a list page built as JSON objects of the rows\' columns, one row so, or a create\'s idempotency record, row and event, then a NOTIFY), pgbench in the same rounds; medians of the rounds\' own ratios (range):',
+        '',
+        '| request | replay: PostgreSQL µs | SQL floor µs | ÷ SQL floor |',
+        '|---|---:|---:|---:|',
+        ...sqlFloorRows.map((r) => `| ${r.name} | ${r.replay.toFixed(0)} | ${r.floor.toFixed(0)} | **${median(r.ratios).toFixed(2)}** (${range(r.ratios)}) |`),
+        '',
+        ...(furthest ? [`The furthest from its SQL floor: ${furthest.name} (${median(furthest.ratios).toFixed(2)}).`, ''] : []),
+        '',
+      ]),
       `- wrk -t 2 -c ${CONNECTIONS} --latency; pgbench -M prepared -c ${CONNECTIONS} -j 2 as ${RUNTIME.user} over TCP; both after a ${WARMUP} s warm-up.`,
       '- The SQL, as PostgreSQL logged it for one request (a POST\'s Idempotency-Key replaced by a fresh one per transaction):',
       '',

@@ -32,7 +32,7 @@ import { runScaleOutBench } from './scale-out.ts';
 import { runSoakBench } from './soak.ts';
 import { runFaultBench } from './faults.ts';
 import { runFailoverBench } from './failover.ts';
-import { runRatioBench } from './ratio.ts';
+import { runRatioBench, type Case } from './ratio.ts';
 import { runSqlFloorBench } from './sql-floor.ts';
 import { runFileBench } from './files.ts';
 import { runTicketBench } from './tickets.ts';
@@ -140,24 +140,30 @@ async function ratioCases(token: string, url: string, clientId: string) {
     join app.api_clients c on c.organization_id = r.organization_id and c.id = ${clientId}
    where r.status = 'succeeded' and not r.results_purged order by r.row_count desc nulls last limit 1`;
   await sql.end();
-  const get = (name: string, path: string) => ({ name, method: 'GET' as const, path, status: 200 });
+  const get = (name: string, path: string, sqlFloor?: Case['sqlFloor']): Case => ({ name, method: 'GET', path, status: 200, sqlFloor });
   const now = new Date();
   const first = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)).toISOString().slice(0, 10);
   const last = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 0)).toISOString().slice(0, 10);
+  const newestFirst = (table: string, where?: string) => ({ table, order: 'created_at desc, id desc', where });
   return [
-    { name: 'GET /v1/tasks?limit=50', method: 'GET' as const, path: '/v1/tasks?limit=50', status: 200 },
-    { name: 'GET /v1/me', method: 'GET' as const, path: '/v1/me', status: 200 },
-    { name: 'GET /v1/time-entries (a month, limit=50)', method: 'GET' as const,
-      path: `/v1/time-entries?work_date_gte=${first}&work_date_lte=${last}&limit=50`, status: 200 },
-    { name: 'GET /v1/invoices?limit=50', method: 'GET' as const, path: '/v1/invoices?limit=50', status: 200 },
+    get('GET /v1/tasks?limit=50', '/v1/tasks?limit=50', newestFirst('tasks', 'archived_at is null')),
+    get('GET /v1/me', '/v1/me'),
+    get('GET /v1/time-entries (a month, limit=50)', `/v1/time-entries?work_date_gte=${first}&work_date_lte=${last}&limit=50`,
+      { table: 'time_entries', order: 'work_date, id', where: `deleted_at is null and work_date >= '${first}' and work_date <= '${last}'` }),
+    get('GET /v1/invoices?limit=50', '/v1/invoices?limit=50', newestFirst('invoices')),
     ...(project ? [{ name: 'POST /v1/tasks', method: 'POST' as const, path: '/v1/tasks', status: 201,
-      body: JSON.stringify({ project_id: project.id, name: 'Ratio bench task', priority: 'high' }) }] : []),
+      body: JSON.stringify({ project_id: project.id, name: 'Ratio bench task', priority: 'high' }),
+      sqlFloor: { table: 'tasks', create: `project_id = '${project.id}'` } }] : []),
     // Every other list and get the parts seeded.
-    ...(ticket ? [get('GET /v1/tickets?limit=50', '/v1/tickets?limit=50'), get('GET /v1/tickets/{id}', `/v1/tickets/${ticket.id}`)] : []),
-    ...(file ? [get('GET /v1/files?limit=50', '/v1/files?limit=50'), get('GET /v1/files/{id}', `/v1/files/${file.id}`)] : []),
-    ...(run ? [get('GET /v1/runs?limit=50', '/v1/runs?limit=50'), get('GET /v1/runs/{id}', `/v1/runs/${run.id}`)] : []),
-    ...(conversation ? [get('GET /v1/conversations?limit=50', '/v1/conversations?limit=50'),
-      get('GET /v1/conversations/{id}/messages?limit=50', `/v1/conversations/${conversation.id}/messages?limit=50`)] : []),
+    ...(ticket ? [get('GET /v1/tickets?limit=50', '/v1/tickets?limit=50', newestFirst('tickets')),
+      get('GET /v1/tickets/{id}', `/v1/tickets/${ticket.id}`, { table: 'tickets', id: ticket.id })] : []),
+    ...(file ? [get('GET /v1/files?limit=50', '/v1/files?limit=50', newestFirst('files', "status <> 'archived'")),
+      get('GET /v1/files/{id}', `/v1/files/${file.id}`, { table: 'files', id: file.id })] : []),
+    ...(run ? [get('GET /v1/runs?limit=50', '/v1/runs?limit=50', newestFirst('runs')),
+      get('GET /v1/runs/{id}', `/v1/runs/${run.id}`, { table: 'runs', id: run.id })] : []),
+    ...(conversation ? [get('GET /v1/conversations?limit=50', '/v1/conversations?limit=50', { table: 'conversations', order: 'updated_at desc, id desc' }),
+      get('GET /v1/conversations/{id}/messages?limit=50', `/v1/conversations/${conversation.id}/messages?limit=50`,
+        { table: 'conversation_messages', order: 'seq, id', where: `conversation_id = '${conversation.id}'` })] : []),
     ...(report ? [get('GET report results (limit=100)', `/v1/reports/${report.report_id}/runs/${report.id}/results?limit=100`)] : []),
   ];
 }
