@@ -16,7 +16,8 @@
 //   rows of the request's organization (a view's shard query would run as its reader, who may read
 //   no table);
 // - its result columns are declared to the call with the types PostgreSQL described.
-// The descriptions come from the coordinator (every node has the same schema), once per statement text.
+// The descriptions are read once per statement text (every node has the same schema): a
+// transaction's on its own connection, a one-statement read's on a connection of their own.
 import postgres from 'postgres';
 
 /** Transaction control goes to the coordinator as it is: Citus makes it the workers' too. */
@@ -31,11 +32,22 @@ export interface Described {
   columns: { name: string; type: number }[];
 }
 
+/** The connection a transaction's statements are described on: its own. Another connection's
+ * description would wait, behind a pooler in transaction mode (PgBouncer), for a server connection
+ * that transactions waiting for their descriptions may all hold. */
+export interface Describer {
+  describe(query: string, parameters: unknown[]): Promise<Described>;
+  /** A catalog read's rows. */
+  rows<T>(query: string, parameters: unknown[]): Promise<T[]>;
+}
+
 export interface ClusterRouting {
   /** The statement to send in place of `query` for `organization`'s request, or undefined to send
    * it as it is (no organization: outside a request, or before its token is verified). `read`: a
-   * one-statement read of the pools (not a statement of a transaction). */
-  route(query: string, parameters: unknown[], organization: string | undefined, read?: boolean): Promise<Routed | undefined> | Routed | undefined;
+   * one-statement read of the pools (not a statement of a transaction). `on`: the transaction's
+   * connection, where its statements are described. */
+  route(query: string, parameters: unknown[], organization: string | undefined, read?: boolean, on?: Describer):
+    Promise<Routed | undefined> | Routed | undefined;
   /** The worker (`host:port`, as pg_dist_node names it) that holds the shard group of the
    * request's organization, once known: the request's connections may be taken there, so that its
    * statements run where its rows are and the coordinator is out of its path. Undefined: through
@@ -133,16 +145,16 @@ const viewReference = (views: string[]) =>
   new RegExp(`(^|[^\\w."])(?:"api"|api)\\.("?)(${views.join('|')})\\2(?![\\w"(])`, 'g');
 
 export function clusterRouting(opts: {
-  describe(query: string, parameters: unknown[]): Promise<Described>;
-  typeNames(oids: number[]): Promise<Map<number, string>>;
+  describe(query: string, parameters: unknown[], on?: Describer): Promise<Described>;
+  typeNames(oids: number[], on?: Describer): Promise<Map<number, string>>;
   serializers: Record<number, (x: unknown) => string>;
   views: string[];
 }): ClusterRouting {
   const plans = new Map<string, Promise<Plan>>();
   const viewRef = viewReference(opts.views);
-  const build = async (query: string, parameters: unknown[]): Promise<Plan> => {
-    const described = await opts.describe(query, parameters);
-    const names = await opts.typeNames([...new Set([...described.types, ...described.columns.map((c) => c.type)])]);
+  const build = async (query: string, parameters: unknown[], on?: Describer): Promise<Plan> => {
+    const described = await opts.describe(query, parameters, on);
+    const names = await opts.typeNames([...new Set([...described.types, ...described.columns.map((c) => c.type)])], on);
     const typeName = (oid: number) => {
       const name = names.get(oid);
       if (!name) throw new Error(`cluster routing: no name for type ${oid}`);
@@ -178,21 +190,26 @@ export function clusterRouting(opts: {
       : inner;
     return { sql: `select * from api.in_organization($1, $2, $3::text[]) as r(${columns.join(', ')})`, inner: wrapped, types: described.types };
   };
+  const planned = (key: string, body: string, parameters: unknown[], on?: Describer) => {
+    if (plans.size >= PLANS_KEPT) plans.delete(plans.keys().next().value!);
+    const plan = build(body, parameters, on);
+    plans.set(key, plan);
+    plan.catch(() => { if (plans.get(key) === plan) plans.delete(key); });
+    return plan;
+  };
   return {
-    route(query, parameters, organization) {
+    route(query, parameters, organization, _read, on) {
       if (organization === undefined || CONTROL.test(query)) return undefined;
       return (async () => {
         const prefix = /^\/\* svc:[a-z-]+ \*\/ /.exec(query)?.[0] ?? '';
         const body = query.slice(prefix.length);
         const key = parameters.map(kindOf).join(',') + '\n' + body;
-        let plan = plans.get(key);
-        if (!plan) {
-          if (plans.size >= PLANS_KEPT) plans.delete(plans.keys().next().value!);
-          plan = build(body, parameters);
-          plans.set(key, plan);
-          plan.catch(() => plans.delete(key));
-        }
-        const p = await plan;
+        const shared = plans.get(key);
+        // A plan another request is describing fails with that request's connection or
+        // transaction: this one then describes the statement itself.
+        const p = shared
+          ? await shared.catch(() => plans.get(key) ?? planned(key, body, parameters, on))
+          : await planned(key, body, parameters, on);
         const args = parameters.map((x, i) => {
           if (x === null || x === undefined) return null;
           const serialize = opts.serializers[p.types[i]!];
@@ -280,18 +297,22 @@ export function placements(read: {
   };
 }
 
+interface TypeName { oid: number; name: string }
+
 function quoteIdent(name: string): string {
   return '"' + name.replace(/"/g, '""') + '"';
 }
 
-/** The routing for a database that is a Citus coordinator, or undefined for one server. The
- * descriptions are read on a connection of their own (as the runtime role, bounded by the
- * statement timeout): a request that waits for one holds a pooled connection, and would wait
- * forever for a free one if every connection of its pool were held the same way. */
-export async function clusterRoutingFor(url: string, opts: { statementTimeoutMs?: number; connectTimeoutMs?: number; direct?: boolean } = {}):
-  Promise<ClusterRouting | undefined> {
+/** The routing for a database that is a Citus coordinator, or undefined for one server. A
+ * transaction's statements are described on its own connection (Describer); a one-statement read's
+ * and the placements on a connection of their own (as the runtime role, bounded by the statement
+ * timeout), which no request holds while it waits for them. */
+export async function clusterRoutingFor(url: string,
+  opts: { statementTimeoutMs?: number; connectTimeoutMs?: number; direct?: boolean; prepare?: boolean } = {}): Promise<ClusterRouting | undefined> {
   const sql = postgres(url, {
-    max: 1, onnotice: () => {}, idle_timeout: 60,
+    // Named prepared statements as the pools have them: off behind a pooler in transaction mode,
+    // where the next statement may reach another server connection.
+    max: 1, onnotice: () => {}, idle_timeout: 60, prepare: opts.prepare ?? true,
     connect_timeout: Math.max(1, Math.ceil((opts.connectTimeoutMs ?? 5000) / 1000)),
     connection: { application_name: 'svc-api-describe', statement_timeout: opts.statementTimeoutMs ?? 5000 },
   });
@@ -307,9 +328,9 @@ export async function clusterRoutingFor(url: string, opts: { statementTimeoutMs?
   const routing = clusterRouting({
     views,
     serializers: sql.options.serializers as Record<number, (x: unknown) => string>,
-    // Bounded here too: a pooler in transaction mode (PgBouncer) drops the statement_timeout start-up
-    // parameter, and a request's transaction may be open on its worker while it waits for this.
-    describe: async (query, parameters) => {
+    // Bounded here too: a pooler in transaction mode (PgBouncer) drops the statement_timeout start-up parameter.
+    describe: async (query, parameters, on) => {
+      if (on) return on.describe(query, parameters);
       const bound = opts.statementTimeoutMs ?? 5000;
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>((_, reject) => {
@@ -322,11 +343,13 @@ export async function clusterRoutingFor(url: string, opts: { statementTimeoutMs?
         clearTimeout(timer);
       }
     },
-    typeNames: async (oids) => {
+    typeNames: async (oids, on) => {
       const missing = oids.filter((o) => !known.has(o));
       if (missing.length) {
-        for (const r of await sql<{ oid: number; name: string }[]>`
-          select oid::int as oid, format_type(oid, null) as name from pg_type where oid = any(${missing}::oid[])`) known.set(r.oid, r.name);
+        const query = `select oid::int as oid, format_type(oid, null) as name from pg_type where oid = any(string_to_array($1, ',')::oid[])`;
+        const rows = on ? await on.rows<TypeName>(query, [missing.join(',')])
+          : await sql.unsafe<TypeName[]>(query, [missing.join(',')]);
+        for (const r of rows) known.set(r.oid, r.name);
       }
       return known;
     },
@@ -359,13 +382,13 @@ export async function clusterRoutingFor(url: string, opts: { statementTimeoutMs?
     node: (organization) => where.node(organization),
     nodes: () => where.nodes(),
     local: {
-      route(query, parameters, organization, read) {
+      route(query, parameters, organization, read, on) {
         if (organization === undefined || CONTROL.test(query)) return undefined;
         // A transaction's statements go through api.in_organization: its first call may be
         // forwarded (a node that just lost the group sends a delegated call to the group's node, and
         // begin_request signs the context there), and every later one must follow it, as the
         // wrapped calls do; a transaction has no one place to run again from either.
-        if (!read) return routing.route(query, parameters, organization);
+        if (!read) return routing.route(query, parameters, organization, read, on);
         const shard = where.shard(organization);
         if (shard === undefined) return routing.route(query, parameters, organization);
         const until = suspects.get(shard);

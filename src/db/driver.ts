@@ -2,7 +2,7 @@
 // transaction, each statement prepared, BEGIN and pipelined statements sent ahead of the next.
 import type postgres from 'postgres';
 import { Breaker, isReadOnlySession, isSessionLost, isUnreachable, unavailable } from './faults.ts';
-import type { Routed } from './cluster.ts';
+import type { Describer, Routed } from './cluster.ts';
 import { withDeadline } from './deadline.ts';
 import { PIPELINED, PIPELINED_READ } from './pipelining.ts';
 import type { Deadlines, Generation, OnLate, Routing } from './pool.ts';
@@ -83,6 +83,17 @@ export function preparingDriver({ pool, counts, prepare, deadlines, breaker, onL
         p.catch(() => {});
         ahead.push(p);
       };
+      // On a Citus coordinator a statement not seen before is described here, in the transaction,
+      // after what was sent ahead of it (whose failure stays the one reported).
+      const describer: Describer = {
+        describe: async (query, parameters) => {
+          for (const p of ahead) await p;
+          const d = await seen(watch(connection.unsafe(query, parameters as postgres.ParameterOrJSON<never>[], { prepare: false }).describe()));
+          return { types: d.types, columns: d.columns.map((c) => ({ name: c.name, type: c.type })) };
+        },
+        rows: async <T>(query: string, parameters: unknown[]) =>
+          [...await seen(watch(connection.unsafe(query, parameters as postgres.ParameterOrJSON<never>[], { prepare })))] as T[],
+      };
       return {
         async unsafe(query: string, parameters: unknown[]) {
           // The server ended the session and its transaction with it: nothing is left to roll back,
@@ -99,7 +110,7 @@ export function preparingDriver({ pool, counts, prepare, deadlines, breaker, onL
             return Object.assign([], { command: 'BEGIN', count: 0 });
           }
           // One server has no routing: no await, so no statement waits a turn for it.
-          const routing_ = routing.current?.route(query, parameters, organization);
+          const routing_ = routing.current?.route(query, parameters, organization, false, describer);
           const routed = routing_ ? await routing_ : undefined;
           const result = routed
             ? seen(watch(connection.unsafe(routed.sql, routed.parameters as postgres.ParameterOrJSON<never>[], { prepare })))

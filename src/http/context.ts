@@ -102,7 +102,7 @@ export async function createAppContext(config: Config, database: Database,
   await tokens.init();
   // A Citus coordinator: each request's statements go to its organization's worker (src/db/cluster.ts).
   const routing = await clusterRoutingFor(config.runtimeDatabaseUrl,
-    { statementTimeoutMs: config.dbTimeouts.statementMs, connectTimeoutMs: config.dbTimeouts.connectMs, direct: config.clusterDirect });
+    { statementTimeoutMs: config.dbTimeouts.statementMs, connectTimeoutMs: config.dbTimeouts.connectMs, direct: config.clusterDirect, prepare: config.dbPrepare });
   if (routing) database.routeTo(routing);
   const { limit, windowSeconds } = config.rateLimit;
   const policy = `"default";q=${limit};w=${windowSeconds}`;

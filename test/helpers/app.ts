@@ -51,14 +51,19 @@ async function contractFor(server: Awaited<ReturnType<typeof createServer>>) {
 export async function startApp(t: Test, env: Record<string, string> = {}, extra: Operation[] = testOperations,
   opts: { logDestination?: DestinationStream; runtimeUrlFor?: (database: string) => string } = {}): Promise<TestApp> {
   const { adminUrl, runtimeUrl, name } = await createTestDatabase(t);
-  // SVC_TEST_ERROR_LOG=<file>: every error the servers of the tests log is appended there (a
+  // The errors the server logs are kept (the last few) so that a 500's body in a test's failure
+  // carries the server's own line for it; SVC_TEST_ERROR_LOG=<file> appends every one there too (a
   // survey of the 500s of a run, such as the first runs of a file on a Citus cluster).
   const errorLog = process.env.SVC_TEST_ERROR_LOG;
-  const config = loadConfig({ ...process.env, RATE_LIMIT_REQUESTS: '100000', LOG_LEVEL: errorLog ? 'error' : 'silent', ...env,
+  const logged: string[] = [];
+  const config = loadConfig({ ...process.env, RATE_LIMIT_REQUESTS: '100000', LOG_LEVEL: 'error', ...env,
     DATABASE_URL: adminUrl, ...(opts.runtimeUrlFor ? { RUNTIME_DATABASE_URL: opts.runtimeUrlFor(name) } : {}) });
   const database = connectRuntime(config, 5);
   const app = await createAppContext(config, database, {
-    logDestination: opts.logDestination ?? (errorLog ? { write: (line: string) => appendFileSync(errorLog, line) } : undefined),
+    logDestination: opts.logDestination ?? { write: (line: string) => {
+      if (logged.push(line) > 20) logged.shift();
+      if (errorLog) appendFileSync(errorLog, line);
+    } },
   });
   const server = await createServer(app, extra);
   await server.initialize();
@@ -105,7 +110,10 @@ export async function startApp(t: Test, env: Record<string, string> = {}, extra:
     } else if (problems.length) {
       throw new Error(`the response does not match the OpenAPI document:\n  ${problems.join('\n  ')}`);
     }
-    return { statusCode: res.statusCode, headers: res.headers, json, body: res.payload };
+    // A 500 is a bug: its body, a failing assertion's message, carries what the server logged for it.
+    const id = res.statusCode === 500 ? (json as { request_id?: string } | undefined)?.request_id : undefined;
+    const why = id ? logged.filter((l) => l.includes(id)).join('') : '';
+    return { statusCode: res.statusCode, headers: res.headers, json, body: why ? `${res.payload}\nlogged: ${why}` : res.payload };
   };
   const token: TestApp['token'] = async (client) => {
     const res = await request({

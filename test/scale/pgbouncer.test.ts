@@ -25,6 +25,24 @@ t.test('the API behind PgBouncer in transaction pooling mode', { skip: PGBOUNCER
   const post = (p: { token: string }, url: string, payload: unknown, key = randomUUID()) =>
     a.request({ method: 'POST', url, token: p.token, payload, headers: { 'idempotency-key': key } });
 
+  t.test('a burst of statements not seen before, all at once', async (t) => {
+    // On a Citus coordinator each new statement text is described first. A transaction's
+    // description read on another connection waited for one of PgBouncer's two server
+    // connections, which the transactions waiting for their descriptions held: every request
+    // answered 503 after the statement timeout. It is read in the transaction.
+    const lists = ['members', 'projects', 'tasks', 'time-entries', 'tickets', 'invoices', 'files', 'reports', 'approvals',
+      'integration-connections', 'agents', 'runs', 'conversations', 'schemas', 'webhook-endpoints'];
+    const three = await a.principal('manager');
+    const answered = await Promise.all([
+      ...lists.map((l) => a.request({ url: `/v1/${l}?limit=3`, token: three.token })),
+      a.request({ url: '/v1/organization', token: three.token }),
+      post(three, '/v1/projects', { code: 'BURST', name: 'Burst' }),
+    ]);
+    const failed = answered.filter((r) => r.statusCode >= 500);
+    t.same(failed.map((r) => r.body), [], `${answered.length} requests, none failed`);
+    t.equal(answered.at(-1)!.statusCode, 201, 'the create among them');
+  });
+
   t.test('writes, replays, ETags and cursors', async (t) => {
     const key = randomUUID();
     const created = await post(one, '/v1/projects', { code: 'PGB', name: 'Pooled' }, key);
