@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(shell bash scripts/node.sh):$(PATH)
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: start test test-quick test-citus bench typecheck codegen migrate build lint-migrations schema schema-citus install client dbdoc dbdoc-citus
+.PHONY: start test test-quick test-citus test-failover bench typecheck codegen migrate build lint-migrations schema schema-citus install client dbdoc dbdoc-citus
 
 $(NODE_MODULES_STAMP): package.json package-lock.json $(wildcard patches/*.patch) scripts/postgres-cjs.mjs
 	npm install --no-audit --no-fund
@@ -71,3 +71,9 @@ client: install
 ## with Citus 13.2; scripts/citus/install.sh builds it with this project's patches). Without Citus: one line, no tests.
 test-citus: install
 	npx tsx scripts/test-citus.ts
+
+## A worker of a Citus formation with streaming standbys failing over under load (pg_auto_failover:
+## Debian's postgresql-15-auto-failover and pg-auto-failover-cli). Its formation takes minutes to
+## start, so neither `make test` nor `make test-citus` runs it. Without them: one line, no test.
+test-failover: install
+	SVC_TEST_FAILOVER=1 npx tsx scripts/test.ts test/citus/ha-failover.test.ts
