@@ -2,7 +2,7 @@
 // packages postgresql-15-auto-failover and pg-auto-failover-cli): a monitor, a coordinator group and
 // worker groups, each a primary and a secondary that the monitor promotes when its primary fails,
 // then points the coordinator's pg_dist_node at (citus_update_node). For the failover tests and
-// benchmarks (docs/scaling.md, "A node that fails over"). pg_autoctl will not run as root: as root,
+// benchmarks (docs/scaling.md, "Failover"). pg_autoctl will not run as root: as root,
 // every node runs as the postgres user.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -57,29 +57,28 @@ export async function startHaFormation({ basePort = 26000, workers = 2, perGroup
   }
   const env = { ...process.env, PATH: `${CITUS_PG}/bin:${process.env.PATH}`, XDG_CONFIG_HOME: join(root, 'config'), XDG_DATA_HOME: join(root, 'share') };
   const children = new Map<string, ChildProcess>();
+  /** The end of each process's log, for the error when a state is not reached. */
+  const logs = new Map<string, string>();
   const run = (name: string, args: string[]) => {
     const child = spawn(asRoot ? 'runuser' : PG_AUTOCTL, asRoot ? ['-u', 'postgres', '--', PG_AUTOCTL, ...args] : args,
       { env, cwd: root, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-    let log = '';
-    child.stderr!.on('data', (c: Buffer) => { log = (log + c).slice(-8000); });
-    Object.assign(child, { log: () => log });
+    child.stderr!.on('data', (c: Buffer) => logs.set(name, ((logs.get(name) ?? '') + c).slice(-8000)));
     children.set(name, child);
-    return child;
   };
   const common = ['--hostname', '127.0.0.1', '--auth', 'trust', '--no-ssl'];
   const monitor = `postgres://autoctl_node@127.0.0.1:${basePort}/pg_auto_failover?sslmode=disable`;
   run('monitor', ['create', 'monitor', '--pgdata', join(root, 'monitor'), '--pgport', String(basePort), ...common, '--run']);
   const watch = postgres(monitor, { max: 1, onnotice: () => {}, connect_timeout: 2 });
-  const states = async () => (await watch<{ name: string; group: number; reported: string; assigned: string }[]>`
+  const states = async () => [...(await watch<{ name: string; group: number; reported: string; assigned: string }[]>`
     select nodename as name, groupid as "group", reportedstate::text as reported, goalstate::text as assigned
-      from pgautofailover.node order by nodeid`).map((r) => ({ ...r }));
+      from pgautofailover.node order by nodeid`)];
   const until = async (what: string, ok: () => Promise<boolean>, timeoutMs: number) => {
     const end = Date.now() + timeoutMs;
     for (;;) {
       if (await ok().catch(() => false)) return;
       if (Date.now() > end) {
-        const logs = [...children].map(([n, c]) => `${n}: ${(c as unknown as { log: () => string }).log().split('\n').slice(-5).join('\n')}`).join('\n');
-        throw new Error(`pg_auto_failover: ${what} not reached in ${timeoutMs} ms\n${logs}`);
+        const last = [...logs].map(([n, l]) => `${n}: ${l.split('\n').slice(-5).join('\n')}`).join('\n');
+        throw new Error(`pg_auto_failover: ${what} not reached in ${timeoutMs} ms\n${last}`);
       }
       await new Promise((r) => setTimeout(r, 500));
     }
@@ -140,12 +139,12 @@ export async function startHaFormation({ basePort = 26000, workers = 2, perGroup
     },
     stop: async () => {
       await watch.end({ timeout: 1 });
-      for (const [name, child] of [...children].reverse()) {
+      // The nodes before the monitor, each keeper stopping its PostgreSQL.
+      for (const child of [...children.values()].reverse()) {
         if (child.exitCode !== null || !child.pid) continue;
         try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
         await new Promise((r) => { child.once('exit', r); setTimeout(r, 10_000); });
         if (child.exitCode === null) try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
-        void name;
       }
       rmSync(root, { recursive: true, force: true });
     },

@@ -12,7 +12,7 @@ import postgres from 'postgres';
 import { haMissing, migrateHaFormation, startHaFormation } from '../../scripts/citus-ha.ts';
 import { spawnApi, tokenFrom, orgWithClient } from '../helpers/processes.ts';
 import { WEBHOOK_TEST_ENV } from '../helpers/receiver.ts';
-import { assertOnlyOutages, assertRecovered, projectEvents, retryAndCount, startLoad, type Answer } from '../helpers/load.ts';
+import { assertOnlyOutages, assertRecovered, percentiles, projectEvents, retryAndCount, startLoad, type Answer } from '../helpers/load.ts';
 import { oneConnection } from '../helpers/sql.ts';
 
 // Its formation starts in minutes: more than tap's default for a file.
@@ -20,12 +20,6 @@ t.setTimeout(900_000);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const missing = haMissing();
-
-const percentiles = (answers: Answer[]) => {
-  const ms = answers.map((a) => a.ms ?? 0).sort((x, y) => x - y);
-  const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? 0;
-  return `${answers.length} answers, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${ms.at(-1) ?? 0} ms`;
-};
 
 const skip = missing ? `needs ${missing}` : !process.env.SVC_TEST_FAILOVER && 'a formation of its own takes minutes to start: make test-failover';
 

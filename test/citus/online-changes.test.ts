@@ -13,17 +13,11 @@ import postgres from 'postgres';
 import { createTestDatabase, CITUS_WORKERS } from '../helpers/app.ts';
 import { spawnApi, tokenFrom, orgWithClient } from '../helpers/processes.ts';
 import { WEBHOOK_TEST_ENV } from '../helpers/receiver.ts';
-import { projectEvents, retryAndCount, startLoad, type Answer, type Load } from '../helpers/load.ts';
+import { percentiles, projectEvents, retryAndCount, startLoad, type Load } from '../helpers/load.ts';
 import { failure, oneConnection } from '../helpers/sql.ts';
 import { newClusterNode, deployLogin } from '../helpers/citus-node.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-const percentiles = (answers: Answer[]) => {
-  const ms = answers.map((a) => a.ms ?? 0).sort((x, y) => x - y);
-  const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? 0;
-  return `${answers.length} answers, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${ms.at(-1) ?? 0} ms`;
-};
 
 t.test('a worker added and removed under load', { skip: CITUS_WORKERS.length === 0 && 'runs on a Citus cluster: make test-citus' }, async (t) => {
   const { adminUrl } = await createTestDatabase(t);

@@ -70,3 +70,40 @@ t.test('a routed statement answers as the statement itself', async (t) => {
   t.match(write!.sql, /api\.in_organization_count/, 'a statement without columns answers its row count');
   t.same(write!.count, { command: 'SELECT' });
 });
+
+t.test('a transaction\'s statement is described on its own connection; a description that failed there is not shared', async (t) => {
+  const own: string[] = [];
+  const routing = clusterRouting({
+    views: [],
+    serializers: {},
+    describe: async (q, p, on) => {
+      if (on) return on.describe(q, p);
+      own.push(q);
+      return { types: [23], columns: [{ name: 'n', type: 23 }] };
+    },
+    typeNames: async () => new Map([[23, 'integer']]),
+  });
+  const described: string[] = [];
+  const connection = (fails: boolean, gate: Promise<void>) => ({
+    describe: async (q: string) => {
+      described.push(q);
+      await gate;
+      if (fails) throw Object.assign(new Error('current transaction is aborted'), { code: '25P02' });
+      return { types: [23], columns: [{ name: 'n', type: 23 }] };
+    },
+    rows: async <T>() => [] as T[],
+  });
+  let open!: () => void;
+  const gate = new Promise<void>((r) => { open = r; });
+  const statement = 'select $1::int as n';
+  // The first request's transaction had failed: its description fails, and the second, which
+  // arrived while it was under way, describes the statement on its own connection.
+  const first = routing.route(statement, [1], 'org_a', false, connection(true, gate)) as Promise<unknown>;
+  const second = routing.route(statement, [2], 'org_b', false, connection(false, Promise.resolve())) as Promise<unknown>;
+  open();
+  await t.rejects(first, { code: '25P02' }, 'the failed transaction sees its own error');
+  t.match(await second, { sql: /api\.in_organization/ }, 'the other request is routed');
+  t.same(described, [statement, statement], 'each described on its transaction\'s connection');
+  t.same(own, [], 'none on the routing\'s connection of its own');
+  t.ok(await routing.route(statement, [3], 'org_c'), 'the description is kept for the next request');
+});

@@ -42,6 +42,13 @@ export function startLoad(base: string, token: string, workers = 4, { timeoutMs 
   return { answers, created, stop: async () => { running = false; await Promise.all(loops); } };
 }
 
+/** How many answers and their latency, for a test's comment. */
+export const percentiles = (answers: Answer[]) => {
+  const ms = answers.map((a) => a.ms ?? 0).sort((x, y) => x - y);
+  const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? 0;
+  return `${answers.length} answers, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${ms.at(-1) ?? 0} ms`;
+};
+
 /** Every answer is a success or a 503 problem with Retry-After: never a 500, never a hang. */
 export function assertOnlyOutages(t: Test, answers: Answer[]) {
   const bad = answers.filter((a) => !(a.status >= 200 && a.status < 300)
