@@ -64,6 +64,10 @@ export interface Database extends Connections {
   /** One statement through each pool (transactions, reads, point reads), for /ready: it fails or
    * does not settle while a pool cannot hand out a connection. */
   ping: () => Promise<void>;
+  /** On a Citus coordinator, one statement through each pool of every worker node this process
+   * holds connections to: how many; it fails when there is none, or a pool cannot hand out a
+   * connection. */
+  pingNodes: () => Promise<number>;
   /** `listener` hears each pool the watchdog rebuilt (src/db/watchdog.ts), with what it found. */
   onPoolRebuilt: (listener: (event: PoolRebuilt) => void) => void;
   /** Connections held by transactions, and callers waiting for one (for /metrics). */
@@ -289,6 +293,12 @@ export function connect(url: string, max = 10, opts: ConnectOptions = {}): Datab
     ping: async () => {
       const one = { sql: 'select 1', parameters: [] };
       await Promise.all([root.db.transaction().execute((tx) => sql`select 1`.execute(tx)), readQuery(one), pointQuery(one)]);
+    },
+    pingNodes: async () => {
+      const held = [...workers.values()];
+      if (held.length === 0) throw new Error('no worker node is held');
+      await Promise.all(held.map((d) => d.ping()));
+      return held.length;
     },
     onPoolRebuilt: (l) => { rebuiltListeners.push(l); },
     reserve,

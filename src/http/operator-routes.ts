@@ -25,26 +25,31 @@ const sameSecret = (a: string, b: string) => {
 export function operatorRoutes(app: AppContext): ServerRoute[] {
   const expected = { one: expectedSchemaVersion(false),
     cluster: expectedSchemaVersion(existsSync(new URL('../../db/citus/migrations/', import.meta.url))) };
+  /** The schema version of the last ready answer. */
+  let readyAt: string | undefined;
   return [
     // Alive: the process answers. Never touches the database, so a database outage does not get it restarted.
     { method: 'GET', path: '/health', options: { handler: () => ({ status: 'ok' }) } },
     {
       // Ready for traffic: each of the process's pools gets a statement answered within 2 s (a pool
       // that hands out no connection takes the instance out of rotation), and the database has
-      // every migration this code expects.
+      // every migration this code expects. On a Citus cluster whose coordinator does not answer, a
+      // process that was ready is still ready while the worker nodes it serves answer: its
+      // requests need nothing of the coordinator's (docs/scaling.md, "Failover").
       method: 'GET', path: '/ready',
       options: {
         handler: async (request, h) => {
           let applied: string | null;
           try {
-            [applied] = await Promise.race([
-              Promise.all([
-                api.value('service_schema_version').execute(app.database.db).then((r) => r.rows[0]?.value ?? null),
-                app.database.ping(),
-              ]),
-              new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref()),
-            ]);
+            [applied] = await within(2000, Promise.all([
+              api.value('service_schema_version').execute(app.database.db).then((r) => r.rows[0]?.value ?? null),
+              app.database.ping(),
+            ]));
           } catch {
+            if (app.database.routed && readyAt !== undefined
+              && await within(2000, app.database.pingNodes()).then(() => true, () => false)) {
+              return { status: 'ready', database: 'the coordinator does not answer; the worker nodes do', schema_version: readyAt };
+            }
             return problemResponse(h, new ApiError('SERVICE_UNAVAILABLE', 'the database is not reachable',
               { headers: { 'Retry-After': '5' } }), requestIdOf(request), request.path);
           }
@@ -56,6 +61,7 @@ export function operatorRoutes(app: AppContext): ServerRoute[] {
               `the database schema is at migration ${applied ?? 'none'}, this server needs ${needed}: run the migrations`,
               { headers: { 'Retry-After': '30' } }), requestIdOf(request), request.path);
           }
+          readyAt = applied;
           return { status: 'ready', database: 'ok', schema_version: applied };
         },
       },
@@ -75,4 +81,9 @@ export function operatorRoutes(app: AppContext): ServerRoute[] {
       },
     },
   ];
+}
+
+/** `work`, or a rejection after `ms`. */
+function within<T>(ms: number, work: Promise<T>): Promise<T> {
+  return Promise.race([work, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
 }

@@ -3,12 +3,19 @@
 // (api.rate_limit_lease) and spends them locally. The database never grants beyond the limit, so
 // the instances together admit at most the limit; grants shrink to one as the window fills, and
 // leases left unspent for IDLE_MS go back, so a client that moves to another instance loses little.
+// While the buckets cannot be reached (on Citus they are the coordinator's, and a request's own
+// statements run on its organization's worker), each instance counts a key's admissions alone
+// against the same limit, from the shared count it last saw: a request is not refused for a store
+// that is away, and the instances together admit at most the limit once each.
 import { api, type SetRow } from '../db/api.ts';
 import type { Db } from '../db/database.ts';
+import { isDatabaseUnavailable } from './errors.ts';
 
 const IDLE_MS = 1000;
 /** After a refusal, how long the instance answers 429 for the key without asking again. */
 const RECHECK_MS = 100;
+/** After the buckets could not be reached, how long the instance counts alone before asking again. */
+export const STORE_RECHECK_MS = 1000;
 
 interface Bucket {
   window: number;
@@ -20,6 +27,8 @@ interface Bucket {
   /** The size of the last grant. */
   granted: number;
   refusedUntil: number;
+  /** Admissions counted by this instance alone, while the buckets could not be reached. */
+  alone: number;
   waiting: number;
   leasing?: Promise<void>;
 }
@@ -29,6 +38,8 @@ export interface RateDecision { allowed: boolean; remaining: number; resetSecond
 export class RateLimiter {
   private buckets = new Map<string, Bucket>();
   private timer: NodeJS.Timeout | undefined;
+  /** Until then the buckets are not asked: the last lease found them unreachable. */
+  private storeAwayUntil = 0;
 
   constructor(private readonly db: Db, private readonly limit: number, private readonly windowSeconds: number) {}
 
@@ -45,7 +56,7 @@ export class RateLimiter {
   private bucket(key: string, window: number): Bucket {
     let b = this.buckets.get(key);
     if (!b || b.window !== window) {
-      b = { window, leased: 0, hits: 0, lastUsed: 0, granted: 0, refusedUntil: 0, waiting: 0 };
+      b = { window, leased: 0, hits: 0, lastUsed: 0, granted: 0, refusedUntil: 0, alone: 0, waiting: 0 };
       this.buckets.set(key, b);
     }
     return b;
@@ -66,13 +77,28 @@ export class RateLimiter {
         return { allowed: true, remaining: Math.max(0, this.limit - b.hits + b.leased), resetSeconds };
       }
       if (Date.now() < b.refusedUntil) return { allowed: false, remaining: 0, resetSeconds };
+      if (Date.now() < this.storeAwayUntil) return this.alone(b, now, resetSeconds);
       b.waiting++;
       try {
         await this.lease(key, b);
+      } catch (e) {
+        if (!isDatabaseUnavailable(e)) throw e;
+        this.storeAwayUntil = Date.now() + STORE_RECHECK_MS;
+        return this.alone(b, now, resetSeconds);
       } finally {
         b.waiting--;
       }
     }
+  }
+
+  /** This instance's own decision while the buckets are away: the limit, less the shared count it
+   * last saw and what it admitted alone since. */
+  private alone(b: Bucket, now: number, resetSeconds: number): RateDecision {
+    const remaining = this.limit - b.hits - b.alone;
+    if (remaining <= 0) return { allowed: false, remaining: 0, resetSeconds };
+    b.alone++;
+    b.lastUsed = now;
+    return { allowed: true, remaining: remaining - 1, resetSeconds };
   }
 
   /** One lease request per key at a time; concurrent takers wait for it and share what it grants. */

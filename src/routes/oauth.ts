@@ -109,7 +109,10 @@ export function tokenRoute(app: AppContext): ServerRoute {
 
     const org = await clientOrganization(creds.id);
     if (!org) return tokenError(h, 'INVALID_CLIENT', rl.headers);
-    const { rows: [r] } = await api.rows('authenticate_client', org, creds.id, creds.secret).execute(app.database.db);
+    // On the organization's connections: on Citus its worker, so that a client whose organization
+    // this process knows gets tokens while the coordinator is away.
+    const db = app.database.of(org).db;
+    const { rows: [r] } = await api.rows('authenticate_client', org, creds.id, creds.secret).execute(db);
     if (r!.outcome !== 'ok') return tokenError(h, OUTCOMES[r!.outcome!] ?? 'INVALID_CLIENT', rl.headers);
 
     const accessToken = await app.tokens.issue(creds.id, r!.secret_id!, r!.organization_id!);
@@ -117,7 +120,7 @@ export function tokenRoute(app: AppContext): ServerRoute {
     // secret: the unforgeable request context needs this credential, not just ids.
     const expiresAt = new Date(Date.now() + app.config.tokenTtlSeconds * 1000);
     const { rows: [recorded] } = await api.value('access_token_record', org, creds.id, creds.secret,
-      createHash('sha256').update(accessToken).digest(), expiresAt).execute(app.database.db);
+      createHash('sha256').update(accessToken).digest(), expiresAt).execute(db);
     if (!recorded?.value) return tokenError(h, 'INVALID_CLIENT', rl.headers);
     const res = h.response({ access_token: accessToken, token_type: 'Bearer', expires_in: app.config.tokenTtlSeconds, scope: 'svc.api' })
       .code(200).type('application/json');

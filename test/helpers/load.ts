@@ -4,20 +4,24 @@ import type { Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startReceiver, type Receiver } from './receiver.ts';
 
-export interface Answer { at: number; ms?: number; method: string; status: number; problem?: string; retryAfter?: string | null; key?: string; body?: unknown; error?: string }
+export interface Answer { at: number; ms?: number; method: string; status: number; problem?: string; retryAfter?: string | null; key?: string; body?: unknown; error?: string;
+  /** A create's resource id, when it was answered 201. */
+  id?: string }
 
 export interface Load { answers: Answer[]; created: Map<string, { key: string; body: { code: string; name: string } }>; stop: () => Promise<void> }
 
 /** `workers` loops, each alternating GET /v1/projects and POST /v1/projects, until stopped; a
- * request unanswered after `timeoutMs` is recorded as failed (status 0). */
-export function startLoad(base: string, token: string, workers = 4, { timeoutMs = 20_000 } = {}): Load {
+ * request unanswered after `timeoutMs` is recorded as failed (status 0). A loop starts a request
+ * every `paceMs` at most (0: as soon as the last is answered). Projects are coded `<prefix><n>`: a
+ * second load of one organization takes another prefix. */
+export function startLoad(base: string, token: string, workers = 4, { timeoutMs = 20_000, prefix = 'L', paceMs = 0 } = {}): Load {
   const answers: Answer[] = [];
   const created = new Map<string, { key: string; body: { code: string; name: string } }>();
   let running = true;
   let n = 0;
   const one = async (method: 'GET' | 'POST') => {
     const key = randomUUID();
-    const body = { code: `L${++n}`, name: `Load ${n}` };
+    const body = { code: `${prefix}${++n}`, name: `Load ${prefix}${n}` };
     const at = Date.now();
     try {
       const res = await fetch(`${base}/v1/projects${method === 'GET' ? '?limit=20' : ''}`, {
@@ -28,7 +32,8 @@ export function startLoad(base: string, token: string, workers = 4, { timeoutMs 
       const text = await res.text();
       const json = text ? JSON.parse(text) : undefined;
       answers.push({ at, ms: Date.now() - at, method, status: res.status, problem: res.headers.get('content-type')?.startsWith('application/problem+json') ? json?.code : undefined,
-        retryAfter: res.headers.get('retry-after'), key: method === 'POST' ? key : undefined, body: method === 'POST' ? body : undefined });
+        retryAfter: res.headers.get('retry-after'), key: method === 'POST' ? key : undefined, body: method === 'POST' ? body : undefined,
+        id: method === 'POST' && res.status === 201 ? json?.id : undefined });
       if (method === 'POST') created.set(body.code, { key, body });
     } catch (e) {
       answers.push({ at, ms: Date.now() - at, method, status: 0, error: String(e), key: method === 'POST' ? key : undefined, body: method === 'POST' ? body : undefined });
@@ -37,7 +42,12 @@ export function startLoad(base: string, token: string, workers = 4, { timeoutMs 
   };
   const loops = Array.from({ length: workers }, async (_, i) => {
     let k = i;
-    while (running) await one(k++ % 2 ? 'POST' : 'GET');
+    while (running) {
+      const at = Date.now();
+      await one(k++ % 2 ? 'POST' : 'GET');
+      const rest = paceMs - (Date.now() - at);
+      if (rest > 0 && running) await new Promise((r) => setTimeout(r, rest));
+    }
   });
   return { answers, created, stop: async () => { running = false; await Promise.all(loops); } };
 }

@@ -4,6 +4,7 @@
 import t, { type Test } from 'tap';
 import { readFileSync } from 'node:fs';
 import { startApp, assertProblem, type TestApp } from '../helpers/app.ts';
+import { CITUS_WORKERS } from '../helpers/database.ts';
 
 type Res = Awaited<ReturnType<TestApp['request']>>;
 
@@ -470,9 +471,15 @@ t.test('point reads pipelined on the one point connection never share a request 
 });
 
 t.test('point reads: up to DB_POINT_PIPELINE in flight on one session, the rest on the read pool; 0 sends none there', async (t) => {
+  // Each pool's sessions on the node that holds most of them: on a cluster a request's are on its
+  // organization's worker once its placement is known, on the coordinator before (Citus's view of
+  // every node's sessions).
   const sessions = async (a: Awaited<ReturnType<typeof startApp>>) => Object.fromEntries((await a.admin<{ name: string; n: number }[]>`
-    select application_name as name, count(*)::int as n from pg_stat_activity
-     where datname = current_database() and application_name like 'svc-api-%' group by 1`).map((r) => [r.name, r.n]));
+    select name, max(n)::int as n from (
+      select application_name as name, count(*) as n from ${a.admin(CITUS_WORKERS.length ? 'citus_stat_activity' : 'pg_stat_activity')}
+       where datname = current_database() and application_name like 'svc-api-%'
+       group by 1, ${a.admin.unsafe(CITUS_WORKERS.length ? 'nodeid' : '1')}) s
+     group by 1`).map((r) => [r.name, r.n]));
   for (const [setting, expected] of [['2', { point: 1, readsUsed: true }], ['0', { point: 0, readsUsed: true }]] as const) {
     const a = await startApp(t, { DB_POINT_PIPELINE: setting });
     const p = await a.principal('member');

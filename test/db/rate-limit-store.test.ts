@@ -1,0 +1,34 @@
+// The rate limit while its buckets cannot be reached (on Citus they are the coordinator's, and a
+// request's own statements run on its organization's worker): the instance counts a key's
+// admissions alone against the same limit, from the shared count it last saw, and asks the buckets
+// again a second later. The database is reached through a TCP proxy that, once "down", resets its
+// connections and leaves new ones unanswered.
+import t from 'tap';
+import { createTestDatabase } from '../helpers/database.ts';
+import { proxy } from '../helpers/proxy.ts';
+import { connect } from '../../src/db/database.ts';
+import { RateLimiter, STORE_RECHECK_MS } from '../../src/http/rate-limit.ts';
+
+t.test('a key is limited by this instance alone while the buckets are away, and by the buckets again after', async (t) => {
+  const { runtimeUrl } = await createTestDatabase(t);
+  let down = false;
+  const link = await proxy(t, new URL(runtimeUrl), 0, () => down);
+  const database = connect(link.url, 2, { connectTimeoutMs: 1000, acquireTimeoutMs: 2000 });
+  t.teardown(() => database.close());
+  // Windows are aligned to the epoch: start one early in a window of 600 s.
+  const limiter = new RateLimiter(database.db, 3, 600);
+  const key = `client:apic_${Date.now()}`;
+
+  t.match(await limiter.take(key), { allowed: true, remaining: 2 }, 'the first admission leased from the buckets');
+  down = true;
+  link.reset();
+  const alone = [await limiter.take(key), await limiter.take(key), await limiter.take(key)];
+  t.same(alone.map((d) => [d.allowed, d.remaining]), [[true, 1], [true, 0], [false, 0]],
+    'the buckets away: two more admitted (the limit less the shared count last seen), the next refused');
+
+  down = false;
+  await new Promise((r) => setTimeout(r, STORE_RECHECK_MS + 100));
+  // The buckets hold 1 (this instance's admissions alone were not counted there).
+  const back = await limiter.take(key);
+  t.match(back, { allowed: true }, 'the buckets asked again a second later: admitted from their count');
+});
