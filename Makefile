@@ -72,8 +72,9 @@ client: install
 test-citus: install
 	npx tsx scripts/test-citus.ts
 
-## A worker of a Citus formation with streaming standbys failing over under load (pg_auto_failover:
-## Debian's postgresql-15-auto-failover and pg-auto-failover-cli). Its formation takes minutes to
-## start, so neither `make test` nor `make test-citus` runs it. Without them: one line, no test.
+## A worker and then the coordinator of a Citus formation with streaming standbys failing over under
+## load (pg_auto_failover: Debian's postgresql-15-auto-failover and pg-auto-failover-cli). Its
+## formation takes minutes to start, so neither `make test` nor `make test-citus` runs it. Without
+## them: one line, no test.
 test-failover: install
 	SVC_TEST_FAILOVER=1 npx tsx scripts/test.ts test/citus/ha-failover.test.ts

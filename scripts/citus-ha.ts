@@ -120,6 +120,20 @@ export async function startHaFormation({ basePort = 26000, workers = 2, perGroup
     return s.length === all.length && s.every((n) => n.reported === n.assigned && ['primary', 'secondary'].includes(n.reported));
   }, timeoutMs);
   await settled().catch(async (e) => { await abandon(); throw e; });
+  // A promoted coordinator updates its own row of pg_dist_node, which marks every worker's
+  // metadata out of sync until its maintenance daemon syncs it again; meanwhile it delegates no
+  // call (its functions' owners may not log in to the workers, so such calls fail). The daemon
+  // looks every citus.metadata_sync_interval: 60 s by default, 5 s here (about 5 s out of sync
+  // after a promotion, against 32 s).
+  for (const node of groups.flat()) {
+    const server = postgres(node.url, { max: 1, onnotice: () => {} });
+    try {
+      await server.unsafe('alter system set citus.metadata_sync_interval = 5000');
+      await server.unsafe('select pg_reload_conf()');
+    } finally {
+      await server.end();
+    }
+  }
   const urlOf = (node: HaNode) => editDatabaseUrl(node.url, { database });
   return {
     database, monitor, groups, urlOf, states, settled,
