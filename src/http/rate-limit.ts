@@ -6,7 +6,8 @@
 // While the buckets cannot be reached (on Citus they are the coordinator's, and a request's own
 // statements run on its organization's worker), each instance counts a key's admissions alone
 // against the same limit, from the shared count it last saw: a request is not refused for a store
-// that is away, and the instances together admit at most the limit once each.
+// that is away, and the instances together admit at most the limit once each meanwhile. Once the
+// buckets answer, the next lease adds what was admitted alone to the shared count.
 import { api, type SetRow } from '../db/api.ts';
 import type { Db } from '../db/database.ts';
 import { isDatabaseUnavailable } from './errors.ts';
@@ -107,12 +108,17 @@ export class RateLimiter {
     // coordinator's.
     b.leasing ??= (async () => {
       try {
-        const { rows: [r] } = await api.rows('rate_limit_lease', key, b.window, Math.max(1, b.waiting), this.limit)
+        // What was admitted alone while the buckets were away is leased too, and spent at once: the
+        // shared count holds it, so the window's limit holds across the outage.
+        const alone = b.alone;
+        const { rows: [r] } = await api.rows('rate_limit_lease', key, b.window, Math.max(1, b.waiting) + alone, this.limit)
           .$castTo<SetRow<'rate_limit_lease'>>().execute(this.db);
+        const repaid = Math.min(alone, r!.granted);
+        b.alone -= repaid;
         b.hits = r!.hits;
-        b.leased += r!.granted;
-        b.granted = r!.granted;
-        if (r!.granted === 0) b.refusedUntil = Date.now() + RECHECK_MS;
+        b.leased += r!.granted - repaid;
+        b.granted = r!.granted - repaid;
+        if (b.granted === 0) b.refusedUntil = Date.now() + RECHECK_MS;
       } finally {
         b.leasing = undefined;
       }

@@ -1,16 +1,17 @@
 // The rate limit while its buckets cannot be reached (on Citus they are the coordinator's, and a
 // request's own statements run on its organization's worker): the instance counts a key's
-// admissions alone against the same limit, from the shared count it last saw, and asks the buckets
-// again a second later. The database is reached through a TCP proxy that, once "down", resets its
+// admissions alone against the same limit, from the shared count it last saw, asks the buckets
+// again a second later, and adds those admissions to the shared count. The database is reached through a TCP proxy that, once "down", resets its
 // connections and leaves new ones unanswered.
 import t from 'tap';
+import postgres from 'postgres';
 import { createTestDatabase } from '../helpers/database.ts';
 import { proxy } from '../helpers/proxy.ts';
 import { connect } from '../../src/db/database.ts';
 import { RateLimiter, STORE_RECHECK_MS } from '../../src/http/rate-limit.ts';
 
 t.test('a key is limited by this instance alone while the buckets are away, and by the buckets again after', async (t) => {
-  const { runtimeUrl } = await createTestDatabase(t);
+  const { runtimeUrl, adminUrl } = await createTestDatabase(t);
   let down = false;
   const link = await proxy(t, new URL(runtimeUrl), 0, () => down);
   const database = connect(link.url, 2, { connectTimeoutMs: 1000, acquireTimeoutMs: 2000 });
@@ -28,7 +29,11 @@ t.test('a key is limited by this instance alone while the buckets are away, and 
 
   down = false;
   await new Promise((r) => setTimeout(r, STORE_RECHECK_MS + 100));
-  // The buckets hold 1 (this instance's admissions alone were not counted there).
-  const back = await limiter.take(key);
-  t.match(back, { allowed: true }, 'the buckets asked again a second later: admitted from their count');
+  // The buckets held 1; the next lease adds the 2 admitted alone: the window's limit is reached.
+  t.match(await limiter.take(key), { allowed: false, remaining: 0 },
+    'the buckets asked again a second later: the admissions made alone counted there, the limit reached');
+  const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  t.teardown(() => sql.end());
+  const [bucket] = await sql`select hits from app_private.rate_limit_buckets where key = ${key}`;
+  t.equal(bucket!.hits, 3, 'the shared count holds every admission of the window');
 });
