@@ -30,29 +30,29 @@ function onCitus(sql: postgres.Sql): Promise<boolean> {
 
 /** A step of a run appends to its log in the run's organization's worker, and on Citus notifies
  * there, where no stream listens (the API listens on the coordinator): the wake-up is sent again
- * here, on the coordinator. On one server the step's own NOTIFY is the wake-up. */
-async function relayWake(sql: postgres.Sql, runId: string): Promise<void> {
+ * on the coordinator (`wakeOn`). On one server the step's own NOTIFY is the wake-up. */
+async function relayWake(wakeOn: postgres.Sql, runId: string): Promise<void> {
   // Best effort, after the step committed: a lost wake-up costs a stream its next heartbeat's look,
   // and must not fail a step that succeeded.
   try {
-    if (await onCitus(sql)) await sql`select pg_notify('svc_run_events', app_private.run_wake_name(${runId}))`;
+    if (await onCitus(wakeOn)) await wakeOn`select pg_notify('svc_run_events', app_private.run_wake_name(${runId}))`;
   } catch {
     // (The database is likely unreachable: the run's next statement says so.)
   }
 }
 
-function contextFor(sql: postgres.Sql, config: Config, run: RunRecord): RunContext {
+function contextFor(sql: postgres.Sql, wakeOn: postgres.Sql, config: Config, run: RunRecord): RunContext {
   const call = async (skill: string, args: unknown, rejection: { code: string; message: string } | null): Promise<ToolOutcome> => {
     const [r] = await sql<{ outcome: any }[]>`
       select app_private.run_tool(${run.organization_id}, ${run.id}, ${skill}, ${sql.json(args as any)}, ${rejection ? sql.json(rejection) : null}) as outcome`;
-    await relayWake(sql, run.id);
+    await relayWake(wakeOn, run.id);
     const outcome = r!.outcome;
     if (outcome.stopped) throw new RunStopped(outcome.stopped);
     return outcome as ToolOutcome;
   };
   const note = async (type: string, data: Record<string, unknown>) => {
     const [r] = await sql<{ ok: boolean }[]>`select app_private.run_note(${run.organization_id}, ${run.id}, ${type}, ${sql.json(data as any)}) as ok`;
-    await relayWake(sql, run.id);
+    await relayWake(wakeOn, run.id);
     if (!r!.ok) throw new RunStopped('not running');
   };
   const ctx: RunContext = {
@@ -90,35 +90,37 @@ function contextFor(sql: postgres.Sql, config: Config, run: RunRecord): RunConte
   return ctx;
 }
 
-const settle = async (sql: postgres.Sql, organizationId: string, runId: string, outcome: string, payload: unknown, state: unknown = null) => {
+const settle = async (sql: postgres.Sql, wakeOn: postgres.Sql, organizationId: string, runId: string, outcome: string, payload: unknown,
+  state: unknown = null) => {
   const [r] = await sql<{ status: string }[]>`
     select app_private.run_settle(${organizationId}, ${runId}, ${outcome}, ${sql.json(payload as any)}, ${state === null ? null : sql.json(state as any)}) as status`;
-  await relayWake(sql, runId);
+  await relayWake(wakeOn, runId);
   return r!.status;
 };
 
-/** One execution of a run (a graphile-worker job). Unexpected errors are retried by the job;
- * after the last attempt the run fails with a generic, run-safe error. */
+/** One execution of a run (a graphile-worker job), its statements on `sql`, its wake-ups on
+ * `wakeOn` (where the API listens). Unexpected errors are retried by the job; after the last
+ * attempt the run fails with a generic, run-safe error. */
 export async function executeRun(sql: postgres.Sql, config: Config, organizationId: string, runId: string,
-  attempt: { attempts: number; maxAttempts: number } = { attempts: 1, maxAttempts: 1 }): Promise<string> {
+  attempt: { attempts: number; maxAttempts: number } = { attempts: 1, maxAttempts: 1 }, wakeOn: postgres.Sql = sql): Promise<string> {
   const [row] = await sql<{ run: RunRecord | null }[]>`select app_private.run_start(${organizationId}, ${runId}) as run`;
   const run = row?.run;
   if (!run) return 'skipped';
-  await relayWake(sql, runId);
+  await relayWake(wakeOn, runId);
   let step: AgentStep;
   try {
     const impl: AgentImpl | undefined = run.engine === 'chat' ? chatAgent : run.engine === 'model' ? modelAgent : BUILTIN_AGENTS[run.agent_id ?? ''];
     if (!impl) throw new RunFailure('AGENT_UNAVAILABLE', `${run.agent_id} has no implementation in this service`);
-    step = await impl(contextFor(sql, config, run));
+    step = await impl(contextFor(sql, wakeOn, config, run));
   } catch (e) {
     if (e instanceof RunStopped) return e.status;
     if (!(e instanceof RunFailure) && attempt.attempts < attempt.maxAttempts) throw e;
     const error = e instanceof RunFailure ? { code: e.code, detail: e.detail } : { code: 'RUN_FAILED', detail: 'the run could not be completed' };
-    return settle(sql, organizationId, runId, 'failed', error);
+    return settle(sql, wakeOn, organizationId, runId, 'failed', error);
   }
-  if ('action' in step) return settle(sql, organizationId, runId, 'requires_action', step.action, step.state);
+  if ('action' in step) return settle(sql, wakeOn, organizationId, runId, 'requires_action', step.action, step.state);
   if (schemaErrors(`output:${run.agent_id ?? 'chat'}`, run.output_schema, step.done, '', 'AGENT_OUTPUT_INVALID').length) {
-    return settle(sql, organizationId, runId, 'failed', { code: 'AGENT_OUTPUT_INVALID', detail: 'the agent\'s output did not match its output_schema' });
+    return settle(sql, wakeOn, organizationId, runId, 'failed', { code: 'AGENT_OUTPUT_INVALID', detail: 'the agent\'s output did not match its output_schema' });
   }
-  return settle(sql, organizationId, runId, 'succeeded', step.done);
+  return settle(sql, wakeOn, organizationId, runId, 'succeeded', step.done);
 }

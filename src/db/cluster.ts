@@ -297,6 +297,25 @@ export function placements(read: {
   };
 }
 
+/** `placements` read from Citus's catalog on `sql` (any role: the catalog is public). */
+export function placementsOn(sql: postgres.Sql, refreshMs = PLACEMENTS_REFRESH_MS): ReturnType<typeof placements> {
+  return placements({
+    // Citus's own hash of the distribution column (get_shard_id_for_distribution_column asks for
+    // a privilege on the table that the runtime role does not have).
+    shards: async (organizations) => new Map((await sql<{ organization: string; shard: string }[]>`
+      select o as organization, s.shardid::text as shard
+        from unnest(${organizations}::text[]) o
+        join pg_dist_shard s on s.logicalrelid = 'app.organizations'::regclass
+         and worker_hash(o) between s.shardminvalue::int and s.shardmaxvalue::int`).map((r) => [r.organization, r.shard])),
+    nodes: async () => new Map((await sql<{ shard: string; node: string | null }[]>`
+      select distinct on (s.shardid) s.shardid::text as shard,
+             case when n.groupid <> 0 then case when n.nodename like '%:%' then '[' || n.nodename || ']' else n.nodename end || ':' || n.nodeport end as node
+        from pg_dist_shard s join pg_dist_placement p using (shardid) join pg_dist_node n on n.groupid = p.groupid
+       where s.logicalrelid = 'app.organizations'::regclass and n.noderole = 'primary' and n.isactive
+       order by s.shardid, n.nodeid`).map((r) => [r.shard, r.node])),
+  }, refreshMs);
+}
+
 interface TypeName { oid: number; name: string }
 
 function quoteIdent(name: string): string {
@@ -355,21 +374,7 @@ export async function clusterRoutingFor(url: string,
     },
   });
   if (opts.direct === false) return { route: routing.route, close: () => sql.end({ timeout: 5 }) };
-  const where = placements({
-    // Citus's own hash of the distribution column (get_shard_id_for_distribution_column asks for
-    // a privilege on the table that the runtime role does not have).
-    shards: async (organizations) => new Map((await sql<{ organization: string; shard: string }[]>`
-      select o as organization, s.shardid::text as shard
-        from unnest(${organizations}::text[]) o
-        join pg_dist_shard s on s.logicalrelid = 'app.organizations'::regclass
-         and worker_hash(o) between s.shardminvalue::int and s.shardmaxvalue::int`).map((r) => [r.organization, r.shard])),
-    nodes: async () => new Map((await sql<{ shard: string; node: string | null }[]>`
-      select distinct on (s.shardid) s.shardid::text as shard,
-             case when n.groupid <> 0 then case when n.nodename like '%:%' then '[' || n.nodename || ']' else n.nodename end || ':' || n.nodeport end as node
-        from pg_dist_shard s join pg_dist_placement p using (shardid) join pg_dist_node n on n.groupid = p.groupid
-       where s.logicalrelid = 'app.organizations'::regclass and n.noderole = 'primary' and n.isactive
-       order by s.shardid, n.nodeid`).map((r) => [r.shard, r.node])),
-  });
+  const where = placementsOn(sql);
   await where.ready();
   const suspects = new Map<string, number>();
   const onShard = shardStatements(views);

@@ -7,7 +7,7 @@
 //   a timer that re-queues webhook attempts whose worker died mid-flight (their lease ran out);
 //   on Citus, the drain of the workers' job outboxes into the queue (job-outbox.ts).
 // Every job runs as svc_worker (config.workerDatabaseUrl: owner of nothing, no credential, db/README.md
-// "Schemas and roles").
+// "Schemas and roles"); on a Citus cluster an organization's jobs run on its worker node (nodes.ts).
 import { postgresFor } from '../db/hosts.ts';
 import type { Logger as Pino } from 'pino';
 import type { Config } from '../config.ts';
@@ -21,6 +21,7 @@ import { recoverLeases } from './jobs/webhooks.ts';
 import { crontab, taskList } from './tasks.ts';
 import { superviseRunner } from './runner.ts';
 import { startJobOutboxDrain } from './job-outbox.ts';
+import { jobConnections } from './nodes.ts';
 
 export interface Worker {
   metrics: Metrics;
@@ -45,13 +46,17 @@ export async function startWorker(config: Config,
     return onCitus;
   };
   await detectCitus().catch(() => undefined);
+  const connections = jobConnections(sql, {
+    url: config.workerDatabaseUrl, max: Math.min(config.worker.concurrency + 2, 20), connectTimeoutMs: config.dbTimeouts.connectMs,
+    direct: config.clusterDirect, onCitus: () => onCitus,
+  });
   const fanoutLoop = startFanout(sql, config, transport, {
-    log, metrics, pollInterval, byOrganization: () => onCitus !== false,
+    log, metrics, pollInterval, byOrganization: () => onCitus !== false, connections,
     maxInFlight: config.worker.concurrency * 4, batch: Math.min(50, config.worker.concurrency * 4),
   });
   const runner = await superviseRunner({
     config, sql, log, metrics, pollInterval,
-    taskList: taskList({ sql, config, transport, mailer: createMailer(config.mail), metrics, wakeFanout: fanoutLoop.wake, onCitus: () => onCitus }),
+    taskList: taskList({ sql, connections, config, transport, mailer: createMailer(config.mail), metrics, wakeFanout: fanoutLoop.wake, onCitus: () => onCitus }),
     crontab: () => crontab(onCitus === true),
   });
   const recover = () => recoverLeases(sql, config);
@@ -70,6 +75,7 @@ export async function startWorker(config: Config,
       stopDrain();
       await runner.stop();
       await fanoutLoop.stop();
+      await connections.close();
       await sql.end({ timeout: 5 });
     })()),
   };

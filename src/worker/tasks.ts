@@ -14,10 +14,13 @@ import { scanFile } from './jobs/file-scan.ts';
 import { runReport } from './jobs/report-run.ts';
 import { sendTicketReply } from './jobs/ticket-reply-email.ts';
 import { attemptOf } from './jobs/attempt.ts';
+import type { JobConnections } from './nodes.ts';
 
 export interface TaskDependencies {
-  /** Every job's connection: svc_worker's pool. */
+  /** svc_worker's pool on the database (a cluster's coordinator): the periodic jobs'. */
   sql: postgres.Sql;
+  /** svc_worker's connections where an organization's rows are (nodes.ts): its jobs'. */
+  connections: JobConnections;
   config: Config;
   transport: Transport;
   mailer: Mailer;
@@ -28,23 +31,28 @@ export interface TaskDependencies {
   onCitus: () => boolean | undefined;
 }
 
-type OrganizationTask<P> = (organizationId: string, payload: P, helpers: JobHelpers) => Promise<unknown>;
+/** A job of one organization, given the connections where its rows are. */
+type OrganizationTask<P> = (sql: postgres.Sql, organizationId: string, payload: P, helpers: JobHelpers) => Promise<unknown>;
 
-/** A job of one organization (app_private.queue_job puts it in every payload): one whose
- * organization is gone (its rows deleted before app_private.queue_job named it) has nothing to do. */
-function byOrganization<P>(task: OrganizationTask<P>): Task {
-  return async (payload, helpers) => {
+export function taskList(d: TaskDependencies): TaskList {
+  const { sql, connections, config, transport, mailer, metrics } = d;
+  /** A job of one organization (app_private.queue_job puts it in every payload), run on its
+   * organization's node: one whose organization is gone (its rows deleted before
+   * app_private.queue_job named it) has nothing to do. */
+  const byOrganization = <P>(task: OrganizationTask<P>): Task => async (payload, helpers) => {
     const org = (payload as { organization_id?: unknown } | null)?.organization_id;
     if (typeof org !== 'string') {
       helpers.logger.warn(`a ${helpers.job.task_identifier} job names no organization; nothing to do`);
       return;
     }
-    await task(org, payload as P, helpers);
+    const on = connections.of(org);
+    try {
+      await task(on, org, payload as P, helpers);
+    } catch (e) {
+      connections.failed(on, e);
+      throw e;
+    }
   };
-}
-
-export function taskList(d: TaskDependencies): TaskList {
-  const { sql, config, transport, mailer, metrics } = d;
   /** A job that writes its organization's events. On Citus they are written in that organization's
    * worker and their NOTIFY stays there, where no fan-out listens: after each such job the fan-out of
    * this process is woken, as the API wakes it after its own writes. On one server the commit's
@@ -60,15 +68,17 @@ export function taskList(d: TaskDependencies): TaskList {
     };
   };
   return {
-    webhook_fanout: byOrganization<{ event_id: string }>((org, p) => fanout(sql, config, transport, org, p.event_id, metrics)),
-    webhook_deliver: byOrganization<{ delivery_id: string }>((org, p) => deliver(sql, config, transport, org, p.delivery_id, metrics)),
-    accounting_sync: writingEvents<{ invoice_id: string; action: 'export' | 'void' }>((org, p, helpers) =>
-      accountingSync(sql, org, p.invoice_id, p.action, attemptOf(helpers))),
-    file_scan: writingEvents<{ file_id: string }>((org, p, helpers) => scanFile(sql, config, org, p.file_id, attemptOf(helpers))),
-    report_run: writingEvents<{ run_id: string }>((org, p) => runReport(sql, config, org, p.run_id)),
-    agent_run: writingEvents<{ run_id: string }>((org, p, helpers) => executeRun(sql, config, org, p.run_id, attemptOf(helpers))),
-    ticket_reply_email: writingEvents<{ message_id: string }>((org, p, helpers) =>
-      sendTicketReply(sql, mailer, org, p.message_id, attemptOf(helpers))),
+    webhook_fanout: byOrganization<{ event_id: string }>((on, org, p) => fanout(on, config, transport, org, p.event_id, metrics)),
+    webhook_deliver: byOrganization<{ delivery_id: string }>((on, org, p) => deliver(on, config, transport, org, p.delivery_id, metrics)),
+    accounting_sync: writingEvents<{ invoice_id: string; action: 'export' | 'void' }>((on, org, p, helpers) =>
+      accountingSync(on, org, p.invoice_id, p.action, attemptOf(helpers))),
+    file_scan: writingEvents<{ file_id: string }>((on, org, p, helpers) => scanFile(on, config, org, p.file_id, attemptOf(helpers))),
+    report_run: writingEvents<{ run_id: string }>((on, org, p) => runReport(on, config, org, p.run_id)),
+    // A run's wake-ups go where its streams listen: the coordinator.
+    agent_run: writingEvents<{ run_id: string }>((on, org, p, helpers) =>
+      executeRun(on, config, org, p.run_id, attemptOf(helpers), sql)),
+    ticket_reply_email: writingEvents<{ message_id: string }>((on, org, p, helpers) =>
+      sendTicketReply(on, mailer, org, p.message_id, attemptOf(helpers))),
     // Periodic (crontab below).
     webhook_purge: async () => {
       await sql`select app_private.purge_webhook_history()`;

@@ -2,22 +2,31 @@
 // over the API's own connections to that worker (docs/scaling.md, "Requests on their organization's
 // node"). A group that moves is still served, first through the node the API still names (Citus
 // forwards a transaction's calls; a read refused there runs again through api.in_organization),
-// then, once the API has read the placements again, on the group's new node.
+// then, once the API has read the placements again, on the group's new node. The worker's jobs and
+// webhook fan-out of that organization run on the same node, and follow the group when it moves.
 import t from 'tap';
 import postgres from 'postgres';
 import { startApp, CITUS_WORKERS } from '../helpers/app.ts';
 import { oneConnection } from '../helpers/sql.ts';
 import { editDatabaseUrl } from '../../src/db/url.ts';
 import { PLACEMENTS_REFRESH_MS } from '../../src/db/cluster.ts';
+import { startWorker } from '../../src/worker/index.ts';
+import { startReceiver, WEBHOOK_TEST_ENV } from '../helpers/receiver.ts';
+import { getRun, key, startRun } from '../helpers/agents.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 if (CITUS_WORKERS.length < 2) {
   t.plan(0, 'runs on a Citus cluster of two workers: make test-citus');
 } else {
-  t.test('a request runs on its organization\'s worker, before and after its group moves', async (t) => {
-    const a = await startApp(t);
+  t.test('a request and a job run on their organization\'s worker, before and after its group moves', async (t) => {
+    const a = await startApp(t, WEBHOOK_TEST_ENV);
+    const worker = await startWorker(a.config, { pollInterval: 50 });
+    t.teardown(() => worker.stop());
     const p = await a.principal('member,manager');
+    const rx = await startReceiver(t);
+    t.equal((await a.request({ method: 'POST', url: '/v1/webhook-endpoints', token: p.token, headers: key(),
+      payload: { url: rx.url, events: ['project.created'] } })).statusCode, 201, 'a webhook endpoint for project.created');
     const database = new URL(a.adminUrl).pathname.slice(1);
     const workers = CITUS_WORKERS.map((w) => {
       const sql = postgres(editDatabaseUrl(w, { database }), oneConnection);
@@ -28,6 +37,23 @@ if (CITUS_WORKERS.length < 2) {
     const apiSessions = async () => Promise.all(workers.map(async (w) =>
       (await w.sql`select count(*)::int as n from pg_stat_activity where datname = current_database()
         and usename = 'svc_runtime' and application_name like 'svc-api%'`)[0]!.n as number));
+    /** The worker's own sessions on each worker node (not Citus's, which a delegated call opens). */
+    const jobSessions = async () => Promise.all(workers.map(async (w) =>
+      (await w.sql`select count(*)::int as n from pg_stat_activity where datname = current_database()
+        and usename = 'svc_worker' and application_name = 'svc-worker-node'`)[0]!.n as number));
+    /** Every project created delivered once, and an echo run carried out by the worker. */
+    const jobsDone = async (when: string) => {
+      const delivered = await rx.waitFor((e) => e.filter((r) => r.body?.type === 'project.created').length >= titles.length);
+      t.equal(delivered.filter((r) => r.body?.type === 'project.created').length, titles.length, `${when}: every project.created delivered once`);
+      const run = await startRun(a, p.token, 'agt_echo', { input: { message: when } });
+      t.equal(run.statusCode, 202, `${when}: an echo run started`);
+      let status = '';
+      for (let i = 0; i < 200 && !['succeeded', 'failed'].includes(status); i++) {
+        await sleep(50);
+        status = (await getRun(a, p.token, run.json.id)).status;
+      }
+      t.equal(status, 'succeeded', `${when}: and carried out`);
+    };
     const holder = async () => (await a.admin`select n.nodeport as port, s.shardid::text as shard
       from pg_dist_shard s join pg_dist_placement pl using (shardid) join pg_dist_node n on n.groupid = pl.groupid
      where s.logicalrelid = 'app.organizations'::regclass
@@ -58,6 +84,10 @@ if (CITUS_WORKERS.length < 2) {
     const sessions = await apiSessions();
     t.ok(sessions[at]! > 0, `the API has sessions on that worker (${sessions.join(', ')})`);
     t.equal(sessions[1 - at], 0, 'and none on the other');
+    await jobsDone('before the move');
+    const jobs = await jobSessions();
+    t.ok(jobs[at]! > 0, `the worker has sessions on the organization's worker (${jobs.join(', ')})`);
+    t.equal(jobs[1 - at], 0, 'and none on the other');
 
     // The group moves to the other worker; the API still names the old one until it reads the
     // placements again: answered all the same.
@@ -66,6 +96,7 @@ if (CITUS_WORKERS.length < 2) {
     t.equal((await holder()).port, other.port, 'the group moved');
     await create();
     t.same(await listed(), [...titles].sort(), 'right after the move: every project listed, the new one too');
+    await jobsDone('right after the move');
     // A read of one row, then a transaction whose begin_request is a statement of its own (a PATCH
     // has no Idempotency-Key), which the node the group left forwards to the group's node.
     const id = (await a.request({ url: '/v1/projects?limit=1', token: p.token })).json.data[0].id as string;
@@ -80,6 +111,8 @@ if (CITUS_WORKERS.length < 2) {
     await create();
     t.same(await listed(), [...titles].sort(), 'once the placements are read again: every project listed');
     t.ok((await apiSessions())[1 - at]! > 0, 'the API now has sessions on the group\'s new worker');
+    await jobsDone('once the placements are read again');
+    t.ok((await jobSessions())[1 - at]! > 0, 'and so has the worker');
   });
 
   t.test('the runtime role logs in to every worker with the password the migrations set on the coordinator', async (t) => {
