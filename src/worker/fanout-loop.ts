@@ -7,7 +7,7 @@ import type { Logger as Pino } from 'pino';
 import type { Config } from '../config.ts';
 import type { Transport } from '../webhooks/transport.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { isConnectionFailure, isRemoteNodeFailure, reconnectBackoff } from '../db/faults.ts';
+import { isConnectionFailure, reconnectBackoff } from '../db/faults.ts';
 import { leaseSecondsOf, send, type ClaimRow } from './jobs/webhooks.ts';
 import { wakeable } from './wake.ts';
 import type { JobConnections } from './nodes.ts';
@@ -23,7 +23,7 @@ export interface FanoutOptions {
    * locks rows of every shard is refused there). */
   byOrganization?: () => boolean;
   /** Where an organization's claims and records run (nodes.ts); default: `sql`. */
-  connections?: Pick<JobConnections, 'of' | 'failed'>;
+  connections?: Pick<JobConnections, 'run'>;
 }
 
 /** The fan-out loop: claims up to `batch` pending events per statement (app_private.webhook_fanout_any on one
@@ -35,17 +35,7 @@ export interface FanoutOptions {
  * one commit for many events instead of a job fetch, a fan-out and a job completion for each. */
 export function startFanout(sql: postgres.Sql, config: Config, transport: Transport, o: FanoutOptions): { stop: () => Promise<void>; wake: () => void } {
   const lease = leaseSecondsOf(config);
-  const connections = o.connections ?? { of: () => sql, failed: () => {} };
-  /** `statement` on the connections where `organization`'s rows are. */
-  const on = async <T>(organization: string, statement: (sql: postgres.Sql) => Promise<T>): Promise<T> => {
-    const s = connections.of(organization);
-    try {
-      return await statement(s);
-    } catch (e) {
-      connections.failed(s, e);
-      throw e;
-    }
-  };
+  const connections = o.connections ?? { run: (_organization, statement) => statement(sql) };
   const sending = new Set<Promise<unknown>>();
   /** Room promised to the claims in flight, so that parallel claims stay within maxInFlight together. */
   let claiming = 0;
@@ -70,15 +60,8 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
         select organization_id from app_private.webhook_fanout_organizations(${limit}) as organization_id`) {
         const left = limit - new Set(rows.map((r) => r.event_id)).size;
         if (left <= 0) break;
-        const s = connections.of(organization_id);
-        try {
-          rows.push(...await s<FanoutRow[]>`select * from app_private.webhook_fanout_batch(${organization_id}, ${left}, ${lease})`);
-        } catch (e) {
-          connections.failed(s, e);
-          // A worker node that cannot be reached holds up its own organizations' events only.
-          if (!isConnectionFailure(e) || (s === sql && !isRemoteNodeFailure(e))) throw e;
-          o.log.warn({ err: (e as Error).message, organization_id }, 'the events of an organization whose node does not answer wait for it');
-        }
+        rows.push(...await connections.run(organization_id, (s) =>
+          s<FanoutRow[]>`select * from app_private.webhook_fanout_batch(${organization_id}, ${left}, ${lease})`));
       }
       return { rows, events: new Set(rows.map((r) => r.event_id)).size };
     } catch (e) {
@@ -90,7 +73,8 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
       const rows: FanoutRow[] = [];
       for (const { organization_id, id } of ids) {
         try {
-          rows.push(...await on(organization_id, (s) => s<FanoutRow[]>`select * from app_private.webhook_fanout(${organization_id}, ${id}, ${lease})`));
+          rows.push(...await connections.run(organization_id, (s) =>
+            s<FanoutRow[]>`select * from app_private.webhook_fanout(${organization_id}, ${id}, ${lease})`));
         } catch (err) {
           o.log.error({ err, event_id: id }, 'an event could not be fanned out');
         }
@@ -100,7 +84,7 @@ export function startFanout(sql: postgres.Sql, config: Config, transport: Transp
   };
 
   const start = (row: FanoutRow) => {
-    const p = on(row.organization_id, (s) => send(s, config, transport, row.delivery_id!, row as ClaimRow, o.metrics))
+    const p = send((statement) => connections.run(row.organization_id, statement), config, transport, row.delivery_id!, row as ClaimRow, o.metrics)
       // A send that could not record its outcome leaves the delivery leased: webhook_recover retries it.
       .catch((err) => o.log.warn({ err, delivery_id: row.delivery_id }, 'a first attempt could not be recorded'))
       .finally(() => {

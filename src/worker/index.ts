@@ -49,6 +49,7 @@ export async function startWorker(config: Config,
   const connections = jobConnections(sql, {
     url: config.workerDatabaseUrl, max: Math.min(config.worker.concurrency + 2, 20), connectTimeoutMs: config.dbTimeouts.connectMs,
     direct: config.clusterDirect, onCitus: () => onCitus,
+    log: (message, node, error) => log.warn({ node, err: (error as Error).message }, message),
   });
   const fanoutLoop = startFanout(sql, config, transport, {
     log, metrics, pollInterval, byOrganization: () => onCitus !== false, connections,

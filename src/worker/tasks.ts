@@ -45,13 +45,7 @@ export function taskList(d: TaskDependencies): TaskList {
       helpers.logger.warn(`a ${helpers.job.task_identifier} job names no organization; nothing to do`);
       return;
     }
-    const on = connections.of(org);
-    try {
-      await task(on, org, payload as P, helpers);
-    } catch (e) {
-      connections.failed(on, e);
-      throw e;
-    }
+    await connections.run(org, (on) => task(on, org, payload as P, helpers));
   };
   /** A job that writes its organization's events. On Citus they are written in that organization's
    * worker and their NOTIFY stays there, where no fan-out listens: after each such job the fan-out of

@@ -115,14 +115,16 @@ if (CITUS_WORKERS.length < 2) {
     t.ok((await jobSessions())[1 - at]! > 0, 'and so has the worker');
   });
 
-  t.test('the runtime role logs in to every worker with the password the migrations set on the coordinator', async (t) => {
+  t.test('the runtime and worker roles log in to every worker with the passwords the migrations set on the coordinator', async (t) => {
     const a = await startApp(t);
-    const verifier = async (sql: postgres.Sql) => (await sql`select rolpassword from pg_authid where rolname = 'svc_runtime'`)[0]!.rolpassword as string;
-    const coordinator = await verifier(a.admin);
-    t.match(coordinator, /^SCRAM-SHA-256\$/, 'a SCRAM verifier on the coordinator');
-    for (const w of CITUS_WORKERS) {
-      const sql = postgres(w, oneConnection);
-      t.equal(await verifier(sql).finally(() => sql.end()), coordinator, `the same on ${new URL(w).port}`);
+    for (const role of ['svc_runtime', 'svc_worker']) {
+      const verifier = async (sql: postgres.Sql) => (await sql`select rolpassword from pg_authid where rolname = ${role}`)[0]!.rolpassword as string;
+      const coordinator = await verifier(a.admin);
+      t.match(coordinator, /^SCRAM-SHA-256\$/, `${role}: a SCRAM verifier on the coordinator`);
+      for (const w of CITUS_WORKERS) {
+        const sql = postgres(w, oneConnection);
+        t.equal(await verifier(sql).finally(() => sql.end()), coordinator, `${role}: the same on ${new URL(w).port}`);
+      }
     }
   });
 

@@ -24,24 +24,28 @@ export interface ClaimRow {
 
 export const leaseSecondsOf = (config: Config) => Math.ceil(config.webhooks.timeoutMs / 1000) + 5;
 
+/** A statement run on the connections of the delivery's organization (src/worker/nodes.ts). */
+export type On = <T>(statement: (sql: postgres.Sql) => Promise<T>) => Promise<T>;
+const onSql = (sql: postgres.Sql): On => (statement) => statement(sql);
+
 /** One statement decides who receives the event and claims the first attempts
  * (app_private.webhook_fanout); they are sent at once, in this job. */
 export async function fanout(sql: postgres.Sql, config: Config, transport: Transport, organizationId: string, eventId: string,
   metrics?: Metrics): Promise<string[]> {
   const rows = await sql<(ClaimRow & { delivery_id: string })[]>`
     select * from app_private.webhook_fanout(${organizationId}, ${eventId}, ${leaseSecondsOf(config)})`;
-  return Promise.all(rows.map((c) => send(sql, config, transport, c.delivery_id, c, metrics)));
+  return Promise.all(rows.map((c) => send(onSql(sql), config, transport, c.delivery_id, c, metrics)));
 }
 
 /** A retry or replay: claim (the client's access is re-checked in SQL), then send. */
 export async function deliver(sql: postgres.Sql, config: Config, transport: Transport, organizationId: string, deliveryId: string,
   metrics?: Metrics): Promise<string> {
   const [c] = await sql<ClaimRow[]>`select * from app_private.webhook_claim(${organizationId}, ${deliveryId}, ${leaseSecondsOf(config)})`;
-  return c ? send(sql, config, transport, deliveryId, c, metrics) : 'skipped';
+  return c ? send(onSql(sql), config, transport, deliveryId, c, metrics) : 'skipped';
 }
 
-/** Sign, POST, record: one request and one statement. */
-export async function send(sql: postgres.Sql, config: Config, transport: Transport, deliveryId: string, c: ClaimRow, metrics?: Metrics): Promise<string> {
+/** Sign, POST, record: one request and one statement, on the connection `on` gives after the POST. */
+export async function send(on: On, config: Config, transport: Transport, deliveryId: string, c: ClaimRow, metrics?: Metrics): Promise<string> {
   const key = webhookSecretKey(config.secretKey);
   const secrets = [unseal(key, c.secret_sealed)];
   if (c.previous_secret_sealed) secrets.push(unseal(key, c.previous_secret_sealed));
@@ -52,11 +56,11 @@ export async function send(sql: postgres.Sql, config: Config, transport: Transpo
   }), secrets);
   const result = await transport.post(c.url, headers, body);
   const verdict = classify(result);
-  const [r] = await sql<{ outcome: string }[]>`
+  const [r] = await on((sql) => sql<{ outcome: string }[]>`
     select app_private.webhook_record_attempt(${c.organization_id}, ${deliveryId}, ${c.attempt}, ${started}, ${result.durationMs},
       ${result.status ?? null}, ${verdict.ok ? null : verdict.error ?? 'failed'}, ${verdict.retryable},
       ${result.retryAfterSeconds ?? null}, ${config.webhooks.retryScale}, ${config.webhooks.disableAfterFailures},
-      ${Math.round(config.webhooks.disableAfterSeconds)}) as outcome`;
+      ${Math.round(config.webhooks.disableAfterSeconds)}) as outcome`);
   metrics?.webhookAttempts.inc({ outcome: verdict.ok ? 'succeeded' : verdict.retryable ? 'retryable_failure' : 'permanent_failure' });
   return r!.outcome;
 }
