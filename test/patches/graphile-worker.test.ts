@@ -5,6 +5,7 @@
 // service, the end of the process) and passes with it.
 import t, { type Test } from 'tap';
 import { createRequire } from 'node:module';
+import pg from 'pg';
 import { createTestDatabase } from '../helpers/database.ts';
 
 // graphile-worker's internals (dist/*.js, no exports map): the LocalQueue is what the patch changes.
@@ -26,11 +27,19 @@ const drain = async () => {
 
 async function setup(t: Test) {
   const { adminUrl } = await createTestDatabase(t);
+  // The test's own pool: graphile-worker's release() ends a pool it made without waiting and takes
+  // its error listeners off, so a connection the database's drop then terminates would throw.
+  const pool = new pg.Pool({ connectionString: adminUrl });
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const [utils, release] = await getUtilsAndReleasersFromOptions({
-    connectionString: adminUrl, logger: silent,
+    pgPool: pool, logger: silent,
     preset: { worker: { localQueue: { size: 5, ttl: 600_000 }, pollInterval: 600_000 } },
   });
-  t.teardown(() => release());
+  t.teardown(async () => {
+    await release();
+    await pool.end();
+  });
   // Unhandled rejections while the test runs (Node's default ends the process on the first one).
   const unhandled: unknown[] = [];
   const h = (e: unknown) => { unhandled.push(e); };
