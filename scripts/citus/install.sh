@@ -11,6 +11,9 @@
 #   policy-scalar-sublink.patch       a row policy of a distributed table may hold a scalar subquery
 #                                     over no relation, such as (select app.current_organization_id()):
 #                                     one text for every policy on one server and on a cluster
+#   local-plan-cache.patch            a statement whose distribution value is a parameter (every one
+#                                     in a PL/pgSQL function) reuses its cached local plan; it was
+#                                     planned again at every execution
 #   move-connection.patch             a blocking shard move sends each shard's DDL to the target over
 #                                     one connection, not a new one per shard and phase: half of a
 #                                     move's time, during which writes to its group wait
